@@ -1,0 +1,150 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// call is one Update waiting for its commit.
+type call struct {
+	fn   func(*Tx) error
+	done chan outcome
+}
+
+// outcome is either the result of a call's commit or, when lead is set,
+// the hand-over of leadership: the receiver commits the next batch.
+type outcome struct {
+	err  error
+	lead bool
+}
+
+// View runs fn in a read transaction.
+func (l *Log) View(fn func(*Tx) error) error {
+	return l.view(func(btx *bolt.Tx) error { return fn(newTx(l, btx)) })
+}
+
+// Update runs fn in a write transaction and returns after the commit is
+// durable. Concurrent calls are committed together in one transaction
+// (group commit): the first caller leads and commits every call queued
+// while the previous commit was in flight.
+//
+// If fn returns an error, nothing fn wrote is kept. Because a failing call
+// makes its batch roll back and retry without it, fn may run more than
+// once: it must have no effects outside tx and must not call Update.
+func (l *Log) Update(fn func(*Tx) error) error {
+	if l.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	c := &call{fn: fn, done: make(chan outcome, 1)}
+	l.mu.Lock()
+	l.pending = append(l.pending, c)
+	if l.leading {
+		l.mu.Unlock()
+		o := <-c.done
+		if !o.lead {
+			return o.err
+		}
+	} else {
+		l.leading = true
+		l.mu.Unlock()
+	}
+	l.lead()
+	return (<-c.done).err
+}
+
+// lead commits one batch of pending calls, then hands leadership to the
+// oldest call queued meanwhile, so that no caller waits for more than
+// its own batch and one other.
+func (l *Log) lead() {
+	l.mu.Lock()
+	n := min(len(l.pending), l.opts.MaxBatch)
+	batch := l.pending[:n:n]
+	l.pending = l.pending[n:]
+	l.mu.Unlock()
+
+	l.commit(batch)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) == 0 {
+		l.leading = false
+		return
+	}
+	l.pending[0].done <- outcome{lead: true}
+}
+
+// commit runs the calls of batch in one transaction. A call that fails is
+// answered with its error and the rest are retried without it.
+func (l *Log) commit(batch []*call) {
+	for len(batch) > 0 {
+		failed := -1
+		var ferr error
+		err := l.update(func(tx *Tx) error {
+			for i, c := range batch {
+				if err := c.fn(tx); err != nil {
+					failed, ferr = i, err
+					return err
+				}
+			}
+			return tx.flushHead()
+		})
+		if failed < 0 {
+			for _, c := range batch {
+				c.done <- outcome{err: err}
+			}
+			return
+		}
+		batch[failed].done <- outcome{err: ferr}
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+// update runs fn in one bbolt write transaction; a panic from a damaged
+// page becomes a *CorruptionError and the transaction is rolled back.
+func (l *Log) update(fn func(*Tx) error) (err error) {
+	defer recoverCorruption(&err)
+	err = l.db.Update(func(btx *bolt.Tx) error { return fn(newTx(l, btx)) })
+	if err != nil && errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return err
+}
+
+// Append appends events to stream in its own transaction (group committed
+// with concurrent callers). See Tx.Append.
+func (l *Log) Append(stream string, exp Expect, events ...Event) (Appended, error) {
+	var out Appended
+	err := l.Update(func(tx *Tx) error {
+		var err error
+		out, err = tx.Append(stream, exp, events...)
+		return err
+	})
+	return out, err
+}
+
+// Head returns the seq and hash of the last record.
+func (l *Log) Head() (seq uint64, hash Hash, err error) {
+	err = l.View(func(tx *Tx) error {
+		seq, hash = tx.Head()
+		return nil
+	})
+	return seq, hash, err
+}
+
+// ReadRange reads records from <= seq <= to (to == 0: to the head).
+func (l *Log) ReadRange(from, to uint64, fn func(*Record) error) error {
+	return l.View(func(tx *Tx) error { return tx.ReadRange(from, to, fn) })
+}
+
+// ReadStream reads the records of stream from version from.
+func (l *Log) ReadStream(stream string, from uint64, fn func(*Record) error) error {
+	return l.View(func(tx *Tx) error { return tx.ReadStream(stream, from, fn) })
+}
+
+// ReadProject reads the records of project from seq from.
+func (l *Log) ReadProject(project string, from uint64, fn func(*Record) error) error {
+	return l.View(func(tx *Tx) error { return tx.ReadProject(project, from, fn) })
+}

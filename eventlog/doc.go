@@ -1,0 +1,81 @@
+/*
+Package eventlog is flowctl's append-only event log in one bbolt file. It
+knows nothing about tasks: it stores events in streams, proves that none was
+changed, and gives the caller key/value buckets that commit atomically with
+the appends.
+
+# Basics
+
+Open a file with Open; append with Log.Append or, for several streams and
+projection records in one transaction, with Log.Update and Tx.Append; read
+with Log.ReadRange, Log.ReadStream and Log.ReadProject, which call back for
+each record inside one read transaction and never hand out an iterator;
+check the whole file with Log.Verify.
+
+An append is acknowledged (Update returns nil) only after bbolt's commit,
+with fsync, returned. Concurrent Update calls in one process share a commit
+(group commit): the first caller leads, and every call queued while a commit
+is in flight goes into the next one. A call that fails is answered with its
+error and its batch is retried without it, so an Update callback may run
+more than once and must have no effects outside its transaction.
+
+# File format (FormatVersion 1)
+
+Buckets, keys and values:
+
+	meta         "format"     uint32 BE, format version of the file
+	             "min_reader" uint32 BE, oldest format a reader must know
+	             "created"    int64 BE, unix ns
+	             "head_seq"   uint64 BE, seq of the last record (0: empty)
+	             "head_hash"  32 bytes, hash of the last record (zeros: empty)
+	log          uint64 BE seq, from 1, gap-free      -> record (below)
+	streams      stream id                            -> uint64 BE head version, uint64 BE head seq
+	stream_idx   uint16 BE len, stream, uint64 BE ver -> uint64 BE seq
+	ids          16-byte event id                     -> uint64 BE seq, 32-byte content hash
+	project_idx  uint16 BE len, project, uint64 BE seq -> empty
+
+Any other bucket belongs to the caller (Tx.Put, Tx.Get, Tx.Scan).
+
+A record is a msgpack array of 15 elements followed by a 4-byte big-endian
+CRC32C (Castagnoli) of the array's bytes:
+
+	0 seq (uint)        5 schema (uint)       10 correlation id (bin 16, or nil)
+	1 event id (bin 16) 6 time (int, unix ns) 11 causation id (bin 16, or nil)
+	2 stream (str)      7 actor (str)         12 data (bin, msgpack payload)
+	3 version (uint)    8 session (str)       13 prev hash (bin 32)
+	4 type (str)        9 project (str)       14 hash (bin 32)
+
+hash = SHA-256(prev hash || the array's bytes up to, not including, element
+14). The first record's prev hash is 32 zero bytes. Element 14 is always the
+last 34 bytes of the array (bin8 header 0xc4 0x20 and 32 bytes).
+
+The content hash in ids is SHA-256 over the length-prefixed stream, type,
+schema, project, correlation id, causation id and data: what an event says,
+not when or by whom it was sent, so that a retried append matches.
+
+# Invariants
+
+  - seqs are 1..head_seq with no gap; record n's prev hash is record n-1's hash;
+    meta's head is the last record's seq and hash.
+  - every stream's versions are 1..v with no gap, in seq order; streams holds
+    v and the seq of version v; stream_idx has exactly one entry per record.
+  - ids has exactly one entry per record; project_idx one per record with a
+    project.
+  - nothing is ever rewritten or deleted in log, streams' history, stream_idx,
+    ids or project_idx.
+
+Verify checks all of them and returns the first violation as a
+*CorruptionError with the seq of the first bad record.
+
+# Caveats
+
+A file whose format is newer than FormatVersion is refused for writing
+(ErrNewerFormat) and opened read-only only if its min_reader allows. An
+empty file is refused unless Options.Create is set. Open waits at most
+Options.Timeout for the file lock, then fails with ErrBusy; a read-only open
+takes a shared lock, so readers block writers only while they are open.
+Records are decoded with every length checked against the record's size,
+after the CRC; a damaged bbolt page that makes bbolt panic is reported as a
+*CorruptionError.
+*/
+package eventlog

@@ -1,0 +1,262 @@
+package eventlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// FormatVersion is the file format this package writes. MinReaderVersion
+// is the oldest format reader that can still read files it writes.
+const (
+	FormatVersion    = 1
+	MinReaderVersion = 1
+)
+
+// DefaultTimeout bounds how long Open waits for the file lock.
+const DefaultTimeout = 5 * time.Second
+
+// DefaultMaxBatch is the largest number of Update calls committed in one
+// bbolt transaction by group commit.
+const DefaultMaxBatch = 256
+
+// Bucket names. Changing one is a format change.
+var (
+	bucketMeta      = []byte("meta")
+	bucketLog       = []byte("log")
+	bucketStreams   = []byte("streams")
+	bucketStreamIdx = []byte("stream_idx")
+	bucketIDs       = []byte("ids")
+	bucketProjIdx   = []byte("project_idx")
+
+	logBuckets = [][]byte{bucketMeta, bucketLog, bucketStreams, bucketStreamIdx, bucketIDs, bucketProjIdx}
+)
+
+// Keys in the meta bucket.
+var (
+	metaFormat    = []byte("format")
+	metaMinReader = []byte("min_reader")
+	metaCreated   = []byte("created")
+	metaHeadSeq   = []byte("head_seq")
+	metaHeadHash  = []byte("head_hash")
+)
+
+// Options configure Open.
+type Options struct {
+	// ReadOnly opens the file with a shared lock; writes fail with ErrReadOnly.
+	ReadOnly bool
+	// Create makes Open create and initialize the file when it is missing
+	// or empty. Without it, a missing file is ErrNotExist and an empty one
+	// is corrupt.
+	Create bool
+	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
+	// Past it Open fails with ErrBusy.
+	Timeout time.Duration
+	// NoSync skips fsync on commit. A crash can then lose acknowledged
+	// events: for tests and throwaway benchmark files only.
+	NoSync bool
+	// MaxBatch caps how many concurrent Update calls share one commit;
+	// 0 means DefaultMaxBatch, 1 disables group commit.
+	MaxBatch int
+	// Now is the clock used for events appended without a time; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Log is an append-only event log in one bbolt file. It is safe for
+// concurrent use by several goroutines; concurrent Update calls are
+// committed together (group commit).
+type Log struct {
+	db   *bolt.DB
+	opts Options
+
+	mu      sync.Mutex
+	pending []*call
+	leading bool
+}
+
+// Open opens the log at path, creating it if opts.Create is set.
+//
+// It returns ErrNotExist, ErrBusy (lock timeout), ErrNewerFormat, a
+// *CorruptionError for a file that is not a valid log, or an *fs.PathError
+// from the operating system.
+func Open(path string, opts Options) (*Log, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := checkFile(path, opts); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o644, &bolt.Options{
+		ReadOnly: opts.ReadOnly,
+		Timeout:  opts.Timeout,
+		NoSync:   opts.NoSync,
+		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	l := &Log{db: db, opts: opts}
+	if err := l.checkMeta(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// checkFile refuses a missing file without Create and an empty one
+// (which bbolt would silently initialize) unless Create is set.
+func checkFile(path string, opts Options) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if opts.Create && !opts.ReadOnly {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", ErrNotExist, path)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%w: %s is a directory", ErrInvalid, path)
+	case fi.Size() == 0 && !(opts.Create && !opts.ReadOnly):
+		return &CorruptionError{Reason: fmt.Sprintf("%s is an empty file, not a flowctl log", path)}
+	}
+	return nil
+}
+
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, ErrBusy), errors.Is(err, bolterrors.ErrTimeout):
+		return fmt.Errorf("%w: %s is locked by another process", ErrBusy, path)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS),
+		errors.Is(err, syscall.ENOSPC), errors.Is(err, fs.ErrNotExist):
+		return err
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
+		errors.Is(err, bolterrors.ErrVersionMismatch):
+		return &CorruptionError{Reason: fmt.Sprintf("%s is not a valid bbolt file: %v", path, err)}
+	}
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		return err
+	}
+	return &CorruptionError{Reason: fmt.Sprintf("opening %s: %v", path, err)}
+}
+
+// checkMeta validates the format of an existing file, or initializes a new
+// one. It reads before it writes so that opening an existing file never
+// costs a commit.
+func (l *Log) checkMeta() error {
+	fresh := false
+	err := l.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			empty := true
+			_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+			if !empty {
+				return &CorruptionError{Reason: "file has no meta bucket: not a flowctl log"}
+			}
+			fresh = true
+			return nil
+		}
+		return checkFormat(meta, l.opts.ReadOnly, tx)
+	})
+	if err != nil || !fresh {
+		return err
+	}
+	if l.opts.ReadOnly {
+		return &CorruptionError{Reason: "file is an empty bbolt database, not a flowctl log"}
+	}
+	return l.db.Update(l.initialize)
+}
+
+func checkFormat(meta *bolt.Bucket, readOnly bool, tx *bolt.Tx) error {
+	format, ok1 := getUint32(meta, metaFormat)
+	minReader, ok2 := getUint32(meta, metaMinReader)
+	if !ok1 || !ok2 {
+		return &CorruptionError{Reason: "meta bucket has no valid format version"}
+	}
+	if minReader > FormatVersion || (!readOnly && format > FormatVersion) {
+		return fmt.Errorf("%w: file format %d (readable by %d and newer), this binary writes format %d; upgrade flowctl",
+			ErrNewerFormat, format, minReader, FormatVersion)
+	}
+	for _, name := range logBuckets {
+		if tx.Bucket(name) == nil {
+			return &CorruptionError{Reason: fmt.Sprintf("bucket %q is missing", name)}
+		}
+	}
+	if v := meta.Get(metaHeadSeq); len(v) != 8 {
+		return &CorruptionError{Reason: "meta head seq is missing or malformed"}
+	}
+	if v := meta.Get(metaHeadHash); len(v) != len(Hash{}) {
+		return &CorruptionError{Reason: "meta head hash is missing or malformed"}
+	}
+	return nil
+}
+
+func (l *Log) initialize(tx *bolt.Tx) error {
+	for _, name := range logBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	puts := [][2][]byte{
+		{metaFormat, binary.BigEndian.AppendUint32(nil, FormatVersion)},
+		{metaMinReader, binary.BigEndian.AppendUint32(nil, MinReaderVersion)},
+		{metaCreated, binary.BigEndian.AppendUint64(nil, uint64(l.opts.Now().UnixNano()))},
+		{metaHeadSeq, make([]byte, 8)},
+		{metaHeadHash, make([]byte, len(Hash{}))},
+	}
+	for _, kv := range puts {
+		if err := meta.Put(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func getUint32(b *bolt.Bucket, key []byte) (uint32, bool) {
+	v := b.Get(key)
+	if len(v) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(v), true
+}
+
+// Close releases the file and its lock. Pending Update calls finish first.
+func (l *Log) Close() error {
+	return l.db.Close()
+}
+
+// Path returns the file's path.
+func (l *Log) Path() string { return l.db.Path() }
+
+// ReadOnly reports whether the log was opened read-only.
+func (l *Log) ReadOnly() bool { return l.opts.ReadOnly }
+
+// view runs fn in a bbolt read transaction and turns a panic from a
+// damaged page into a *CorruptionError.
+func (l *Log) view(fn func(*bolt.Tx) error) (err error) {
+	defer recoverCorruption(&err)
+	return l.db.View(fn)
+}
+
+func recoverCorruption(err *error) {
+	if r := recover(); r != nil {
+		*err = &CorruptionError{Reason: fmt.Sprintf("damaged bbolt page: %v", r)}
+	}
+}

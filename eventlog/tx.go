@@ -1,0 +1,261 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrStop ends a Read* scan early without an error.
+var ErrStop = errors.New("eventlog: stop")
+
+// Tx is one bbolt transaction seen through the log: appends, reads and
+// key/value buckets for the caller's projections, all atomic together.
+// A Tx is valid only inside the View or Update callback that received it.
+type Tx struct {
+	btx *bolt.Tx
+	log *Log
+
+	headLoaded bool
+	headSeq    uint64
+	headHash   Hash
+	headDirty  bool
+}
+
+func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
+
+func (tx *Tx) bucket(name []byte) *bolt.Bucket { return tx.btx.Bucket(name) }
+
+// Writable reports whether the transaction can append.
+func (tx *Tx) Writable() bool { return tx.btx.Writable() }
+
+// Head returns the seq and hash of the last record; 0 and the zero hash
+// for an empty log.
+func (tx *Tx) Head() (uint64, Hash) {
+	if !tx.headLoaded {
+		meta := tx.bucket(bucketMeta)
+		tx.headSeq = binary.BigEndian.Uint64(meta.Get(metaHeadSeq))
+		copy(tx.headHash[:], meta.Get(metaHeadHash))
+		tx.headLoaded = true
+	}
+	return tx.headSeq, tx.headHash
+}
+
+// flushHead writes the head to meta once per transaction.
+func (tx *Tx) flushHead() error {
+	if !tx.headDirty {
+		return nil
+	}
+	meta := tx.bucket(bucketMeta)
+	if err := meta.Put(metaHeadSeq, binary.BigEndian.AppendUint64(nil, tx.headSeq)); err != nil {
+		return err
+	}
+	return meta.Put(metaHeadHash, bytes.Clone(tx.headHash[:]))
+}
+
+// StreamVersion returns the stream's head version and the seq of its last
+// event; 0, 0 when the stream does not exist.
+func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
+	v := tx.bucket(bucketStreams).Get([]byte(stream))
+	if len(v) != 16 {
+		return 0, 0
+	}
+	return binary.BigEndian.Uint64(v[:8]), binary.BigEndian.Uint64(v[8:])
+}
+
+// Record returns the record at seq, or nil if seq is past the head or 0.
+func (tx *Tx) Record(seq uint64) (*Record, error) {
+	v := tx.bucket(bucketLog).Get(seqKey(seq))
+	if v == nil {
+		if head, _ := tx.Head(); seq >= 1 && seq <= head {
+			return nil, corruptf(seq, "record is missing")
+		}
+		return nil, nil
+	}
+	return decodeRecord(seq, v)
+}
+
+// ReadRange calls fn for every record with from <= seq <= to, in seq
+// order; to == 0 means up to the head. fn returning ErrStop ends the scan.
+func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
+	from = max(from, 1)
+	c := tx.bucket(bucketLog).Cursor()
+	want := from
+	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
+		seq := binary.BigEndian.Uint64(k)
+		if to != 0 && seq > to {
+			break
+		}
+		if seq != want {
+			return corruptf(want, "record is missing (next stored seq is %d)", seq)
+		}
+		want++
+		r, err := decodeRecord(seq, v)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return stopped(err)
+		}
+	}
+	return nil
+}
+
+// ReadStream calls fn for every record of stream with version >= from, in
+// version order.
+func (tx *Tx) ReadStream(stream string, from uint64, fn func(*Record) error) error {
+	prefix := streamPrefix(stream)
+	return tx.readIndex(bucketStreamIdx, prefix, append(bytes.Clone(prefix), seqKey(max(from, 1))...),
+		func(k, v []byte) (uint64, error) {
+			if len(v) != 8 {
+				return 0, corruptf(0, "stream index entry for %q is malformed", stream)
+			}
+			return binary.BigEndian.Uint64(v), nil
+		}, fn)
+}
+
+// ReadProject calls fn for every record of project with seq >= from, in
+// seq order.
+func (tx *Tx) ReadProject(project string, from uint64, fn func(*Record) error) error {
+	prefix := streamPrefix(project)
+	return tx.readIndex(bucketProjIdx, prefix, append(bytes.Clone(prefix), seqKey(max(from, 1))...),
+		func(k, v []byte) (uint64, error) {
+			return binary.BigEndian.Uint64(k[len(prefix):]), nil
+		}, fn)
+}
+
+func (tx *Tx) readIndex(bucket, prefix, start []byte, seqOf func(k, v []byte) (uint64, error), fn func(*Record) error) error {
+	c := tx.bucket(bucket).Cursor()
+	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
+		seq, err := seqOf(k, v)
+		if err != nil {
+			return err
+		}
+		r, err := tx.Record(seq)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return corruptf(seq, "index points past the head")
+		}
+		if err := fn(r); err != nil {
+			return stopped(err)
+		}
+	}
+	return nil
+}
+
+func stopped(err error) error {
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// SeqOf returns the seq of the event with id, or 0 if there is none.
+func (tx *Tx) SeqOf(id ID) uint64 {
+	v := tx.bucket(bucketIDs).Get(id[:])
+	if len(v) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v[:8])
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// streamPrefix is the 2-byte big-endian length of s followed by s: the
+// prefix of the stream and project index keys.
+func streamPrefix(s string) []byte {
+	b := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(s)+8), uint16(len(s)))
+	return append(b, s...)
+}
+
+func streamIdxKey(stream string, version uint64) []byte {
+	return binary.BigEndian.AppendUint64(streamPrefix(stream), version)
+}
+
+// The key/value API below gives the caller buckets of its own (projection
+// records, snapshots) in the same transaction as the appends. The log's
+// own buckets are refused.
+
+func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
+	for _, b := range logBuckets {
+		if name == string(b) {
+			return nil, fmt.Errorf("%w: bucket %q belongs to the log", ErrInvalid, name)
+		}
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%w: empty bucket name", ErrInvalid)
+	}
+	if b := tx.btx.Bucket([]byte(name)); b != nil || !create {
+		return b, nil
+	}
+	if !tx.btx.Writable() {
+		return nil, nil
+	}
+	return tx.btx.CreateBucket([]byte(name))
+}
+
+// Get returns a copy of the value of key in bucket, or nil.
+func (tx *Tx) Get(bucket string, key []byte) ([]byte, error) {
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return bytes.Clone(b.Get(key)), nil
+}
+
+// Put sets key to value in bucket, creating the bucket if needed.
+func (tx *Tx) Put(bucket string, key, value []byte) error {
+	if !tx.btx.Writable() {
+		return ErrReadOnly
+	}
+	b, err := tx.userBucket(bucket, true)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, value)
+}
+
+// Delete removes key from bucket.
+func (tx *Tx) Delete(bucket string, key []byte) error {
+	if !tx.btx.Writable() {
+		return ErrReadOnly
+	}
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return err
+	}
+	return b.Delete(key)
+}
+
+// DeleteBucket drops a caller bucket and everything in it.
+func (tx *Tx) DeleteBucket(bucket string) error {
+	if !tx.btx.Writable() {
+		return ErrReadOnly
+	}
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return err
+	}
+	return tx.btx.DeleteBucket([]byte(bucket))
+}
+
+// Scan calls fn with copies of every key and value in bucket whose key
+// starts with prefix, in key order. fn returning ErrStop ends the scan.
+func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) error {
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return err
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(bytes.Clone(k), bytes.Clone(v)); err != nil {
+			return stopped(err)
+		}
+	}
+	return nil
+}

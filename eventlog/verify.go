@@ -1,0 +1,128 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Report summarizes a clean Verify.
+type Report struct {
+	HeadSeq  uint64
+	HeadHash Hash
+	Streams  int
+	Projects int
+}
+
+// Verify walks the whole file: bbolt's page structure, the CRC and hash of
+// every record, the chain, seq contiguity, the stream, id and project
+// indexes (both ways) and meta's head. It returns the first problem as a
+// *CorruptionError naming the seq of the first bad record.
+func (l *Log) Verify() (Report, error) {
+	var rep Report
+	err := l.view(func(btx *bolt.Tx) error {
+		var first error
+		for err := range btx.Check() { // drain: Check's goroutine sends every error
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return &CorruptionError{Reason: fmt.Sprintf("bbolt structure: %v", first)}
+		}
+		var err error
+		rep, err = verifyTx(newTx(l, btx))
+		return err
+	})
+	return rep, err
+}
+
+// verifier carries what the record walk learns, to check the indexes after.
+type verifier struct {
+	streams  map[string][2]uint64 // stream -> head version, head seq
+	projects map[string]int       // project -> number of events
+}
+
+func verifyTx(tx *Tx) (Report, error) {
+	v := verifier{streams: map[string][2]uint64{}, projects: map[string]int{}}
+	headSeq, headHash := tx.Head()
+	var seq uint64
+	var prev Hash
+	err := tx.ReadRange(1, 0, func(r *Record) error {
+		if r.Prev != prev {
+			return corruptf(r.Seq, "hash chain broken: prev hash does not match the hash of seq %d", r.Seq-1)
+		}
+		if err := v.record(tx, r); err != nil {
+			return err
+		}
+		seq, prev = r.Seq, r.Hash
+		return nil
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	if seq != headSeq || prev != headHash {
+		return Report{}, corruptf(min(seq, headSeq)+1, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
+	}
+	if err := v.indexes(tx, seq); err != nil {
+		return Report{}, err
+	}
+	return Report{HeadSeq: seq, HeadHash: prev, Streams: len(v.streams), Projects: len(v.projects)}, nil
+}
+
+// record checks one record's index entries and tracks stream heads.
+func (v *verifier) record(tx *Tx, r *Record) error {
+	head := v.streams[r.Stream]
+	if r.Version != head[0]+1 {
+		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, head[0], r.Version)
+	}
+	v.streams[r.Stream] = [2]uint64{r.Version, r.Seq}
+	if got := tx.bucket(bucketStreamIdx).Get(streamIdxKey(r.Stream, r.Version)); !bytes.Equal(got, seqKey(r.Seq)) {
+		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
+	}
+	id := tx.bucket(bucketIDs).Get(r.ID[:])
+	want := contentHash(r.Stream, &r.Event)
+	if len(id) != 8+len(Hash{}) || binary.BigEndian.Uint64(id[:8]) != r.Seq || !bytes.Equal(id[8:], want[:]) {
+		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
+	}
+	if r.Project != "" {
+		key := binary.BigEndian.AppendUint64(streamPrefix(r.Project), r.Seq)
+		if tx.bucket(bucketProjIdx).Get(key) == nil {
+			return corruptf(r.Seq, "project index entry for %q is missing", r.Project)
+		}
+		v.projects[r.Project]++
+	}
+	return nil
+}
+
+// indexes checks that the indexes hold nothing the records do not explain.
+func (v *verifier) indexes(tx *Tx, records uint64) error {
+	projected := 0
+	for _, n := range v.projects {
+		projected += n
+	}
+	counts := []struct {
+		bucket []byte
+		want   int
+	}{
+		{bucketStreamIdx, int(records)},
+		{bucketIDs, int(records)},
+		{bucketProjIdx, projected},
+		{bucketStreams, len(v.streams)},
+	}
+	for _, c := range counts {
+		if got := tx.bucket(c.bucket).Stats().KeyN; got != c.want {
+			return corruptf(0, "bucket %q has %d entries, the records explain %d", c.bucket, got, c.want)
+		}
+	}
+	for stream, head := range v.streams {
+		version, seq := tx.StreamVersion(stream)
+		if version != head[0] || seq != head[1] {
+			return corruptf(head[1], "stream head of %q says version %d at seq %d, the log says version %d at seq %d",
+				stream, version, seq, head[0], head[1])
+		}
+	}
+	return nil
+}
