@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/flowctl/flowctl/flow"
+)
+
+// exitCodes is the one table from error codes to exit codes (DESIGN.md §8).
+var exitCodes = map[flow.Code]int{
+	flow.CodeOK:       0,
+	flow.CodeInternal: 1,
+	flow.CodeInvalid:  2,
+	flow.CodeNotFound: 3,
+	flow.CodeConflict: 4,
+	flow.CodeBusy:     5,
+	flow.CodePending:  6,
+	flow.CodeCorrupt:  7,
+}
+
+// hints say what to do next, per code; a command can give a sharper one
+// with withHint.
+var hints = map[flow.Code]string{
+	flow.CodeBusy:    "another process holds the file; retry, or wait longer with --lock-timeout",
+	flow.CodeCorrupt: "the file failed a check; keep a copy and see 'flowctl verify'",
+}
+
+// usageError marks bad flags, arguments and unknown commands (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// hinted attaches a hint for the user to an error.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (e hinted) Error() string { return e.err.Error() }
+func (e hinted) Unwrap() error { return e.err }
+
+func withHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return hinted{err, hint}
+}
+
+// pkgPrefix matches the package prefixes of wrapped sentinel errors,
+// which say where an error came from, not what a user should read.
+var pkgPrefix = regexp.MustCompile(`(^|: )(flow|eventlog|snapshot|projection|cache): `)
+
+// message is err as one line for a user.
+func message(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return pkgPrefix.ReplaceAllString(msg, "$1")
+}
+
+func codeOf(err error) flow.Code {
+	var u usageError
+	if errors.As(err, &u) {
+		return flow.CodeInvalid
+	}
+	return flow.ErrorCode(err)
+}
+
+func hintOf(err error, code flow.Code) string {
+	var h hinted
+	if errors.As(err, &h) {
+		return h.hint
+	}
+	return hints[code]
+}
+
+// report prints err on w, as one line of text or as the JSON error
+// object, and returns the exit code.
+func report(w io.Writer, err error, asJSON bool) int {
+	code := codeOf(err)
+	msg := message(err)
+	hint := hintOf(err, code)
+	if asJSON {
+		type body struct {
+			Code    flow.Code `json:"code"`
+			Message string    `json:"message"`
+			Hint    string    `json:"hint,omitempty"`
+		}
+		b, _ := json.Marshal(map[string]body{"error": {code, msg, hint}})
+		fmt.Fprintf(w, "%s\n", b)
+	} else if hint != "" {
+		fmt.Fprintf(w, "flowctl: %s (%s)\n", msg, hint)
+	} else {
+		fmt.Fprintf(w, "flowctl: %s\n", msg)
+	}
+	return exitCodes[code]
+}

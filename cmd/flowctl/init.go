@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
+type initResult struct {
+	Path           string `json:"path"`
+	Created        bool   `json:"created"`
+	Project        string `json:"project,omitempty"`
+	ProjectCreated bool   `json:"project_created"`
+}
+
+func (a *app) initCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "init [--project NAME]",
+		Short: "Create .flow/flow.db in the working directory (and a project)",
+		Long: "init creates .flow/flow.db in the working directory, or the file named by --db or FLOW_DB.\n" +
+			"Running it again is harmless. With --project it also creates that project if it is missing.",
+		Example: "  flowctl init\n  flowctl init --project website",
+		Args:    cobra.NoArgs,
+		RunE:    a.action(func(*cobra.Command, []string) error { return a.runInit() }),
+	}
+}
+
+func (a *app) runInit() (err error) {
+	path := filepath.Join(a.dir, flow.DefaultDir, flow.DefaultFile)
+	if a.g.db != "" {
+		path = a.abs(a.g.db)
+	}
+	if a.g.project != "" {
+		if err := flow.ValidProjectName(a.g.project); err != nil {
+			return err
+		}
+	}
+	_, statErr := os.Stat(path)
+	res := initResult{Path: path, Created: errors.Is(statErr, os.ErrNotExist), Project: a.g.project}
+	eng, err := flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session})
+	if err != nil {
+		return err
+	}
+	defer closeEngine(eng, &err)
+	if a.g.project != "" {
+		_, err := eng.CreateProject(a.g.project, "")
+		if err != nil && !errors.Is(err, flow.ErrExists) {
+			return err
+		}
+		res.ProjectCreated = err == nil
+	}
+	return a.printer().one(res, func(w io.Writer) {
+		if a.g.quiet {
+			return
+		}
+		verb := "Reinitialized existing"
+		if res.Created {
+			verb = "Initialized empty"
+		}
+		fmt.Fprintf(w, "%s flowctl file in %s\n", verb, res.Path)
+		if res.ProjectCreated {
+			fmt.Fprintf(w, "Created project %s\n", res.Project)
+		} else if res.Project != "" {
+			fmt.Fprintf(w, "Project %s already exists\n", res.Project)
+		}
+	})
+}

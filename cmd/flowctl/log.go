@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
+type logOptions struct {
+	stream, typ, actor string
+	since, until       string
+	limit              int
+}
+
+func (o *logOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
+	fs.StringVar(&o.typ, "type", "", "only events of this type; a trailing * matches a prefix (task.*)")
+	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
+	fs.StringVar(&o.since, "since", "", "from this seq, or this RFC 3339 time, on")
+	fs.StringVar(&o.until, "until", "", "up to this seq, or this RFC 3339 time")
+	fs.IntVar(&o.limit, "limit", 0, "keep only the newest N matching events")
+}
+
+func (a *app) logCommand() *cobra.Command {
+	var o logOptions
+	cmd := &cobra.Command{
+		Use:   "log [filters]",
+		Short: "Show events, oldest first",
+		Long: "log prints the events that match every filter, in seq order, oldest first.\n" +
+			"--project (or FLOW_PROJECT) keeps one project's events.",
+		Example: "  flowctl log\n  flowctl log --type 'task.*' --since 2026-11-01T00:00:00Z --limit 20\n  flowctl log --stream project/website -o json",
+		Args:    cobra.NoArgs,
+	}
+	o.addFlags(cmd)
+	cmd.RunE = a.action(func(*cobra.Command, []string) error { return a.runLog(&o) })
+	return cmd
+}
+
+// filter turns the flags into a flow.Filter; bad values are usage errors.
+func (o *logOptions) filter(project string) (flow.Filter, error) {
+	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Project: project, Limit: o.limit}
+	if o.limit < 0 {
+		return f, usageError{fmt.Errorf("--limit %d: must be 0 or more", o.limit)}
+	}
+	var err error
+	if f.SinceSeq, f.Since, err = seqOrTime("--since", o.since); err != nil {
+		return f, err
+	}
+	f.UntilSeq, f.Until, err = seqOrTime("--until", o.until)
+	return f, err
+}
+
+// seqOrTime parses a point given as a seq or an RFC 3339 time.
+func seqOrTime(flag, s string) (uint64, time.Time, error) {
+	if s == "" {
+		return 0, time.Time{}, nil
+	}
+	if seq, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return seq, time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return 0, t, nil
+	}
+	return 0, time.Time{}, usageError{fmt.Errorf("%s %q: give a seq (42) or an RFC 3339 time (2026-11-22T10:00:00Z)", flag, s)}
+}
+
+func (a *app) runLog(o *logOptions) (err error) {
+	f, err := o.filter(a.g.project)
+	if err != nil {
+		return err
+	}
+	eng, err := a.open(true)
+	if err != nil {
+		return err
+	}
+	defer closeEngine(eng, &err)
+	out := a.printer().list()
+	err = eng.Events(f, func(ev flow.Event) error {
+		return out.add(ev, func(w io.Writer) { writeEventLine(w, ev) })
+	})
+	if err != nil {
+		return err
+	}
+	return out.end()
+}
+
+// writeEventLine prints one event as a line of text.
+func writeEventLine(w io.Writer, ev flow.Event) {
+	fmt.Fprintf(w, "%6d  %s  %-28s %-22s %-12s %s\n", ev.Seq, ev.Time.Format(time.RFC3339),
+		ev.Stream+"@"+strconv.FormatUint(ev.Version, 10), ev.Type, ev.Actor, ev.Data)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// printer renders results in the chosen format: text for people, one JSON
+// document, or JSON lines. Data goes to stdout; nothing else does.
+type printer struct {
+	w      *bufio.Writer
+	format string
+	quiet  bool
+}
+
+func (a *app) printer() *printer {
+	return &printer{w: bufio.NewWriter(a.stdout), format: a.g.output, quiet: a.g.quiet}
+}
+
+// one prints a single result: as JSON, or as text through the text func.
+func (p *printer) one(v any, text func(w io.Writer)) error {
+	if p.format == "text" {
+		text(p.w)
+	} else if err := p.json(v); err != nil {
+		return err
+	}
+	return p.w.Flush()
+}
+
+func (p *printer) json(v any) error {
+	enc := json.NewEncoder(p.w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// list streams items: a JSON array (built as it goes), JSON lines, or
+// text lines. Call end once after the last item.
+type list struct {
+	p *printer
+	n int
+}
+
+func (p *printer) list() *list { return &list{p: p} }
+
+func (l *list) add(v any, text func(w io.Writer)) error {
+	p := l.p
+	switch p.format {
+	case "text":
+		text(p.w)
+		return nil
+	case "jsonl":
+		return p.json(v)
+	}
+	sep := ",\n"
+	if l.n == 0 {
+		sep = "[\n"
+	}
+	l.n++
+	b, err := marshalJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(p.w, "%s%s", sep, b)
+	return err
+}
+
+// marshalJSON is json.Marshal without HTML escaping.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func (l *list) end() error {
+	if l.p.format == "json" {
+		if l.n == 0 {
+			fmt.Fprint(l.p.w, "[")
+		}
+		fmt.Fprint(l.p.w, "\n]\n")
+	}
+	return l.p.w.Flush()
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// version is the flowctl release; set with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// app is one invocation: its environment, global flags, and whether a
+// command got as far as running (anything failing before is a usage error).
+type app struct {
+	env
+	g   globals
+	ran bool
+}
+
+type globals struct {
+	db          string
+	project     string
+	actor       string
+	session     string
+	output      string
+	json        bool
+	lockTimeout time.Duration
+	color       string
+	quiet       bool
+}
+
+func (g *globals) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&g.db, "db", "", "path of the flow file (env FLOW_DB; default: .flow/flow.db here or in a parent)")
+	fs.StringVar(&g.project, "project", "", "project to work in (env FLOW_PROJECT)")
+	fs.StringVar(&g.actor, "actor", "", "who is acting (env FLOW_ACTOR; default: git user.name, then $USER)")
+	fs.StringVar(&g.session, "session", "", "session id recorded on events (env FLOW_SESSION)")
+	fs.StringVarP(&g.output, "output", "o", "text", "output format: text, json or jsonl")
+	fs.BoolVar(&g.json, "json", false, "shorthand for -o json")
+	fs.DurationVar(&g.lockTimeout, "lock-timeout", eventlog.DefaultTimeout, "how long to wait for the file lock (env FLOW_LOCK_TIMEOUT)")
+	fs.StringVar(&g.color, "color", "auto", "color output: auto, always or never (honours NO_COLOR)")
+	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print only data and errors")
+}
+
+// run builds the command tree, runs args and returns the exit code.
+func run(ctx context.Context, args []string, e env) int {
+	a := &app{env: e}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	if !a.ran {
+		err = usageError{err}
+	}
+	return report(e.stderr, err, a.jsonErrors())
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "flowctl",
+		Short:         "The memory of a piece of work: an event-sourced workflow log",
+		Long:          "flowctl keeps projects, plans, tasks, steps, context, approvals and the commands that were run\nas immutable events in one local file (.flow/flow.db), for people and AI assistants alike.",
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetVersionTemplate(fmt.Sprintf("flowctl version {{.Version}} (file format %d)\n", eventlog.FormatVersion))
+	a.g.addFlags(root.PersistentFlags())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return a.resolveGlobals(cmd) }
+	root.AddCommand(
+		a.initCommand(),
+		a.logCommand(),
+		a.verifyCommand(),
+		a.exportCommand(),
+		a.importCommand(),
+		a.quickstartCommand(),
+	)
+	return root
+}
+
+// resolveGlobals fills unset flags from the environment and checks them.
+func (a *app) resolveGlobals(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	fromEnv := func(flag string, dst *string, name string) {
+		if !fs.Changed(flag) {
+			if v := a.getenv(name); v != "" {
+				*dst = v
+			}
+		}
+	}
+	fromEnv("db", &a.g.db, "FLOW_DB")
+	fromEnv("project", &a.g.project, "FLOW_PROJECT")
+	fromEnv("actor", &a.g.actor, "FLOW_ACTOR")
+	fromEnv("session", &a.g.session, "FLOW_SESSION")
+	if v := a.getenv("FLOW_LOCK_TIMEOUT"); v != "" && !fs.Changed("lock-timeout") {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return usageError{fmt.Errorf("FLOW_LOCK_TIMEOUT=%q is not a duration (e.g. 5s)", v)}
+		}
+		a.g.lockTimeout = d
+	}
+	if a.g.json {
+		a.g.output = "json"
+	}
+	switch a.g.output {
+	case "text", "json", "jsonl":
+	default:
+		return usageError{fmt.Errorf("-o %q: use text, json or jsonl", a.g.output)}
+	}
+	switch a.g.color {
+	case "auto", "always", "never":
+	default:
+		return usageError{fmt.Errorf("--color %q: use auto, always or never", a.g.color)}
+	}
+	if a.g.lockTimeout <= 0 {
+		return usageError{fmt.Errorf("--lock-timeout must be positive")}
+	}
+	return nil
+}
+
+// jsonErrors reports whether errors should be printed as JSON. It looks at
+// the raw flags too, since a usage error can come before they are resolved.
+func (a *app) jsonErrors() bool {
+	return a.g.json || a.g.output == "json" || a.g.output == "jsonl"
+}
+
+// action wraps a command's body: once it runs, its errors are no longer
+// usage errors but go through the code table.
+func (a *app) action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.ran = true
+		return fn(cmd, args)
+	}
+}
+
+// dbPath resolves the file: --db, then FLOW_DB, then a walk up from the
+// working directory.
+func (a *app) dbPath() (string, error) {
+	if a.g.db != "" {
+		return a.abs(a.g.db), nil
+	}
+	p, err := flow.Locate(a.dir)
+	return p, withHint(err, "run 'flowctl init' to create one here, or pass --db")
+}
+
+func (a *app) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.dir, p)
+}
+
+// open opens the engine for reading or writing.
+func (a *app) open(readOnly bool) (*flow.Engine, error) {
+	path, err := a.dbPath()
+	if err != nil {
+		return nil, err
+	}
+	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session}
+	if !readOnly {
+		opts.Actor = a.actor()
+	}
+	eng, err := flow.Open(path, opts)
+	if errors.Is(err, eventlog.ErrNotExist) {
+		err = withHint(err, "run 'flowctl init' to create it")
+	}
+	return eng, err
+}
+
+// actor resolves who is acting: --actor, FLOW_ACTOR, git user.name, $USER.
+func (a *app) actor() string {
+	if a.g.actor != "" {
+		return a.g.actor
+	}
+	if name := gitUserName(a.dir); name != "" {
+		return name
+	}
+	if u := a.getenv("USER"); u != "" {
+		return u
+	}
+	return "unknown"
+}
+
+// closeEngine closes eng and keeps the first error.
+func closeEngine(eng *flow.Engine, err *error) {
+	if cerr := eng.Close(); *err == nil {
+		*err = cerr
+	}
+}
+

@@ -1,0 +1,118 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+)
+
+// DefaultDir and DefaultFile name the file that Locate looks for.
+const (
+	DefaultDir  = ".flow"
+	DefaultFile = "flow.db"
+)
+
+// Options configure Open.
+type Options struct {
+	ReadOnly    bool          // open with a shared lock; writes fail
+	Create      bool          // create the file (and its directory) if missing
+	LockTimeout time.Duration // bound on waiting for the file lock; 0: 5s
+	Actor       string        // recorded on every event this engine appends
+	Session     string
+	NoSync      bool             // skip fsync: tests and benchmarks only
+	Now         func() time.Time // clock for new events; nil: time.Now
+}
+
+// Engine is flowctl's one public entry point: commands, queries and audit
+// over one file. It is safe for concurrent use; concurrent writes share
+// commits.
+type Engine struct {
+	path string
+	opts Options
+	log  *eventlog.Log // nil while released between pages of a long read
+}
+
+// Open opens the engine on the file at path.
+func Open(path string, opts Options) (*Engine, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Create && !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{path: path, opts: opts}
+	if err := e.acquire(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) acquire() error {
+	if e.log != nil {
+		return nil
+	}
+	l, err := eventlog.Open(e.path, eventlog.Options{
+		ReadOnly: e.opts.ReadOnly,
+		Create:   e.opts.Create,
+		Timeout:  e.opts.LockTimeout,
+		NoSync:   e.opts.NoSync,
+		Now:      e.opts.Now,
+	})
+	if err != nil {
+		return err
+	}
+	e.log = l
+	return nil
+}
+
+// release closes the file between pages of a long read, so that a slow
+// reader (a pager, a pipe) never holds the lock that writers wait for.
+func (e *Engine) release() error {
+	if e.log == nil || !e.opts.ReadOnly {
+		return nil
+	}
+	err := e.log.Close()
+	e.log = nil
+	return err
+}
+
+// Close releases the file.
+func (e *Engine) Close() error {
+	if e.log == nil {
+		return nil
+	}
+	err := e.log.Close()
+	e.log = nil
+	return err
+}
+
+// Path returns the file's path.
+func (e *Engine) Path() string { return e.path }
+
+// Locate finds the file the way git finds .git: dir/.flow/flow.db in dir or
+// the nearest parent that has one. It returns ErrNotFound naming dir when
+// there is none.
+func Locate(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, DefaultDir, DefaultFile)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w: no %s in %s or any parent directory", ErrNotFound,
+				filepath.Join(DefaultDir, DefaultFile), abs)
+		}
+	}
+}

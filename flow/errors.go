@@ -1,0 +1,51 @@
+package flow
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/flowctl/flowctl/eventlog"
+)
+
+// Sentinel errors of the engine. The log's own errors (eventlog.ErrBusy,
+// eventlog.ErrConflict, eventlog.ErrCorrupt, ...) pass through wrapped.
+var (
+	ErrNotFound = errors.New("flow: not found")
+	ErrInvalid  = errors.New("flow: invalid input")
+	ErrExists   = errors.New("flow: already exists")
+)
+
+// Code is the stable, transport-neutral name of an error class: the CLI
+// maps it to an exit code, the MCP server to a tool error code.
+type Code string
+
+// The codes of DESIGN.md §8.
+const (
+	CodeOK       Code = "ok"
+	CodeInternal Code = "internal"
+	CodeInvalid  Code = "invalid"
+	CodeNotFound Code = "not_found"
+	CodeConflict Code = "conflict"
+	CodeBusy     Code = "busy"
+	CodePending  Code = "pending"
+	CodeCorrupt  Code = "corrupt"
+)
+
+// ErrorCode classifies err. It is the one table from errors to codes.
+func ErrorCode(err error) Code {
+	switch {
+	case err == nil:
+		return CodeOK
+	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat):
+		return CodeCorrupt
+	case errors.Is(err, eventlog.ErrBusy):
+		return CodeBusy
+	case errors.Is(err, ErrNotFound), errors.Is(err, eventlog.ErrNotExist), errors.Is(err, fs.ErrNotExist):
+		return CodeNotFound
+	case errors.Is(err, ErrExists), errors.Is(err, eventlog.ErrConflict):
+		return CodeConflict
+	case errors.Is(err, ErrInvalid), errors.Is(err, eventlog.ErrInvalid), errors.Is(err, eventlog.ErrTooLarge):
+		return CodeInvalid
+	}
+	return CodeInternal
+}

@@ -1,0 +1,112 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Event is a stored event as users see it: in `log`, `export` and over
+// MCP. Field names are the JSON output contract; fields are only added.
+type Event struct {
+	Seq         uint64          `json:"seq"`
+	ID          string          `json:"id"`
+	Stream      string          `json:"stream"`
+	Version     uint64          `json:"version"`
+	Type        string          `json:"type"`
+	Schema      uint32          `json:"schema"`
+	Time        time.Time       `json:"time"`
+	Actor       string          `json:"actor"`
+	Session     string          `json:"session,omitempty"`
+	Project     string          `json:"project,omitempty"`
+	Correlation string          `json:"correlation,omitempty"`
+	Causation   string          `json:"causation,omitempty"`
+	Data        json.RawMessage `json:"data"`
+	// Raw is the payload exactly as stored (msgpack; base64 in JSON). Only
+	// export fills it, so that import reproduces the payload byte for byte.
+	Raw      []byte `json:"raw,omitempty"`
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
+}
+
+func eventOf(r *eventlog.Record) Event {
+	return Event{
+		Seq:         r.Seq,
+		ID:          r.ID.String(),
+		Stream:      r.Stream,
+		Version:     r.Version,
+		Type:        r.Type,
+		Schema:      r.Schema,
+		Time:        r.Time,
+		Actor:       r.Actor,
+		Session:     r.Session,
+		Project:     r.Project,
+		Correlation: optionalID(r.Correlation),
+		Causation:   optionalID(r.Causation),
+		Data:        payloadJSON(r.Data),
+		PrevHash:    hex.EncodeToString(r.Prev[:]),
+		Hash:        hex.EncodeToString(r.Hash[:]),
+	}
+}
+
+func optionalID(id eventlog.ID) string {
+	if id.IsZero() {
+		return ""
+	}
+	return id.String()
+}
+
+// payloadJSON renders a msgpack payload as JSON. A payload that is not
+// valid msgpack (a newer binary's format, say) is shown as null; export
+// still carries its exact bytes in Raw.
+func payloadJSON(data []byte) json.RawMessage {
+	if len(data) == 0 {
+		return json.RawMessage("null")
+	}
+	var v any
+	dec := msgpack.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&v); err != nil {
+		return json.RawMessage("null")
+	}
+	b, err := json.Marshal(jsonable(v))
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// jsonable turns what msgpack decodes into something encoding/json takes:
+// maps with non-string keys get their keys formatted.
+func jsonable(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = jsonable(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[toString(k)] = jsonable(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = jsonable(x)
+		}
+		return t
+	}
+	return v
+}
+
+func toString(k any) string {
+	if s, ok := k.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(k)
+	return string(b)
+}

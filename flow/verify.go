@@ -1,0 +1,78 @@
+package flow
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flowctl/flowctl/eventlog"
+)
+
+// VerifyReport is the result of a clean Verify.
+type VerifyReport struct {
+	HeadSeq  uint64 `json:"head_seq"`
+	HeadHash string `json:"head_hash"`
+	Streams  int    `json:"streams"`
+	Projects int    `json:"projects"`
+}
+
+// Verify checks the whole file (see eventlog.Log.Verify). It returns a
+// *eventlog.CorruptionError naming the first bad seq.
+func (e *Engine) Verify() (VerifyReport, error) {
+	if err := e.acquire(); err != nil {
+		return VerifyReport{}, err
+	}
+	rep, err := e.log.Verify()
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	return VerifyReport{
+		HeadSeq:  rep.HeadSeq,
+		HeadHash: hex.EncodeToString(rep.HeadHash[:]),
+		Streams:  rep.Streams,
+		Projects: rep.Projects,
+	}, nil
+}
+
+// Head is a point of the log named by its seq and the hash there, written
+// HASH@SEQ. A hash prefix of at least 8 hex digits is accepted.
+type Head struct {
+	Seq  uint64
+	Hash string
+}
+
+func (h Head) String() string { return h.Hash + "@" + strconv.FormatUint(h.Seq, 10) }
+
+// ParseHead parses HASH@SEQ.
+func ParseHead(s string) (Head, error) {
+	hash, seqText, ok := strings.Cut(s, "@")
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if !ok || err != nil || seq == 0 || len(hash) < 8 || len(hash) > 64 {
+		return Head{}, fmt.Errorf("%w: %q is not HASH@SEQ (a hash of 8-64 hex digits, a seq from 1)", ErrInvalid, s)
+	}
+	if strings.Trim(strings.ToLower(hash), "0123456789abcdef") != "" {
+		return Head{}, fmt.Errorf("%w: %q: the hash is not hex", ErrInvalid, s)
+	}
+	return Head{Seq: seq, Hash: strings.ToLower(hash)}, nil
+}
+
+// CheckHead verifies that the log still holds h: a record at h.Seq whose
+// hash starts with h.Hash. Otherwise it returns a *eventlog.CorruptionError
+// (the log was truncated or rewritten since h was noted).
+func (e *Engine) CheckHead(h Head) error {
+	return e.view(func(tx *eventlog.Tx) error {
+		r, err := tx.Record(h.Seq)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			head, _ := tx.Head()
+			return &eventlog.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the log ends at seq %d", h, head)}
+		}
+		if got := hex.EncodeToString(r.Hash[:]); !strings.HasPrefix(got, h.Hash) {
+			return &eventlog.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the hash at seq %d is %s", h, h.Seq, got)}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,57 @@
+package flow
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// update runs fn in one write transaction: the events it appends and the
+// records it writes commit together or not at all.
+func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	return e.log.Update(fn)
+}
+
+// view runs fn in one read transaction.
+func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	return e.log.View(fn)
+}
+
+// newEvent builds an event of this engine's actor and session with a
+// deterministic msgpack payload.
+func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (eventlog.Event, error) {
+	data, err := marshal(payload)
+	if err != nil {
+		return eventlog.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+	}
+	return eventlog.Event{
+		Type:    typ,
+		Schema:  schema,
+		Time:    e.opts.Now().UTC(),
+		Actor:   e.opts.Actor,
+		Session: e.opts.Session,
+		Project: project,
+		Data:    data,
+	}, nil
+}
+
+// marshal encodes v as msgpack with sorted map keys, so equal values
+// always give equal bytes.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	enc.SetCustomStructTag("msgpack")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
