@@ -199,4 +199,3 @@ func closeEngine(eng *flow.Engine, err *error) {
 		*err = cerr
 	}
 }
-
