@@ -1,11 +1,7 @@
 package eventlog
 
 import (
-	"errors"
-	"fmt"
-
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // call is one Update waiting for its commit.
@@ -106,11 +102,7 @@ func (l *Log) commit(batch []*call) {
 // page becomes a *CorruptionError and the transaction is rolled back.
 func (l *Log) update(fn func(*Tx) error) (err error) {
 	defer recoverCorruption(&err)
-	err = l.db.Update(func(btx *bolt.Tx) error { return fn(newTx(l, btx)) })
-	if err != nil && errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
-		return fmt.Errorf("%w: %v", ErrClosed, err)
-	}
-	return err
+	return closedError(l.db.Update(func(btx *bolt.Tx) error { return fn(newTx(l, btx)) }))
 }
 
 // Append appends events to stream in its own transaction (group committed

@@ -77,6 +77,7 @@ type Options struct {
 type Log struct {
 	db   *bolt.DB
 	opts Options
+	path string // kept: bbolt forgets its path on Close
 
 	mu      sync.Mutex
 	pending []*call
@@ -110,7 +111,7 @@ func Open(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	l := &Log{db: db, opts: opts}
+	l := &Log{db: db, opts: opts, path: db.Path()}
 	if err := l.checkMeta(); err != nil {
 		db.Close()
 		return nil, err
@@ -243,7 +244,7 @@ func (l *Log) Close() error {
 }
 
 // Path returns the file's path.
-func (l *Log) Path() string { return l.db.Path() }
+func (l *Log) Path() string { return l.path }
 
 // ReadOnly reports whether the log was opened read-only.
 func (l *Log) ReadOnly() bool { return l.opts.ReadOnly }
@@ -252,7 +253,15 @@ func (l *Log) ReadOnly() bool { return l.opts.ReadOnly }
 // damaged page into a *CorruptionError.
 func (l *Log) view(fn func(*bolt.Tx) error) (err error) {
 	defer recoverCorruption(&err)
-	return l.db.View(fn)
+	return closedError(l.db.View(fn))
+}
+
+// closedError turns bbolt's error for a closed database into ErrClosed.
+func closedError(err error) error {
+	if err != nil && errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return err
 }
 
 func recoverCorruption(err *error) {

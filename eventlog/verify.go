@@ -64,7 +64,14 @@ func verifyTx(tx *Tx) (Report, error) {
 		return Report{}, err
 	}
 	if seq != headSeq || prev != headHash {
-		return Report{}, corruptf(min(seq, headSeq)+1, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
+		// A record missing or extra past the shorter of the two is the
+		// first bad one; with equal seqs only the last record (or meta's
+		// hash, seq 0 for an empty log) can be wrong.
+		bad := min(seq, headSeq) + 1
+		if seq == headSeq {
+			bad = seq
+		}
+		return Report{}, corruptf(bad, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
 	}
 	if err := v.indexes(tx, seq); err != nil {
 		return Report{}, err

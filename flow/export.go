@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -178,8 +179,7 @@ func numbers(v any) any {
 		if i, err := t.Int64(); err == nil {
 			return i
 		}
-		var u uint64
-		if _, err := fmt.Sscan(t.String(), &u); err == nil {
+		if u, err := strconv.ParseUint(t.String(), 10, 64); err == nil {
 			return u
 		}
 		f, _ := t.Float64()

@@ -1,0 +1,195 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// readFixture appends 10 events: streams "a" (seqs 1,3,5,7,9), "ab" (2,6,10)
+// and "b" (4,8); project "p" on odd seqs, "p1" on 2 and 4.
+func readFixture(t *testing.T) *Log {
+	t.Helper()
+	l := mustOpen(t)
+	streams := []string{"a", "ab", "a", "b", "a", "ab", "a", "b", "a", "ab"}
+	for i, s := range streams {
+		e := ev("e", fmt.Sprint(i+1))
+		switch {
+		case i%2 == 0:
+			e.Project = "p"
+		case i < 4:
+			e.Project = "p1"
+		}
+		mustAppend(t, l, s, Any, e)
+	}
+	return l
+}
+
+func TestLog_ReadRange(t *testing.T) {
+	l := readFixture(t)
+	tests := []struct {
+		name     string
+		from, to uint64
+		want     []uint64
+	}{
+		{"OK/All", 0, 0, seqRange(1, 10)},
+		{"OK/FromOne", 1, 0, seqRange(1, 10)},
+		{"OK/FromTo", 3, 5, []uint64{3, 4, 5}},
+		{"OK/One", 7, 7, []uint64{7}},
+		{"OK/ToPastHead", 8, 100, []uint64{8, 9, 10}},
+		{"OK/FromPastHead", 11, 0, nil},
+		{"OK/FromAfterTo", 5, 3, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustCollect(t, func(fn func(*Record) error) error { return l.ReadRange(tt.from, tt.to, fn) })
+			if !equalSeqs(seqsOf(got), tt.want) {
+				t.Fatalf("ReadRange(%d, %d) = %v, want %v", tt.from, tt.to, seqsOf(got), tt.want)
+			}
+			for _, r := range got {
+				if string(r.Data) != fmt.Sprint(r.Seq) {
+					t.Errorf("seq %d has data %q", r.Seq, r.Data)
+				}
+			}
+		})
+	}
+
+	t.Run("ErrStop", func(t *testing.T) {
+		var got []uint64
+		err := l.ReadRange(0, 0, func(r *Record) error {
+			got = append(got, r.Seq)
+			if r.Seq == 4 {
+				return fmt.Errorf("enough: %w", ErrStop)
+			}
+			return nil
+		})
+		if err != nil || !equalSeqs(got, []uint64{1, 2, 3, 4}) {
+			t.Fatalf("ReadRange = %v, %v; want [1 2 3 4], nil", got, err)
+		}
+	})
+
+	t.Run("ErrCallback", func(t *testing.T) {
+		errMine := errors.New("mine")
+		err := l.ReadRange(0, 0, func(*Record) error { return errMine })
+		if !errors.Is(err, errMine) {
+			t.Fatalf("err = %v, want the callback's error", err)
+		}
+	})
+}
+
+func TestLog_ReadStream(t *testing.T) {
+	l := readFixture(t)
+	tests := []struct {
+		name   string
+		stream string
+		from   uint64
+		want   []uint64
+	}{
+		{"OK/A", "a", 0, []uint64{1, 3, 5, 7, 9}},
+		{"OK/AFromVersion3", "a", 3, []uint64{5, 7, 9}},
+		{"OK/AFromLast", "a", 5, []uint64{9}},
+		{"OK/APastHead", "a", 6, nil},
+		{"OK/AB", "ab", 1, []uint64{2, 6, 10}},
+		{"OK/B", "b", 0, []uint64{4, 8}},
+		{"OK/Missing", "nope", 0, nil},
+		{"OK/PrefixOfOther", "", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustCollect(t, func(fn func(*Record) error) error { return l.ReadStream(tt.stream, tt.from, fn) })
+			if !equalSeqs(seqsOf(got), tt.want) {
+				t.Fatalf("ReadStream(%q, %d) = %v, want %v", tt.stream, tt.from, seqsOf(got), tt.want)
+			}
+			for i, r := range got {
+				if r.Stream != tt.stream || (i > 0 && r.Version != got[i-1].Version+1) {
+					t.Errorf("record %d: stream %q version %d", r.Seq, r.Stream, r.Version)
+				}
+			}
+		})
+	}
+
+	t.Run("ErrStop", func(t *testing.T) {
+		var got []uint64
+		err := l.ReadStream("a", 0, func(r *Record) error { got = append(got, r.Seq); return ErrStop })
+		if err != nil || !equalSeqs(got, []uint64{1}) {
+			t.Fatalf("ReadStream = %v, %v; want [1], nil", got, err)
+		}
+	})
+}
+
+func TestLog_ReadProject(t *testing.T) {
+	l := readFixture(t)
+	tests := []struct {
+		name    string
+		project string
+		from    uint64
+		want    []uint64
+	}{
+		{"OK/P", "p", 0, []uint64{1, 3, 5, 7, 9}},
+		{"OK/PFromSeq", "p", 4, []uint64{5, 7, 9}},
+		{"OK/PFromExactSeq", "p", 5, []uint64{5, 7, 9}},
+		{"OK/P1", "p1", 0, []uint64{2, 4}},
+		{"OK/Missing", "q", 0, nil},
+		{"OK/NoProject", "", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustCollect(t, func(fn func(*Record) error) error { return l.ReadProject(tt.project, tt.from, fn) })
+			if !equalSeqs(seqsOf(got), tt.want) {
+				t.Fatalf("ReadProject(%q, %d) = %v, want %v", tt.project, tt.from, seqsOf(got), tt.want)
+			}
+			for _, r := range got {
+				if r.Project != tt.project {
+					t.Errorf("seq %d has project %q", r.Seq, r.Project)
+				}
+			}
+		})
+	}
+
+	t.Run("ErrStop", func(t *testing.T) {
+		n := 0
+		err := l.ReadProject("p", 0, func(*Record) error { n++; return ErrStop })
+		if err != nil || n != 1 {
+			t.Fatalf("ReadProject read %d records, err %v; want 1, nil", n, err)
+		}
+	})
+}
+
+func TestTx_Lookups(t *testing.T) {
+	l := mustOpen(t)
+	mustAppend(t, l, "s", NoStream, evID(1, "a", "1"), evID(2, "a", "2"))
+	mustAppend(t, l, "t", NoStream, evID(3, "a", "3"))
+	err := l.View(func(tx *Tx) error {
+		if tx.Writable() {
+			t.Error("View's Tx is writable")
+		}
+		if v, seq := tx.StreamVersion("s"); v != 2 || seq != 2 {
+			t.Errorf("StreamVersion(s) = %d, %d; want 2, 2", v, seq)
+		}
+		if v, seq := tx.StreamVersion("nope"); v != 0 || seq != 0 {
+			t.Errorf("StreamVersion(nope) = %d, %d; want 0, 0", v, seq)
+		}
+		if got := tx.SeqOf(testID(3)); got != 3 {
+			t.Errorf("SeqOf(id 3) = %d, want 3", got)
+		}
+		if got := tx.SeqOf(testID(4)); got != 0 {
+			t.Errorf("SeqOf(unknown) = %d, want 0", got)
+		}
+		for _, seq := range []uint64{0, 4, 1 << 40} {
+			if r, err := tx.Record(seq); r != nil || err != nil {
+				t.Errorf("Record(%d) = %v, %v; want nil, nil", seq, r, err)
+			}
+		}
+		r, err := tx.Record(2)
+		if err != nil || r.ID != testID(2) || r.Version != 2 {
+			t.Errorf("Record(2) = %+v, %v", r, err)
+		}
+		if _, err := tx.Append("s", Any, ev("a", "x")); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("Append in View: err = %v, want ErrReadOnly", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,260 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The corruption fixture is newLogFile(t, fixtureN): seq i+1 is in stream
+// s1, s2, s3 for i%3 = 0, 1, 2, and s1's events have project "p".
+const fixtureN = 10
+
+// wantCorruptAt verifies path and fails t unless Verify reports a
+// *CorruptionError for seq.
+func wantCorruptAt(t *testing.T, path string, seq uint64) {
+	t.Helper()
+	_, err := verifyFile(path)
+	var ce *CorruptionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Verify: err = %v, want a *CorruptionError", err)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("errors.Is(%v, ErrCorrupt) = false", err)
+	}
+	if ce.Seq != seq {
+		t.Fatalf("Verify: corruption at seq %d (%v), want seq %d", ce.Seq, err, seq)
+	}
+}
+
+// rawRecord returns a copy of the stored bytes of seq.
+func rawRecord(tx *bolt.Tx, seq uint64) []byte {
+	return bytes.Clone(tx.Bucket(bucketLog).Get(seqKey(seq)))
+}
+
+// rewriteRecord decodes seq, lets change modify it and stores it again
+// through encode.
+func rewriteRecord(t *testing.T, path string, seq uint64, change func(*Record), encode func(*Record) []byte) {
+	t.Helper()
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		r, err := decodeRecord(seq, rawRecord(tx, seq))
+		if err != nil {
+			return err
+		}
+		change(r)
+		return tx.Bucket(bucketLog).Put(seqKey(seq), encode(r))
+	})
+}
+
+// encodeKeepHash encodes r with its hash field left as r.Hash, the way a
+// careless editor that knows the CRC but not the chain would.
+func encodeKeepHash(r *Record) []byte {
+	old := r.Hash
+	b := encodeRecord(r)
+	env := b[:len(b)-crcLen]
+	copy(env[len(env)-len(old):], old[:])
+	return binary.BigEndian.AppendUint32(env, crc32.Checksum(env, castagnoli))
+}
+
+func TestVerify_Corruption(t *testing.T) {
+	t.Run("OK/Clean", func(t *testing.T) {
+		path := newLogFile(t, fixtureN)
+		rep := mustVerifyFile(t, path)
+		if rep.HeadSeq != fixtureN || rep.Streams != 3 || rep.Projects != 1 {
+			t.Fatalf("report = %+v", rep)
+		}
+	})
+
+	t.Run("ErrCorrupt/FlippedByte", func(t *testing.T) {
+		for _, seq := range []uint64{1, 5, fixtureN} {
+			for _, where := range []string{"first", "middle", "hash", "crc"} {
+				t.Run(fmt.Sprint(seq, where), func(t *testing.T) {
+					path := newLogFile(t, fixtureN)
+					rawUpdate(t, path, func(tx *bolt.Tx) error {
+						b := rawRecord(tx, seq)
+						i := map[string]int{"first": 0, "middle": len(b) / 2, "hash": len(b) - crcLen - 1, "crc": len(b) - 1}[where]
+						b[i] ^= 0x40
+						return tx.Bucket(bucketLog).Put(seqKey(seq), b)
+					})
+					wantCorruptAt(t, path, seq)
+					l, err := Open(path, Options{ReadOnly: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer l.Close()
+					var ce *CorruptionError
+					err = l.ReadRange(0, 0, func(*Record) error { return nil })
+					if !errors.As(err, &ce) || ce.Seq != seq {
+						t.Errorf("ReadRange: err = %v, want corruption at seq %d", err, seq)
+					}
+					err = l.ReadStream(fmt.Sprint("s", (seq-1)%3+1), 0, func(*Record) error { return nil })
+					if !errors.As(err, &ce) || ce.Seq != seq {
+						t.Errorf("ReadStream: err = %v, want corruption at seq %d", err, seq)
+					}
+				})
+			}
+		}
+	})
+
+	t.Run("ErrCorrupt/EveryByte", func(t *testing.T) {
+		// Flip each byte of one record in turn, verifying inside one bbolt
+		// handle to keep the test fast.
+		path := newLogFile(t, fixtureN)
+		db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		const seq = 4
+		var orig []byte
+		_ = db.View(func(tx *bolt.Tx) error { orig = rawRecord(tx, seq); return nil })
+		put := func(b []byte) {
+			if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketLog).Put(seqKey(seq), b) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range orig {
+			b := bytes.Clone(orig)
+			b[i] ^= 1 << (i % 8)
+			put(b)
+			err := db.View(func(btx *bolt.Tx) error {
+				_, err := verifyTx(newTx(&Log{}, btx))
+				return err
+			})
+			var ce *CorruptionError
+			if !errors.As(err, &ce) || ce.Seq != seq {
+				t.Errorf("byte %d of %d flipped: err = %v, want corruption at seq %d", i, len(orig), err, seq)
+			}
+		}
+		put(orig)
+	})
+
+	t.Run("ErrCorrupt/NewCRCOldHash", func(t *testing.T) {
+		for _, seq := range []uint64{1, 5, fixtureN} {
+			path := newLogFile(t, fixtureN)
+			rewriteRecord(t, path, seq, func(r *Record) { r.Data = []byte("forged") }, encodeKeepHash)
+			wantCorruptAt(t, path, seq)
+		}
+	})
+
+	t.Run("ErrCorrupt/NewHashOtherContent", func(t *testing.T) {
+		// A rewritten payload with a recomputed hash and CRC no longer
+		// matches the content hash of its id index entry.
+		for _, seq := range []uint64{1, 5, fixtureN} {
+			path := newLogFile(t, fixtureN)
+			rewriteRecord(t, path, seq, func(r *Record) { r.Data = []byte("forged") }, encodeRecord)
+			wantCorruptAt(t, path, seq)
+		}
+	})
+
+	t.Run("ErrCorrupt/NewHashBrokenChain", func(t *testing.T) {
+		// The actor is not part of the content hash: only the chain (the
+		// next record's prev hash) or, for the last record, meta's head
+		// hash can catch this rewrite.
+		for _, tt := range []struct{ seq, want uint64 }{{1, 2}, {5, 6}, {fixtureN - 1, fixtureN}, {fixtureN, fixtureN}} {
+			path := newLogFile(t, fixtureN)
+			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Actor = "mallory" }, encodeRecord)
+			wantCorruptAt(t, path, tt.want)
+		}
+	})
+
+	t.Run("ErrCorrupt/SwappedRecords", func(t *testing.T) {
+		path := newLogFile(t, fixtureN)
+		rawUpdate(t, path, func(tx *bolt.Tx) error {
+			a, b := rawRecord(tx, 5), rawRecord(tx, 6)
+			if err := tx.Bucket(bucketLog).Put(seqKey(5), b); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketLog).Put(seqKey(6), a)
+		})
+		wantCorruptAt(t, path, 5)
+	})
+
+	tests := []struct {
+		name   string
+		change func(*bolt.Tx) error
+		seq    uint64
+	}{
+		{"DeletedRecord", func(tx *bolt.Tx) error { return tx.Bucket(bucketLog).Delete(seqKey(5)) }, 5},
+		{"DeletedFirstRecord", func(tx *bolt.Tx) error { return tx.Bucket(bucketLog).Delete(seqKey(1)) }, 1},
+		{"DeletedLastRecord", func(tx *bolt.Tx) error { return tx.Bucket(bucketLog).Delete(seqKey(fixtureN)) }, fixtureN},
+		{"ExtraRecord", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketLog).Put(seqKey(fixtureN+1), rawRecord(tx, fixtureN))
+		}, fixtureN + 1},
+		{"DeletedStreamIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Delete(streamIdxKey("s1", 2)) // seq 4
+		}, 4},
+		{"WrongStreamIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 2), seqKey(4)) // seq 5
+		}, 5},
+		{"ExtraStreamIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 9), seqKey(4))
+		}, 0},
+		{"DeletedID", func(tx *bolt.Tx) error { return tx.Bucket(bucketIDs).Delete(idKey(7)) }, 7},
+		{"WrongIDSeq", func(tx *bolt.Tx) error {
+			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(7)))
+			binary.BigEndian.PutUint64(v, 6)
+			return tx.Bucket(bucketIDs).Put(idKey(7), v)
+		}, 7},
+		{"WrongIDContentHash", func(tx *bolt.Tx) error {
+			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(3)))
+			v[len(v)-1] ^= 1
+			return tx.Bucket(bucketIDs).Put(idKey(3), v)
+		}, 3},
+		{"ExtraID", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketIDs).Put(idKey(99), tx.Bucket(bucketIDs).Get(idKey(1)))
+		}, 0},
+		{"DeletedProjectIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketProjIdx).Delete(binary.BigEndian.AppendUint64(streamPrefix("p"), 4))
+		}, 4},
+		{"ExtraProjectIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketProjIdx).Put(binary.BigEndian.AppendUint64(streamPrefix("q"), 5), nil)
+		}, 0},
+		{"WrongStreamHead", func(tx *bolt.Tx) error {
+			head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, 3), 7)
+			return tx.Bucket(bucketStreams).Put([]byte("s2"), head) // really version 3 at seq 8
+		}, 8},
+		{"ExtraStream", func(tx *bolt.Tx) error {
+			head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, 1), 1)
+			return tx.Bucket(bucketStreams).Put([]byte("s9"), head)
+		}, 0},
+		{"MetaHeadSeqBehind", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(metaHeadSeq, seqKey(fixtureN-1))
+		}, fixtureN},
+		{"MetaHeadSeqAhead", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(metaHeadSeq, seqKey(fixtureN+1))
+		}, fixtureN + 1},
+		{"MetaHeadHash", func(tx *bolt.Tx) error {
+			h := bytes.Clone(tx.Bucket(bucketMeta).Get(metaHeadHash))
+			h[0] ^= 1
+			return tx.Bucket(bucketMeta).Put(metaHeadHash, h)
+		}, fixtureN},
+	}
+	for _, tt := range tests {
+		t.Run("ErrCorrupt/"+tt.name, func(t *testing.T) {
+			path := newLogFile(t, fixtureN)
+			rawUpdate(t, path, tt.change)
+			wantCorruptAt(t, path, tt.seq)
+		})
+	}
+}
+
+func TestVerify_EmptyLogHeadHash(t *testing.T) {
+	path := newLogFile(t, 0)
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(metaHeadHash, bytes.Repeat([]byte{1}, len(Hash{})))
+	})
+	wantCorruptAt(t, path, 0)
+}
+
+// idKey is the ids bucket key of testID(n).
+func idKey(n uint64) []byte {
+	id := testID(n)
+	return id[:]
+}
