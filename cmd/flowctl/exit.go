@@ -36,6 +36,16 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// exitStatus carries the exit code of a command run by another one
+// (quickstart's steps), so that it is not lost.
+type exitStatus struct {
+	err  error
+	code int
+}
+
+func (e exitStatus) Error() string { return e.err.Error() }
+func (e exitStatus) Unwrap() error { return e.err }
+
 // hinted attaches a hint for the user to an error.
 type hinted struct {
 	err  error
@@ -66,6 +76,14 @@ func codeOf(err error) flow.Code {
 	var u usageError
 	if errors.As(err, &u) {
 		return flow.CodeInvalid
+	}
+	var s exitStatus
+	if errors.As(err, &s) {
+		for code, exit := range exitCodes {
+			if exit == s.code {
+				return code
+			}
+		}
 	}
 	return flow.ErrorCode(err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -65,7 +66,8 @@ func runCLIEnv(t testing.TB, dir string, extra map[string]string, stdin string, 
 		getenv: func(k string) string { return vars[k] },
 		dir:    dir,
 	}
-	code = run(t.Context(), args, e)
+	// Not t.Context(): it is cancelled before cleanups, which run verify.
+	code = run(context.Background(), args, e)
 	return out.String(), errOut.String(), code
 }
 

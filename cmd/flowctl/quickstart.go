@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // quickstartProject is the project the quickstart works in.
@@ -20,7 +21,7 @@ func (a *app) quickstartCommand() *cobra.Command {
 		Example: "  go run ./cmd/flowctl quickstart",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(cmd *cobra.Command, _ []string) error {
-			return a.runQuickstart(cmd.Context())
+			return a.runQuickstart(cmd.Context(), cmd.Flags())
 		}),
 	}
 }
@@ -32,19 +33,29 @@ var quickstartSteps = [][]string{
 	{"verify"},
 }
 
-func (a *app) runQuickstart(ctx context.Context) error {
-	var db []string
+// quickstartFlags are the global flags that, given to quickstart, are
+// passed on to every step.
+var quickstartFlags = []string{"actor", "session", "lock-timeout"}
+
+func (a *app) runQuickstart(ctx context.Context, fs *pflag.FlagSet) error {
+	var global []string
 	if a.g.db != "" {
-		db = []string{"--db", a.g.db}
+		global = []string{"--db", a.g.db}
+	}
+	for _, name := range quickstartFlags {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			global = append(global, "--"+name, f.Value.String())
+		}
 	}
 	for i, step := range quickstartSteps {
 		if i > 0 {
 			fmt.Fprintln(a.stdout)
 		}
-		args := append(append([]string{}, step...), db...)
+		args := append(append([]string{}, step...), global...)
 		fmt.Fprintf(a.stdout, "$ flowctl %s\n", strings.Join(args, " "))
 		if code := run(ctx, args, a.env); code != 0 {
-			return fmt.Errorf("quickstart stopped: 'flowctl %s' exited %d", strings.Join(args, " "), code)
+			// The step has printed its error; keep its exit code.
+			return exitStatus{fmt.Errorf("quickstart stopped: 'flowctl %s' exited %d", strings.Join(args, " "), code), code}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -20,8 +21,9 @@ var version = "0.1.0-dev"
 // command got as far as running (anything failing before is a usage error).
 type app struct {
 	env
-	g   globals
-	ran bool
+	args []string // the command line, for errors that come before parsing
+	g    globals
+	ran  bool
 }
 
 type globals struct {
@@ -50,9 +52,10 @@ func (g *globals) addFlags(fs *pflag.FlagSet) {
 
 // run builds the command tree, runs args and returns the exit code.
 func run(ctx context.Context, args []string, e env) int {
-	a := &app{env: e}
+	a := &app{env: e, args: args}
 	root := a.rootCommand()
-	root.SetArgs(args)
+	// Never nil: cobra would read os.Args[1:] instead.
+	root.SetArgs(append([]string{}, args...))
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -133,7 +136,32 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 // jsonErrors reports whether errors should be printed as JSON. It looks at
 // the raw flags too, since a usage error can come before they are resolved.
 func (a *app) jsonErrors() bool {
-	return a.g.json || a.g.output == "json" || a.g.output == "jsonl"
+	return a.g.json || a.g.output == "json" || a.g.output == "jsonl" || rawJSON(a.args)
+}
+
+// rawJSON reports whether args ask for JSON output (--json, -o json|jsonl,
+// --output json|jsonl), read before cobra parses them: an unknown command
+// or flag stops parsing before -o is seen.
+func rawJSON(args []string) bool {
+	asJSON := false
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(args[i], "=")
+		switch {
+		case name == "--":
+			return asJSON
+		case name == "--json":
+			asJSON = !hasVal || val == "true"
+		case name == "-o" || name == "--output":
+			if !hasVal && i+1 < len(args) {
+				i++
+				val = args[i]
+			}
+			asJSON = val == "json" || val == "jsonl"
+		case strings.HasPrefix(name, "-o") && !strings.HasPrefix(name, "--"): // -ojson
+			asJSON = args[i][2:] == "json" || args[i][2:] == "jsonl"
+		}
+	}
+	return asJSON
 }
 
 // action wraps a command's body: once it runs, its errors are no longer

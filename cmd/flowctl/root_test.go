@@ -89,10 +89,32 @@ func TestRun_UsageErrors(t *testing.T) {
 		})
 	}
 
-	t.Run("JSONErrorObject", func(t *testing.T) {
+	for _, args := range [][]string{
+		{"-o", "json", "frobnicate"},
+		{"frobnicate", "--json"},
+		{"log", "--frobnicate", "-o", "jsonl"},
+		{"--output=json", "log", "--frobnicate"},
+		{"-ojson", "log", "--limit", "ten"},
+		{"log", "-o", "json", "--lock-timeout", "0s"},
+	} {
+		t.Run("JSONErrorObject/"+strings.Join(args, "_"), func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := runCLI(t, t.TempDir(), "", args...)
+			wantJSONError(t, stderr, code, 2, "invalid")
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+
+	t.Run("TextErrorDespiteJSONLater", func(t *testing.T) {
 		t.Parallel()
-		_, stderr, code := runCLI(t, t.TempDir(), "", "-o", "json", "frobnicate")
-		wantJSONError(t, stderr, code, 2, "invalid")
+		// The last -o wins, as it does when the flags parse.
+		_, stderr, code := runCLI(t, t.TempDir(), "", "-o", "json", "-o", "text", "frobnicate")
+		wantError(t, stderr, code, 2, "frobnicate")
+		if strings.HasPrefix(stderr, "{") {
+			t.Errorf("stderr = %q, want text", stderr)
+		}
 	})
 }
 
