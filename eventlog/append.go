@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"time"
 	"unicode/utf8"
 )
 
@@ -115,9 +117,16 @@ func (tx *Tx) prepare(stream string, in []Event) ([]Event, []Hash, error) {
 	return events, hashes, nil
 }
 
+// minTime and maxTime bound the times a record can hold: it stores
+// unix nanoseconds in an int64.
+var minTime, maxTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
 func checkEvent(e *Event) error {
 	if len(e.Data) > MaxPayload {
 		return fmt.Errorf("%w: %s payload is %d bytes, the limit is %d", ErrTooLarge, e.Type, len(e.Data), MaxPayload)
+	}
+	if e.Time.Before(minTime) || e.Time.After(maxTime) {
+		return fmt.Errorf("%w: time %s is outside the years 1678 to 2262", ErrInvalid, e.Time.Format(time.RFC3339))
 	}
 	for _, f := range []struct {
 		name, value string

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,8 @@ func TestLog_Append_Invalid(t *testing.T) {
 		{"ErrInvalid/ProjectTooLong", "s", []Event{{Type: "a", Project: long(MaxFieldLen + 1)}}, ErrInvalid},
 		{"ErrInvalid/DuplicateIDInBatch", "s", []Event{evID(1, "a", "1"), evID(1, "a", "1")}, ErrInvalid},
 		{"ErrInvalid/LaterEventBad", "s", []Event{ev("a", "1"), ev("", "2")}, ErrInvalid},
+		{"ErrInvalid/TimeAfter2262", "s", []Event{{Type: "a", Time: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)}}, ErrInvalid},
+		{"ErrInvalid/TimeBefore1678", "s", []Event{{Type: "a", Time: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)}}, ErrInvalid},
 		{"ErrTooLarge", "s", []Event{{Type: "a", Data: make([]byte, MaxPayload+1)}}, ErrTooLarge},
 	}
 	for _, tt := range tests {
@@ -173,6 +176,17 @@ func TestLog_Append_Invalid(t *testing.T) {
 		}
 		if len(r.Data) != MaxPayload || len(r.Stream) != MaxStreamLen || r.Project != e.Project {
 			t.Fatalf("stored record has %d bytes of data, stream of %d", len(r.Data), len(r.Stream))
+		}
+	})
+
+	t.Run("OK/TimeAtLimits", func(t *testing.T) {
+		l := mustOpen(t)
+		for _, when := range []time.Time{time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)} {
+			got := mustAppend(t, l, "s", Any, Event{Type: "a", Time: when})
+			r := readAll(t, l)[got.Seqs[0]-1]
+			if !r.Time.Equal(when) {
+				t.Errorf("stored time %v, want %v", r.Time, when)
+			}
 		}
 	})
 

@@ -80,7 +80,7 @@ func (l *Log) commit(batch []*call) {
 		var ferr error
 		err := l.update(func(tx *Tx) error {
 			for i, c := range batch {
-				if err := c.fn(tx); err != nil {
+				if err := runCall(c.fn, tx); err != nil {
 					failed, ferr = i, err
 					return err
 				}
@@ -96,6 +96,13 @@ func (l *Log) commit(batch []*call) {
 		batch[failed].done <- outcome{err: ferr}
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
+}
+
+// runCall runs one call of a batch. A panic fails that call alone, as
+// an error does, so that the other calls are retried without it.
+func runCall(fn func(*Tx) error, tx *Tx) (err error) {
+	defer recoverCorruption(&err)
+	return fn(tx)
 }
 
 // update runs fn in one bbolt write transaction; a panic from a damaged

@@ -94,6 +94,42 @@ func TestLog_Update_GroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("OK/PanickingCallIsolated", func(t *testing.T) {
+		l := mustOpen(t)
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = l.Update(func(*Tx) error { <-release; return nil }) })
+		waitPending(t, l, 0)
+		const callers = 4
+		errs := make([]error, callers)
+		for i := range callers {
+			wg.Go(func() {
+				errs[i] = l.Update(func(tx *Tx) error {
+					if _, err := tx.Append(fmt.Sprint("s", i), NoStream, ev("a", "x")); err != nil {
+						return err
+					}
+					if i == 2 {
+						var m map[string]int
+						m["boom"]++ // a bug in the caller's callback
+					}
+					return nil
+				})
+			})
+		}
+		waitPending(t, l, callers)
+		close(release)
+		wg.Wait()
+		for i, err := range errs {
+			n := len(mustCollect(t, func(fn func(*Record) error) error { return l.ReadStream(fmt.Sprint("s", i), 0, fn) }))
+			switch {
+			case i == 2 && (err == nil || n != 0):
+				t.Errorf("panicking call: err = %v, %d events kept; want an error and none", err, n)
+			case i != 2 && (err != nil || n != 1):
+				t.Errorf("call %d: err = %v, %d events kept; want nil and its event", i, err, n)
+			}
+		}
+	})
+
 	t.Run("ErrConflict/SameBatch", func(t *testing.T) {
 		l := mustOpen(t)
 		release := make(chan struct{})

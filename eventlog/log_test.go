@@ -331,8 +331,12 @@ func TestLog_Close(t *testing.T) {
 	t.Run("ErrClosed", func(t *testing.T) {
 		l := mustOpen(t)
 		mustAppend(t, l, "s", NoStream, ev("a", "1"))
+		path := l.Path()
 		if err := l.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
+		}
+		if got := l.Path(); got != path || got == "" {
+			t.Errorf("Path() after Close = %q, want %q", got, path)
 		}
 		_, err := l.Append("s", Any, ev("a", "2"))
 		if !errors.Is(err, ErrClosed) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/eventlog"
 )
@@ -108,8 +107,8 @@ func readImport(r io.Reader) ([]importEvent, error) {
 }
 
 func parseImportLine(b []byte) (importEvent, error) {
-	if !utf8.Valid(b) {
-		return importEvent{}, errors.New("not valid UTF-8")
+	if err := checkJSON(b); err != nil {
+		return importEvent{}, err
 	}
 	var ev Event
 	if err := json.Unmarshal(b, &ev); err != nil {

@@ -1,0 +1,223 @@
+package eventlog
+
+// Benchmarks for DESIGN.md §11. They write under b.TempDir(), which must
+// be a real disk for the durable ones to mean anything (TMPDIR decides).
+//
+//	go test -run='^$' -bench=. -benchtime=2s ./eventlog
+//	FLOW_BENCH_EVENTS=1000000 go test -run='^$' -bench=ReadDecode ./eventlog
+//
+// Read them as ratios: AppendSingle / RawBoltPut (target ≤ 1.3),
+// AppendGroup8 / AppendSerial events/s (target ≥ 5), ReadDecode events/s
+// at FLOW_BENCH_EVENTS=1000000 (target ≥ 1,000,000; the default of 100000
+// keeps CI quick).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// benchPayloadSize is the payload of one benchmark event, in bytes.
+const benchPayloadSize = 200
+
+// benchPayload is a msgpack map of benchPayloadSize bytes, like a small
+// task event: {"name": <186 letters>, "prio": 3}.
+func benchPayload() []byte {
+	const nameLen = benchPayloadSize - 8 - 6
+	b := []byte{0x82, 0xa4, 'n', 'a', 'm', 'e', 0xd9, nameLen}
+	for i := range nameLen {
+		b = append(b, 'a'+byte(i%26))
+	}
+	return append(b, 0xa4, 'p', 'r', 'i', 'o', 0x03)
+}
+
+func benchEvent() Event {
+	return Event{Type: "task.updated", Schema: 1, Actor: "bench", Project: "bench", Data: benchPayload()}
+}
+
+func reportEventsPerSec(b *testing.B, events int) {
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkAppendSingle is one durable commit (fsync) per event.
+func BenchmarkAppendSingle(b *testing.B) {
+	l := mustOpen(b, Options{})
+	e := benchEvent()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Append("task/bench", Any, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportEventsPerSec(b, b.N)
+}
+
+// BenchmarkRawBoltPut is the baseline of BenchmarkAppendSingle: a durable
+// bbolt commit of one Put of a value of the same size as the payload.
+func BenchmarkRawBoltPut(b *testing.B) {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketLog); return err }); err != nil {
+		b.Fatal(err)
+	}
+	value := benchPayload()
+	var seq uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		seq++
+		err := db.Update(func(tx *bolt.Tx) error {
+			bk := tx.Bucket(bucketLog)
+			bk.FillPercent = 1.0
+			return bk.Put(seqKey(seq), value)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportEventsPerSec(b, b.N)
+}
+
+// BenchmarkAppendBatch100 appends 100 events per durable commit.
+func BenchmarkAppendBatch100(b *testing.B) {
+	l := mustOpen(b, Options{})
+	batch := make([]Event, 100)
+	for i := range batch {
+		batch[i] = benchEvent()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Append("task/bench", Any, batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportEventsPerSec(b, b.N*len(batch))
+}
+
+// BenchmarkAppendSerial is one goroutine appending single events durably:
+// the baseline of BenchmarkAppendGroup8.
+func BenchmarkAppendSerial(b *testing.B) { benchAppendConcurrent(b, 1) }
+
+// BenchmarkAppendGroup8 is 8 goroutines appending single events durably at
+// once, which group commit folds into shared commits.
+func BenchmarkAppendGroup8(b *testing.B) { benchAppendConcurrent(b, 8) }
+
+func benchAppendConcurrent(b *testing.B, writers int) {
+	l := mustOpen(b, Options{})
+	e := benchEvent()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for w := range writers {
+		stream := fmt.Sprint("task/w", w)
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				if _, err := l.Append(stream, Any, e); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	reportEventsPerSec(b, b.N)
+}
+
+// BenchmarkReadDecode reads and decodes every record of a log of
+// FLOW_BENCH_EVENTS events (default 100000) through ReadRange, on one
+// goroutine. It also reports the file's bytes per event.
+func BenchmarkReadDecode(b *testing.B) {
+	n := 100_000
+	if s := os.Getenv("FLOW_BENCH_EVENTS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("FLOW_BENCH_EVENTS=%q: want a positive number", s)
+		}
+		n = v
+	}
+	path := filepath.Join(b.TempDir(), "read.db")
+	buildReadFixture(b, path, n)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+
+	b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		var bytes int
+		for b.Loop() {
+			count := 0
+			err := l.ReadRange(0, 0, func(r *Record) error {
+				count++
+				bytes += len(r.Data)
+				return nil
+			})
+			if err != nil || count != n {
+				b.Fatalf("read %d records, %v; want %d", count, err, n)
+			}
+		}
+		reportEventsPerSec(b, b.N*n)
+		b.ReportMetric(float64(fi.Size())/float64(n), "disk-B/event")
+	})
+}
+
+// buildReadFixture appends n benchmark events to a new log at path, 1000
+// per commit in runs of 10 over 1000 streams, without fsync.
+func buildReadFixture(b *testing.B, path string, n int) {
+	l, err := Open(path, Options{Create: true, NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	e := benchEvent()
+	run := make([]Event, 10)
+	for i := range run {
+		run[i] = e
+	}
+	for done := 0; done < n; {
+		err := l.Update(func(tx *Tx) error {
+			for k := 0; k < 1000 && done+k < n; k += len(run) {
+				events := run[:min(len(run), n-done-k)]
+				if _, err := tx.Append(fmt.Sprint("task/", (done+k)/len(run)%1000), Any, events...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done = min(n, done+1000)
+	}
+}
+
+// BenchmarkDecodeRecord decodes one stored record (CRC, hash, msgpack):
+// the per-event floor of BenchmarkReadDecode.
+func BenchmarkDecodeRecord(b *testing.B) {
+	r := &Record{Seq: 12345, Stream: "task/bench", Version: 17, Event: benchEvent()}
+	r.ID, r.Time = NewID(testClock), testClock
+	raw := encodeRecord(r)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeRecord(r.Seq, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxJSONDepth is the deepest nesting of objects and arrays accepted in
+// any JSON input.
+const MaxJSONDepth = 64
+
+// checkJSON validates user JSON beyond what encoding/json checks: valid
+// UTF-8 (encoding/json would silently replace bad bytes), no duplicate
+// keys in an object (encoding/json keeps the last), at most MaxJSONDepth
+// levels of nesting, and exactly one value.
+func checkJSON(b []byte) error {
+	if !utf8.Valid(b) {
+		return errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := checkValue(dec, 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// checkValue reads one value from dec, recursing into objects and arrays.
+func checkValue(dec *json.Decoder, depth int) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return jsonError(err)
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	if depth++; depth > MaxJSONDepth {
+		return fmt.Errorf("nested deeper than %d levels", MaxJSONDepth)
+	}
+	if delim == '[' {
+		for dec.More() {
+			if err := checkValue(dec, depth); err != nil {
+				return err
+			}
+		}
+	} else if err := checkObject(dec, depth); err != nil {
+		return err
+	}
+	_, err = dec.Token() // the closing delimiter
+	return jsonError(err)
+}
+
+func checkObject(dec *json.Decoder, depth int) error {
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return jsonError(err)
+		}
+		key := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("duplicate key %q", key)
+		}
+		seen[key] = true
+		if err := checkValue(dec, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	if err == io.EOF {
+		return errors.New("unexpected end of JSON input")
+	}
+	return err
+}
