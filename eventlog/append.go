@@ -240,7 +240,7 @@ func (tx *Tx) write(stream string, version uint64, events []Event, hashes []Hash
 	if err := tx.bucket(bucketStreams).Put([]byte(stream), head); err != nil {
 		return Appended{}, err
 	}
-	tx.headSeq, tx.headHash, tx.headDirty = seq, prev, true
+	tx.headSeq, tx.headHash, tx.headDirty, tx.wrote = seq, prev, true, true
 	out.Version = version
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -79,9 +80,12 @@ type Log struct {
 	opts Options
 	path string // kept: bbolt forgets its path on Close
 
-	mu      sync.Mutex
-	pending []*call
-	leading bool
+	mu         sync.Mutex
+	pending    []*call
+	leading    bool
+	lastBatch  int           // calls in the previous commit
+	lastCommit time.Duration // how long the previous commit took
+	arrived    chan struct{} // a call was queued: wakes gather
 }
 
 // Open opens the log at path, creating it if opts.Create is set.
@@ -102,21 +106,30 @@ func Open(path string, opts Options) (*Log, error) {
 	if err := checkFile(path, opts); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o644, &bolt.Options{
-		ReadOnly: opts.ReadOnly,
-		Timeout:  opts.Timeout,
-		NoSync:   opts.NoSync,
-		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
-	})
+	db, err := openBolt(path, opts)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	l := &Log{db: db, opts: opts, path: db.Path()}
+	l := &Log{db: db, opts: opts, path: db.Path(), arrived: make(chan struct{}, 1)}
 	if err := l.checkMeta(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// openBolt opens the bbolt file. A truncated file makes bbolt touch
+// mapped pages past its end; with panic-on-fault the SIGBUS becomes a
+// panic, and the panic a *CorruptionError, instead of a crash.
+func openBolt(path string, opts Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverCorruption(&err)
+	return bolt.Open(path, 0o644, &bolt.Options{
+		ReadOnly: opts.ReadOnly,
+		Timeout:  opts.Timeout,
+		NoSync:   opts.NoSync,
+		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
+	})
 }
 
 // checkFile refuses a missing file without Create and an empty one
@@ -163,6 +176,9 @@ func openError(path string, err error) error {
 func (l *Log) checkMeta() error {
 	fresh := false
 	err := l.view(func(tx *bolt.Tx) error {
+		if err := checkSize(tx, l.path); err != nil {
+			return err
+		}
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
 			empty := true
@@ -178,10 +194,23 @@ func (l *Log) checkMeta() error {
 	if err != nil || !fresh {
 		return err
 	}
-	if l.opts.ReadOnly {
+	if l.opts.ReadOnly || !l.opts.Create {
 		return &CorruptionError{Reason: "file is an empty bbolt database, not a flowctl log"}
 	}
 	return l.db.Update(l.initialize)
+}
+
+// checkSize refuses a file shorter than bbolt's meta page says it is
+// (truncated), before any page past the end is touched.
+func checkSize(tx *bolt.Tx, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if tx.Size() > fi.Size() {
+		return &CorruptionError{Reason: fmt.Sprintf("file is truncated: %d bytes, its pages need %d", fi.Size(), tx.Size())}
+	}
+	return nil
 }
 
 func checkFormat(meta *bolt.Bucket, readOnly bool, tx *bolt.Tx) error {
@@ -238,7 +267,8 @@ func getUint32(b *bolt.Bucket, key []byte) (uint32, bool) {
 	return binary.BigEndian.Uint32(v), true
 }
 
-// Close releases the file and its lock. Pending Update calls finish first.
+// Close releases the file and its lock. It waits for a commit in flight;
+// Update calls still queued then fail with ErrClosed.
 func (l *Log) Close() error {
 	return l.db.Close()
 }
@@ -252,6 +282,7 @@ func (l *Log) ReadOnly() bool { return l.opts.ReadOnly }
 // view runs fn in a bbolt read transaction and turns a panic from a
 // damaged page into a *CorruptionError.
 func (l *Log) view(fn func(*bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorruption(&err)
 	return closedError(l.db.View(fn))
 }

@@ -23,6 +23,7 @@ type Tx struct {
 	headSeq    uint64
 	headHash   Hash
 	headDirty  bool
+	wrote      bool // anything was appended or put: the commit is needed
 }
 
 func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
@@ -108,38 +109,52 @@ func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
 // version order.
 func (tx *Tx) ReadStream(stream string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(stream)
-	return tx.readIndex(bucketStreamIdx, prefix, append(bytes.Clone(prefix), seqKey(max(from, 1))...),
-		func(k, v []byte) (uint64, error) {
-			if len(v) != 8 {
-				return 0, corruptf(0, "stream index entry for %q is malformed", stream)
-			}
-			return binary.BigEndian.Uint64(v), nil
-		}, fn)
+	return tx.readIndex(bucketStreamIdx, prefix, max(from, 1), func(k, v []byte, r *Record) (uint64, bool) {
+		if len(v) != 8 {
+			return 0, false
+		}
+		if r == nil {
+			return binary.BigEndian.Uint64(v), true
+		}
+		return 0, r.Stream == stream && r.Version == binary.BigEndian.Uint64(k[len(prefix):])
+	}, fn)
 }
 
 // ReadProject calls fn for every record of project with seq >= from, in
 // seq order.
 func (tx *Tx) ReadProject(project string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(project)
-	return tx.readIndex(bucketProjIdx, prefix, append(bytes.Clone(prefix), seqKey(max(from, 1))...),
-		func(k, v []byte) (uint64, error) {
-			return binary.BigEndian.Uint64(k[len(prefix):]), nil
-		}, fn)
+	return tx.readIndex(bucketProjIdx, prefix, max(from, 1), func(k, v []byte, r *Record) (uint64, bool) {
+		if r == nil {
+			return binary.BigEndian.Uint64(k[len(prefix):]), true
+		}
+		return 0, r.Project == project
+	}, fn)
 }
 
-func (tx *Tx) readIndex(bucket, prefix, start []byte, seqOf func(k, v []byte) (uint64, error), fn func(*Record) error) error {
+// readIndex walks the index entries under prefix from the 8-byte key
+// suffix start on. entry is called twice per entry: with r == nil to get
+// the seq the entry points to, then with the record, to confirm it is the
+// one the entry claims; a damaged index is reported, never followed.
+func (tx *Tx) readIndex(bucket, prefix []byte, start uint64, entry func(k, v []byte, r *Record) (uint64, bool), fn func(*Record) error) error {
 	c := tx.bucket(bucket).Cursor()
-	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
-		seq, err := seqOf(k, v)
-		if err != nil {
-			return err
+	for k, v := c.Seek(append(bytes.Clone(prefix), seqKey(start)...)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != len(prefix)+8 {
+			return corruptf(0, "index %s has a malformed entry", bucket)
+		}
+		seq, ok := entry(k, v, nil)
+		if !ok {
+			return corruptf(0, "index %s has a malformed entry", bucket)
 		}
 		r, err := tx.Record(seq)
 		if err != nil {
 			return err
 		}
 		if r == nil {
-			return corruptf(seq, "index points past the head")
+			return corruptf(seq, "index %s points past the head", bucket)
+		}
+		if _, ok := entry(k, v, r); !ok {
+			return corruptf(seq, "index %s points to a record that does not belong to it", bucket)
 		}
 		if err := fn(r); err != nil {
 			return stopped(err)
@@ -217,6 +232,7 @@ func (tx *Tx) Put(bucket string, key, value []byte) error {
 	if err != nil {
 		return err
 	}
+	tx.wrote = true
 	return b.Put(key, value)
 }
 
@@ -229,6 +245,7 @@ func (tx *Tx) Delete(bucket string, key []byte) error {
 	if err != nil || b == nil {
 		return err
 	}
+	tx.wrote = true
 	return b.Delete(key)
 }
 
@@ -241,6 +258,7 @@ func (tx *Tx) DeleteBucket(bucket string) error {
 	if err != nil || b == nil {
 		return err
 	}
+	tx.wrote = true
 	return tx.btx.DeleteBucket([]byte(bucket))
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
@@ -92,5 +94,15 @@ func (a *app) runLog(o *logOptions) (err error) {
 // writeEventLine prints one event as a line of text.
 func writeEventLine(w io.Writer, ev flow.Event) {
 	fmt.Fprintf(w, "%6d  %s  %-28s %-22s %-12s %s\n", ev.Seq, ev.Time.Format(time.RFC3339),
-		ev.Stream+"@"+strconv.FormatUint(ev.Version, 10), ev.Type, ev.Actor, ev.Data)
+		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), printable(ev.Type), printable(ev.Actor), ev.Data)
+}
+
+// printable escapes control characters, so that text from an imported
+// event cannot move the cursor or recolour a terminal.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

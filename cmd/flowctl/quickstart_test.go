@@ -43,7 +43,7 @@ func TestQuickstart(t *testing.T) {
 					t.Errorf("run %d command %d = %q, want %q...", run, i+1, cmds[i], p)
 				}
 			}
-			if !strings.Contains(stdout, "ok: 1 events") {
+			if !strings.Contains(stdout, "ok: 1 event in 1 stream, 1 project") {
 				t.Errorf("run %d: output has no verify result:\n%s", run, stdout)
 			}
 		}

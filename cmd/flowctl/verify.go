@@ -54,10 +54,18 @@ func (a *app) runVerify(expect string) (err error) {
 	}
 	res := verifyResult{OK: true, VerifyReport: rep, ExpectedHead: expect}
 	return a.printer().one(res, func(w io.Writer) {
-		fmt.Fprintf(w, "ok: %d events in %d streams, %d projects\n", rep.HeadSeq, rep.Streams, rep.Projects)
+		fmt.Fprintf(w, "ok: %s in %s, %s\n", plural(rep.HeadSeq, "event"), plural(uint64(rep.Streams), "stream"), plural(uint64(rep.Projects), "project"))
 		fmt.Fprintf(w, "head %s@%d\n", rep.HeadHash, rep.HeadSeq)
 		if expect != "" {
 			fmt.Fprintf(w, "expected head %s is still in the log\n", expect)
 		}
 	})
+}
+
+// plural formats n with its noun: "1 event", "2 events".
+func plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
