@@ -50,6 +50,10 @@ func Open(path string, opts Options) (*Engine, error) {
 	if err := e.acquire(); err != nil {
 		return nil, err
 	}
+	if err := e.syncProjections(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 

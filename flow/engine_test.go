@@ -16,9 +16,9 @@ import (
 func TestEngine_CreateProject(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := mustOpen(t)
-		seq, err := e.CreateProject("website", "the new site")
-		if err != nil || seq != 1 {
-			t.Fatalf("CreateProject = %d, %v; want 1, nil", seq, err)
+		p, err := e.CreateProject(NewProject{Name: "website", Description: "the new site"})
+		if err != nil || p.Seq != 1 || p.Version != 1 || p.Name != "website" || p.CreatedBy != "tester" {
+			t.Fatalf("CreateProject = %+v, %v", p, err)
 		}
 		evs := collect(t, e, Filter{})
 		if len(evs) != 1 {
@@ -37,10 +37,10 @@ func TestEngine_CreateProject(t *testing.T) {
 	})
 	t.Run("ErrExists", func(t *testing.T) {
 		e := mustOpen(t)
-		if _, err := e.CreateProject("a", ""); err != nil {
+		if _, err := e.CreateProject(NewProject{Name: "a"}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := e.CreateProject("a", "")
+		_, err := e.CreateProject(NewProject{Name: "a"})
 		if !errors.Is(err, ErrExists) || ErrorCode(err) != CodeConflict {
 			t.Fatalf("second CreateProject: %v (code %s), want ErrExists/conflict", err, ErrorCode(err))
 		}
@@ -48,7 +48,7 @@ func TestEngine_CreateProject(t *testing.T) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		e := mustOpen(t)
 		for _, name := range []string{"", "-x", "a b", "ä", strings.Repeat("x", 65), "a/b"} {
-			if _, err := e.CreateProject(name, ""); !errors.Is(err, ErrInvalid) {
+			if _, err := e.CreateProject(NewProject{Name: name}); !errors.Is(err, ErrInvalid) {
 				t.Errorf("CreateProject(%q) = %v, want ErrInvalid", name, err)
 			}
 		}
@@ -87,7 +87,7 @@ func TestLocate(t *testing.T) {
 func fill(tb testing.TB, e *Engine, n int) {
 	tb.Helper()
 	for i := range n {
-		if _, err := e.CreateProject(fmt.Sprintf("p%d", i), ""); err != nil {
+		if _, err := e.CreateProject(NewProject{Name: fmt.Sprintf("p%d", i)}); err != nil {
 			tb.Fatal(err)
 		}
 	}

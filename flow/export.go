@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // Export writes every event with seq >= since as one JSON object per line
@@ -53,6 +54,7 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	res := ImportResult{Read: len(events)}
 	err = e.update(func(tx *eventlog.Tx) error {
 		res.Appended, res.Skipped = 0, 0
+		store := newTxStore(tx)
 		for _, ie := range events {
 			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ie.event)
 			if err != nil {
@@ -60,16 +62,32 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 			}
 			if out.Duplicate {
 				res.Skipped++
-			} else {
-				res.Appended++
+				continue
+			}
+			res.Appended++
+			if err := foldSeq(tx, store, out.Seqs[0]); err != nil {
+				return fmt.Errorf("%w: line %d: %v", ErrInvalid, ie.line, err)
 			}
 		}
-		return nil
+		return store.flush()
 	})
 	if err != nil {
 		return ImportResult{}, err
 	}
 	return res, nil
+}
+
+// foldSeq folds the record at seq into store. Events of types this binary
+// does not know are kept in the log and skipped by the fold.
+func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64) error {
+	r, err := tx.Record(seq)
+	if err != nil {
+		return err
+	}
+	if err := projection.Apply(store, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
+		return err
+	}
+	return nil
 }
 
 type importEvent struct {

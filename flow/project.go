@@ -22,40 +22,62 @@ func ValidProjectName(name string) error {
 }
 
 // ProjectStream is the stream of a project's own events.
-func ProjectStream(name string) string { return "project/" + name }
+func ProjectStream(name string) string { return projection.ProjectStream(name) }
+
+// NewProject is the input of CreateProject.
+type NewProject struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Write
+}
 
 // CreateProject appends project.created. It returns ErrExists if the
 // project exists, ErrInvalid for a bad name.
-func (e *Engine) CreateProject(name, description string) (seq uint64, err error) {
-	if err := ValidProjectName(name); err != nil {
-		return 0, err
+func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
+	if err := ValidProjectName(in.Name); err != nil {
+		return nil, err
 	}
-	ev, err := e.newEvent(projection.TypeProjectCreated, projection.SchemaProjectCreated, name,
-		projection.ProjectCreated{Name: name, Description: description})
-	if err != nil {
-		return 0, err
-	}
-	err = e.update(func(tx *eventlog.Tx) error {
-		res, err := tx.Append(ProjectStream(name), eventlog.NoStream, ev)
-		if err == nil {
-			seq = res.Seqs[0]
+	ref, err := e.command(in.Write, "project.new", in, func(w *writer) (Ref, error) {
+		_, err := w.emit(ProjectStream(in.Name), eventlog.NoStream, in.Name, projection.TypeProjectCreated,
+			projection.ProjectCreated{Name: in.Name, Description: in.Description})
+		var vc *eventlog.VersionConflict
+		if errors.As(err, &vc) {
+			return Ref{}, fmt.Errorf("%w: project %q", ErrExists, in.Name)
 		}
+		return Ref{Kind: projection.KindProject, Project: in.Name}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Project(ref.Project)
+}
+
+// Project returns a project, or ErrNotFound.
+func (e *Engine) Project(name string) (*projection.Project, error) {
+	var p *projection.Project
+	err := e.read(func(src source) error {
+		var err error
+		p, err = mustProject(src, name)
 		return err
 	})
-	var vc *eventlog.VersionConflict
-	if errors.As(err, &vc) {
-		return 0, fmt.Errorf("%w: project %q", ErrExists, name)
+	return p, err
+}
+
+func mustProject(src projection.Store, name string) (*projection.Project, error) {
+	p, err := src.Project(name)
+	if err == nil && p == nil {
+		err = fmt.Errorf("%w: project %q (see 'flowctl project ls')", ErrNotFound, name)
 	}
-	return seq, err
+	return p, err
 }
 
 // ProjectExists reports whether the project was created.
 func (e *Engine) ProjectExists(name string) (bool, error) {
 	var ok bool
-	err := e.view(func(tx *eventlog.Tx) error {
-		v, _ := tx.StreamVersion(ProjectStream(name))
-		ok = v > 0
-		return nil
+	err := e.read(func(src source) error {
+		p, err := src.Project(name)
+		ok = p != nil
+		return err
 	})
 	return ok, err
 }

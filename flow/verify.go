@@ -15,6 +15,10 @@ type VerifyReport struct {
 	HeadHash string `json:"head_hash"`
 	Streams  int    `json:"streams"`
 	Projects int    `json:"projects"`
+	// Projections is "ok" when the inline projections equal a replay of
+	// the log, "stale" when they were built by another version (a writable
+	// open or 'flowctl rebuild' rebuilds them).
+	Projections string `json:"projections"`
 }
 
 // Verify checks the whole file (see eventlog.Log.Verify). It returns a
@@ -27,12 +31,22 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if err != nil {
 		return VerifyReport{}, err
 	}
-	return VerifyReport{
-		HeadSeq:  rep.HeadSeq,
-		HeadHash: hex.EncodeToString(rep.HeadHash[:]),
-		Streams:  rep.Streams,
-		Projects: rep.Projects,
-	}, nil
+	out := VerifyReport{
+		HeadSeq:     rep.HeadSeq,
+		HeadHash:    hex.EncodeToString(rep.HeadHash[:]),
+		Streams:     rep.Streams,
+		Projects:    rep.Projects,
+		Projections: "stale",
+	}
+	err = e.log.View(func(tx *eventlog.Tx) error {
+		current, err := projectionsCurrent(tx)
+		if err != nil || !current {
+			return err
+		}
+		out.Projections = "ok"
+		return compareProjections(tx)
+	})
+	return out, err
 }
 
 // Head is a point of the log named by its seq and the hash there, written

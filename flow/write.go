@@ -25,6 +25,26 @@ func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
 	return e.log.View(fn)
 }
 
+// read runs fn on the projections in one read transaction. When they were
+// built by another version of the fold (a read-only engine cannot rebuild
+// them), fn reads a replay of the log in memory instead: slower, never wrong.
+func (e *Engine) read(fn func(src source) error) error {
+	return e.view(func(tx *eventlog.Tx) error {
+		current, err := projectionsCurrent(tx)
+		if err != nil {
+			return err
+		}
+		if current {
+			return fn(newTxStore(tx))
+		}
+		mem, _, err := replay(tx)
+		if err != nil {
+			return err
+		}
+		return fn(memSource{mem})
+	})
+}
+
 // newEvent builds an event of this engine's actor and session with a
 // deterministic msgpack payload.
 func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (eventlog.Event, error) {

@@ -1,18 +1,200 @@
 package projection
 
-// Event types, as stored. Names are never renumbered or reused.
+// Event types, as stored. Names are never renumbered or reused; payload
+// fields are added, never renamed.
 const (
-	TypeProjectCreated = "project.created"
+	TypeProjectCreated    = "project.created"
+	TypeProjectArchived   = "project.archived"
+	TypePlanCreated       = "plan.created"
+	TypePlanClosed        = "plan.closed"
+	TypeTaskCreated       = "task.created"
+	TypeTaskUpdated       = "task.updated"
+	TypeTaskDepsChanged   = "task.deps_changed"
+	TypeTaskStatusChanged = "task.status_changed"
+	TypeTaskClaimed       = "task.claimed"
+	TypeTaskLeaseRenewed  = "task.lease_renewed"
+	TypeTaskReleased      = "task.released"
+	TypeTaskContextMerged = "task.context_merged"
+	TypeStepAdded         = "step.added"
+	TypeStepStatusChanged = "step.status_changed"
+	TypeNoteAdded         = "note.added"
+	TypeApprovalRequested = "approval.requested"
+	TypeApprovalDecided   = "approval.decided"
+	TypeExecRecorded      = "exec.recorded"
+	TypeCheckpointCreated = "checkpoint.created"
+	TypeRollbackApplied   = "rollback.applied"
 )
 
-// Schema versions of the payloads above.
-const (
-	SchemaProjectCreated = 1
-)
+// SchemaVersion is the payload schema version this binary writes for
+// every type it knows. A type's schema is bumped alone when its payload
+// changes incompatibly; older versions are then upcast on read.
+const SchemaVersion = 1
 
-// ProjectCreated is the payload of project.created, the first event of
-// stream project/<name>.
+// Schema returns the schema version this binary writes and reads for an
+// event type, and whether it knows the type at all.
+func Schema(typ string) (uint32, bool) {
+	switch typ {
+	case TypeProjectCreated, TypeProjectArchived, TypePlanCreated, TypePlanClosed,
+		TypeTaskCreated, TypeTaskUpdated, TypeTaskDepsChanged, TypeTaskStatusChanged,
+		TypeTaskClaimed, TypeTaskLeaseRenewed, TypeTaskReleased, TypeTaskContextMerged,
+		TypeStepAdded, TypeStepStatusChanged, TypeNoteAdded, TypeApprovalRequested,
+		TypeApprovalDecided, TypeExecRecorded:
+		return SchemaVersion, true
+	}
+	return 0, false
+}
+
+// ProjectCreated is the first event of stream project/<name>.
 type ProjectCreated struct {
 	Name        string `msgpack:"name"`
 	Description string `msgpack:"description,omitempty"`
+}
+
+// ProjectArchived closes a project to new work.
+type ProjectArchived struct {
+	Reason string `msgpack:"reason,omitempty"`
+}
+
+// PlanCreated starts stream plan/<project>/<P-n>.
+type PlanCreated struct {
+	ID          string `msgpack:"id"`
+	Title       string `msgpack:"title"`
+	Description string `msgpack:"description,omitempty"`
+}
+
+// PlanClosed closes a plan.
+type PlanClosed struct {
+	ID     string `msgpack:"id"`
+	Reason string `msgpack:"reason,omitempty"`
+}
+
+// TaskCreated starts stream task/<project>/<T-n>.
+type TaskCreated struct {
+	ID          string   `msgpack:"id"`
+	Plan        string   `msgpack:"plan,omitempty"`
+	Title       string   `msgpack:"title"`
+	Description string   `msgpack:"description,omitempty"`
+	Deps        []string `msgpack:"deps,omitempty"`
+	Owner       string   `msgpack:"owner,omitempty"`
+	Tags        []string `msgpack:"tags,omitempty"`
+	Priority    int      `msgpack:"priority,omitempty"`
+	Ref         string   `msgpack:"ref,omitempty"`    // an outside id (an imported task's original id)
+	Status      string   `msgpack:"status,omitempty"` // initial status; empty means todo
+}
+
+// TaskUpdated carries the changed fields only; nil means unchanged.
+type TaskUpdated struct {
+	Title       *string   `msgpack:"title,omitempty"`
+	Description *string   `msgpack:"description,omitempty"`
+	Owner       *string   `msgpack:"owner,omitempty"`
+	Tags        *[]string `msgpack:"tags,omitempty"`
+	Priority    *int      `msgpack:"priority,omitempty"`
+	Plan        *string   `msgpack:"plan,omitempty"`
+}
+
+// TaskDepsChanged adds and removes dependencies (task ids of the project).
+type TaskDepsChanged struct {
+	Added   []string `msgpack:"added,omitempty"`
+	Removed []string `msgpack:"removed,omitempty"`
+}
+
+// TaskStatusChanged moves a task; Forced records that `done` was forced
+// past what blocked it.
+type TaskStatusChanged struct {
+	From   string `msgpack:"from"`
+	To     string `msgpack:"to"`
+	Reason string `msgpack:"reason,omitempty"`
+	Forced bool   `msgpack:"forced,omitempty"`
+}
+
+// TaskClaimed takes or renews a claim; LeaseUntil is unix ns.
+type TaskClaimed struct {
+	Actor      string `msgpack:"actor"`
+	Session    string `msgpack:"session,omitempty"`
+	LeaseUntil int64  `msgpack:"lease_until"`
+}
+
+// TaskReleased drops a claim.
+type TaskReleased struct {
+	Actor   string `msgpack:"actor"`
+	Session string `msgpack:"session,omitempty"`
+	Reason  string `msgpack:"reason,omitempty"`
+}
+
+// TaskContextMerged changes a task's context: an RFC 7396 merge patch, or
+// with Replace the whole new object. Patch holds the exact JSON the user
+// gave, after validation.
+type TaskContextMerged struct {
+	Patch   string `msgpack:"patch"`
+	Replace bool   `msgpack:"replace,omitempty"`
+}
+
+// StepAdded adds step <T-n>.<m> to a task.
+type StepAdded struct {
+	ID    string `msgpack:"id"`
+	Title string `msgpack:"title"`
+}
+
+// StepStatusChanged moves a step and/or sets its progress (0-100).
+type StepStatusChanged struct {
+	ID       string `msgpack:"id"`
+	To       string `msgpack:"to"`
+	Progress *int   `msgpack:"progress,omitempty"`
+	Note     string `msgpack:"note,omitempty"`
+	Result   string `msgpack:"result,omitempty"`
+	Error    string `msgpack:"error,omitempty"`
+}
+
+// NoteAdded attaches a note to a task, or to the project when Task is empty.
+type NoteAdded struct {
+	Task string `msgpack:"task,omitempty"`
+	Text string `msgpack:"text"`
+	Kind string `msgpack:"kind"` // note | memory
+}
+
+// ApprovalRequested asks for a decision on a proposed action.
+type ApprovalRequested struct {
+	ID         string `msgpack:"id"`
+	Task       string `msgpack:"task,omitempty"`
+	Step       string `msgpack:"step,omitempty"`
+	Message    string `msgpack:"message"`
+	Code       string `msgpack:"code,omitempty"`
+	Action     string `msgpack:"action,omitempty"` // JSON, exactly as given
+	ActionHash string `msgpack:"action_hash"`      // hex SHA-256 of Action
+	Expires    int64  `msgpack:"expires,omitempty"`
+}
+
+// ApprovalDecided grants or denies an approval.
+type ApprovalDecided struct {
+	ID       string `msgpack:"id"`
+	Decision string `msgpack:"decision"` // granted | denied
+	By       string `msgpack:"by"`
+	Comment  string `msgpack:"comment,omitempty"`
+}
+
+// Output is the kept part of a command's stdout or stderr.
+type Output struct {
+	Head   string `msgpack:"head,omitempty" json:"head"`
+	Tail   string `msgpack:"tail,omitempty" json:"tail,omitempty"`
+	Bytes  int64  `msgpack:"bytes" json:"bytes"`
+	SHA256 string `msgpack:"sha256,omitempty" json:"sha256,omitempty"`
+}
+
+// ExecRecorded records a command (or code) that was run.
+type ExecRecorded struct {
+	ID           string   `msgpack:"id" json:"id"`
+	Task         string   `msgpack:"task,omitempty" json:"task,omitempty"`
+	Step         string   `msgpack:"step,omitempty" json:"step,omitempty"`
+	Plan         string   `msgpack:"plan,omitempty" json:"plan,omitempty"`
+	Command      string   `msgpack:"command,omitempty" json:"command,omitempty"`
+	Code         string   `msgpack:"code,omitempty" json:"code,omitempty"`
+	Cwd          string   `msgpack:"cwd,omitempty" json:"cwd,omitempty"`
+	ExitCode     int      `msgpack:"exit_code" json:"exit_code"`
+	Success      bool     `msgpack:"success" json:"success"`
+	ElapsedMS    float64  `msgpack:"elapsed_ms" json:"elapsed_ms"`
+	Stdout       Output   `msgpack:"stdout" json:"stdout"`
+	Stderr       Output   `msgpack:"stderr" json:"stderr"`
+	AddedVars    []string `msgpack:"added_vars,omitempty" json:"added_vars,omitempty"`
+	AddedImports []string `msgpack:"added_imports,omitempty" json:"added_imports,omitempty"`
+	GitHead      string   `msgpack:"git_head,omitempty" json:"git_head,omitempty"`
 }

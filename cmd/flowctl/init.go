@@ -48,7 +48,7 @@ func (a *app) runInit() (err error) {
 	}
 	defer closeEngine(eng, &err)
 	if a.g.project != "" {
-		_, err := eng.CreateProject(a.g.project, "")
+		_, err := eng.CreateProject(flow.NewProject{Name: a.g.project})
 		if err != nil && !errors.Is(err, flow.ErrExists) {
 			return err
 		}

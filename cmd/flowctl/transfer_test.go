@@ -220,7 +220,7 @@ const (
 // when the lines before the bad one were fine (one transaction).
 func TestImport_BadInput(t *testing.T) {
 	t.Parallel()
-	good := importLine(newID1, "task/alpha/T-2", 1, "task.created")
+	good := importLine(newID1, "task/alpha/T-2", 1, "test.note") // a type this binary does not know: kept, not folded
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
 	tests := []struct {
 		name  string
@@ -232,7 +232,7 @@ func TestImport_BadInput(t *testing.T) {
 		{"NotAnObject", good + "\n[1,2,3]\n", 2, []string{"line 2"}},
 		{"InvalidUTF8", good + "\n" + strings.Replace(importLine(newID2, "s/x", 1, "x.y"), `"actor":"x"`, "\"actor\":\"\xff\xfe\"", 1) + "\n", 2, []string{"line 2", "UTF-8"}},
 		{"MissingStream", strings.Replace(good, `"stream":"task/alpha/T-2",`, "", 1) + "\n", 2, []string{"line 1", "stream"}},
-		{"MissingType", strings.Replace(good, `"type":"task.created",`, "", 1) + "\n", 2, []string{"line 1", "type"}},
+		{"MissingType", strings.Replace(good, `"type":"test.note",`, "", 1) + "\n", 2, []string{"line 1", "type"}},
 		{"VersionZero", importLine(newID1, "s/x", 0, "x.y") + "\n", 2, []string{"line 1", "version"}},
 		{"MissingTime", strings.Replace(good, `"time":"2026-02-01T00:00:00Z",`, "", 1) + "\n", 2, []string{"line 1", "time"}},
 		{"BadID", importLine("not-a-uuid", "s/x", 1, "x.y") + "\n", 2, []string{"line 1", "not-a-uuid"}},

@@ -1,0 +1,148 @@
+package flow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Write carries the options every write command takes.
+type Write struct {
+	// IfVersion, when not 0, makes the command fail with a conflict unless
+	// the entity's stream is at exactly this version (its "version" field).
+	IfVersion uint64 `json:"if_version,omitempty"`
+	// Key is an idempotency key: a retried command with the same key
+	// returns the original result and appends nothing; the same key used
+	// for a different command is a conflict.
+	Key string `json:"-"`
+}
+
+// Ref names the entity a command created or changed.
+type Ref struct {
+	Kind    string `msgpack:"kind"`
+	Project string `msgpack:"project"`
+	ID      string `msgpack:"id"`
+}
+
+// writer is one command's view of its write transaction: validation reads
+// go through the same store that the fold writes, and emit appends an
+// event and folds it at once.
+type writer struct {
+	*txStore
+	e  *Engine
+	tx *eventlog.Tx
+}
+
+// emit appends one event to stream and folds it into the projections.
+func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, payload any) (*eventlog.Record, error) {
+	schema, _ := projection.Schema(typ)
+	ev, err := w.e.newEvent(typ, schema, project, payload)
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.tx.Append(stream, exp, ev)
+	if err != nil {
+		return nil, err
+	}
+	r, err := w.tx.Record(res.Seqs[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := projection.Apply(w.txStore, r); err != nil {
+		return nil, fmt.Errorf("flow: folding %s: %w", typ, err)
+	}
+	return r, nil
+}
+
+// expect turns IfVersion into the expected-version condition of an append.
+func (wr Write) expect() eventlog.Expect {
+	if wr.IfVersion == 0 {
+		return eventlog.Any
+	}
+	return eventlog.Exact(wr.IfVersion)
+}
+
+// idemRecord is what the idem bucket keeps per idempotency key.
+type idemRecord struct {
+	Hash string `msgpack:"hash"`
+	Ref  Ref    `msgpack:"ref"`
+}
+
+// command runs fn in one write transaction: validation, events, folded
+// projections and the idempotency record commit together or not at all.
+// name and input identify the command for idempotency.
+func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (Ref, error)) (Ref, error) {
+	hash, err := commandHash(name, input)
+	if err != nil {
+		return Ref{}, err
+	}
+	var out Ref
+	err = e.update(func(tx *eventlog.Tx) error {
+		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
+			return err
+		}
+		w := &writer{txStore: newTxStore(tx), e: e, tx: tx}
+		ref, err := fn(w)
+		if err != nil {
+			return err
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		out = ref
+		if wr.Key == "" {
+			return nil
+		}
+		b, err := marshal(idemRecord{Hash: hash, Ref: ref})
+		if err != nil {
+			return err
+		}
+		return tx.Put(bucketIdem, []byte(wr.Key), b)
+	})
+	return out, versionConflict(err)
+}
+
+// replayed reports whether key was already used for this command, setting
+// out to its result; the same key for another command is a conflict.
+func replayed(tx *eventlog.Tx, key, hash string, out *Ref) (bool, error) {
+	if key == "" {
+		return false, nil
+	}
+	b, err := tx.Get(bucketIdem, []byte(key))
+	if err != nil || b == nil {
+		return false, err
+	}
+	var rec idemRecord
+	if err := msgpack.Unmarshal(b, &rec); err != nil {
+		return false, &eventlog.CorruptionError{Reason: fmt.Sprintf("idempotency record %q does not decode", key)}
+	}
+	if rec.Hash != hash {
+		return false, fmt.Errorf("%w: idempotency key %q was already used for a different command", eventlog.ErrConflict, key)
+	}
+	*out = rec.Ref
+	return true, nil
+}
+
+func commandHash(name string, input any) (string, error) {
+	b, err := json.Marshal(input)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(append([]byte(name+"\x00"), b...))
+	return hex.EncodeToString(h[:]), nil
+}
+
+// versionConflict words a stale --if-version for users.
+func versionConflict(err error) error {
+	var vc *eventlog.VersionConflict
+	if errors.As(err, &vc) {
+		return fmt.Errorf("%w: %s is at version %d, not %d (re-read it and retry)", eventlog.ErrConflict, vc.Stream, vc.Actual, vc.Expected)
+	}
+	return err
+}

@@ -1,0 +1,173 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// projectionsCurrent reports whether the stored projections were built by
+// this binary's fold.
+func projectionsCurrent(tx *eventlog.Tx) (bool, error) {
+	b, err := tx.Get(bucketProjMeta, keyProjectionVersion)
+	if err != nil {
+		return false, err
+	}
+	return len(b) == 4 && binary.BigEndian.Uint32(b) == projection.Version, nil
+}
+
+// syncProjections rebuilds the projections of a writable engine whose
+// stored version is not this binary's.
+func (e *Engine) syncProjections() error {
+	if e.opts.ReadOnly {
+		return nil
+	}
+	var current bool
+	if err := e.log.View(func(tx *eventlog.Tx) error {
+		var err error
+		current, err = projectionsCurrent(tx)
+		return err
+	}); err != nil || current {
+		return err
+	}
+	_, err := e.Rebuild()
+	return err
+}
+
+// RebuildReport says what a rebuild did.
+type RebuildReport struct {
+	Events  uint64 `json:"events"`
+	Skipped int    `json:"skipped"` // events of unknown types or schemas
+}
+
+// Rebuild drops the projections and folds the whole log into new ones, in
+// one transaction.
+func (e *Engine) Rebuild() (RebuildReport, error) {
+	var rep RebuildReport
+	err := e.update(func(tx *eventlog.Tx) error {
+		mem, r, err := replay(tx)
+		if err != nil {
+			return err
+		}
+		rep = r
+		for _, b := range projectionBuckets {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return writeMemory(tx, mem)
+	})
+	return rep, err
+}
+
+// replay folds the whole log into memory.
+func replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
+	mem := projection.NewMemory()
+	var rep RebuildReport
+	err := tx.ReadRange(1, 0, func(r *eventlog.Record) error {
+		rep.Events++
+		err := projection.Apply(mem, r)
+		if errors.Is(err, projection.ErrUnknown) {
+			rep.Skipped++
+			return nil
+		}
+		return err
+	})
+	return mem, rep, err
+}
+
+// writeMemory stores a replayed state as the inline projections.
+func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
+	s := newTxStore(tx)
+	for _, v := range mem.Projects {
+		s.PutProject(v)
+	}
+	for _, v := range mem.Plans {
+		s.PutPlan(v)
+	}
+	for _, v := range mem.Tasks {
+		s.PutTask(v)
+	}
+	for _, v := range mem.Approvals {
+		s.PutApproval(v)
+	}
+	for _, v := range mem.Execs {
+		s.PutExec(v)
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, projection.Version))
+}
+
+// compareProjections replays the log and compares the result, byte for
+// byte, with the stored projections. The first difference is returned as
+// a *eventlog.CorruptionError naming the entity.
+func compareProjections(tx *eventlog.Tx) error {
+	mem, _, err := replay(tx)
+	if err != nil {
+		return err
+	}
+	want := map[string]map[string][]byte{}
+	add := func(bucket, key string, v any) error {
+		b, err := marshal(v)
+		if want[bucket] == nil {
+			want[bucket] = map[string][]byte{}
+		}
+		want[bucket][key] = b
+		return err
+	}
+	for k, v := range mem.Projects {
+		add(bucketProjects, k, v)
+	}
+	for k, v := range mem.Plans {
+		add(bucketPlans, k, v)
+	}
+	for k, v := range mem.Tasks {
+		add(bucketTasks, k, v)
+	}
+	for k, v := range mem.Approvals {
+		add(bucketApprovals, k, v)
+	}
+	for k, v := range mem.Execs {
+		add(bucketExecs, k, v)
+	}
+	for _, bucket := range projectionBuckets[:5] {
+		if err := compareBucket(tx, bucket, want[bucket]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error {
+	seen := 0
+	err := tx.Scan(bucket, nil, func(k, v []byte) error {
+		w, ok := want[string(k)]
+		switch {
+		case !ok:
+			return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
+		case !bytes.Equal(w, v):
+			return projectionDiff(bucket, string(k), "differs from a replay of the log")
+		}
+		seen++
+		return nil
+	})
+	if err != nil || seen == len(want) {
+		return err
+	}
+	for k := range want {
+		if b, _ := tx.Get(bucket, []byte(k)); b == nil {
+			return projectionDiff(bucket, k, "is missing from the stored projections")
+		}
+	}
+	return nil
+}
+
+func projectionDiff(bucket, key, what string) error {
+	return &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q %s (run 'flowctl rebuild' to rebuild it from the log)", bucket, key, what)}
+}

@@ -1,0 +1,218 @@
+package flow
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Buckets of the inline projections and the engine's own indexes.
+const (
+	bucketProjects  = "proj_project"
+	bucketPlans     = "proj_plan"
+	bucketTasks     = "proj_task"
+	bucketApprovals = "proj_approval"
+	bucketExecs     = "proj_exec"
+	bucketProjMeta  = "proj_meta"
+	bucketIdem      = "idem"
+)
+
+// projectionBuckets are dropped and refilled by a rebuild.
+var projectionBuckets = []string{bucketProjects, bucketPlans, bucketTasks, bucketApprovals, bucketExecs, bucketProjMeta}
+
+var keyProjectionVersion = []byte("version")
+
+// source is what queries read: the inline projections in a transaction,
+// or a replay in memory.
+type source interface {
+	projection.Store
+	Projects() ([]*projection.Project, error)
+	Plans(project string) ([]*projection.Plan, error)
+	Tasks(project string) ([]*projection.Task, error)
+	Approvals(project string) ([]*projection.Approval, error)
+	Execs(project string) ([]*projection.Exec, error)
+}
+
+// txStore is the inline projection seen through one transaction. What
+// the fold puts stays in memory until flush writes it, so the fold and
+// the command that runs it see one consistent state.
+type txStore struct {
+	tx    *eventlog.Tx
+	dirty map[string]any // bucket + "\x00" + key -> entity
+	keys  []string       // dirty keys in the order first put
+}
+
+var _ source = (*txStore)(nil)
+
+func newTxStore(tx *eventlog.Tx) *txStore {
+	return &txStore{tx: tx, dirty: map[string]any{}}
+}
+
+func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
+
+func get[T any](s *txStore, bucket, key string) (*T, error) {
+	if v, ok := s.dirty[dirtyKey(bucket, key)]; ok {
+		return v.(*T), nil
+	}
+	b, err := s.tx.Get(bucket, []byte(key))
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return decodeEntity[T](bucket, key, b)
+}
+
+func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
+	v := new(T)
+	if err := msgpack.Unmarshal(b, v); err != nil {
+		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q does not decode: %v (run 'flowctl rebuild')", bucket, key, err)}
+	}
+	return v, nil
+}
+
+func (s *txStore) put(bucket, key string, v any) error {
+	k := dirtyKey(bucket, key)
+	if _, ok := s.dirty[k]; !ok {
+		s.keys = append(s.keys, k)
+	}
+	s.dirty[k] = v
+	return nil
+}
+
+// flush writes every entity put since the last flush.
+func (s *txStore) flush() error {
+	for _, k := range s.keys {
+		bucket, key, _ := strings.Cut(k, "\x00")
+		b, err := marshal(s.dirty[k])
+		if err != nil {
+			return err
+		}
+		if err := s.tx.Put(bucket, []byte(key), b); err != nil {
+			return err
+		}
+	}
+	s.dirty, s.keys = map[string]any{}, nil
+	return nil
+}
+
+func (s *txStore) Project(name string) (*projection.Project, error) {
+	return get[projection.Project](s, bucketProjects, name)
+}
+func (s *txStore) Plan(p, id string) (*projection.Plan, error) {
+	return get[projection.Plan](s, bucketPlans, projection.Key(p, id))
+}
+func (s *txStore) Task(p, id string) (*projection.Task, error) {
+	return get[projection.Task](s, bucketTasks, projection.Key(p, id))
+}
+func (s *txStore) Approval(p, id string) (*projection.Approval, error) {
+	return get[projection.Approval](s, bucketApprovals, projection.Key(p, id))
+}
+func (s *txStore) Exec(p, id string) (*projection.Exec, error) {
+	return get[projection.Exec](s, bucketExecs, projection.Key(p, id))
+}
+func (s *txStore) PutProject(v *projection.Project) error { return s.put(bucketProjects, v.Name, v) }
+func (s *txStore) PutPlan(v *projection.Plan) error {
+	return s.put(bucketPlans, projection.Key(v.Project, v.ID), v)
+}
+func (s *txStore) PutTask(v *projection.Task) error {
+	return s.put(bucketTasks, projection.Key(v.Project, v.ID), v)
+}
+func (s *txStore) PutApproval(v *projection.Approval) error {
+	return s.put(bucketApprovals, projection.Key(v.Project, v.ID), v)
+}
+func (s *txStore) PutExec(v *projection.Exec) error {
+	return s.put(bucketExecs, projection.Key(v.Project, v.ID), v)
+}
+
+// list decodes every entity of bucket under prefix, in key order, with
+// what is dirty taking precedence. Callers sort by id number.
+func list[T any](s *txStore, bucket, prefix string) ([]*T, error) {
+	var out []*T
+	seen := map[string]bool{}
+	err := s.tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+		seen[string(k)] = true
+		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
+			out = append(out, d.(*T))
+			return nil
+		}
+		e, err := decodeEntity[T](bucket, string(k), v)
+		if err == nil {
+			out = append(out, e)
+		}
+		return err
+	})
+	for _, k := range s.keys {
+		b, key, _ := strings.Cut(k, "\x00")
+		if b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
+			out = append(out, s.dirty[k].(*T))
+		}
+	}
+	return out, err
+}
+
+func (s *txStore) Projects() ([]*projection.Project, error) {
+	return list[projection.Project](s, bucketProjects, "")
+}
+func (s *txStore) Plans(p string) ([]*projection.Plan, error) {
+	return sortByID(list[projection.Plan](s, bucketPlans, p+"/"))
+}
+func (s *txStore) Tasks(p string) ([]*projection.Task, error) {
+	return sortByID(list[projection.Task](s, bucketTasks, p+"/"))
+}
+func (s *txStore) Approvals(p string) ([]*projection.Approval, error) {
+	return sortByID(list[projection.Approval](s, bucketApprovals, p+"/"))
+}
+func (s *txStore) Execs(p string) ([]*projection.Exec, error) {
+	return sortByID(list[projection.Exec](s, bucketExecs, p+"/"))
+}
+
+// memSource adapts a replay in memory to a source.
+type memSource struct{ *projection.Memory }
+
+func (m memSource) Projects() ([]*projection.Project, error) {
+	return sortProjects(m.Memory.Projects), nil
+}
+func (m memSource) Plans(p string) ([]*projection.Plan, error) { return m.PlansOf(p), nil }
+func (m memSource) Tasks(p string) ([]*projection.Task, error) { return m.TasksOf(p), nil }
+func (m memSource) Approvals(p string) ([]*projection.Approval, error) {
+	return m.ApprovalsOf(p), nil
+}
+func (m memSource) Execs(p string) ([]*projection.Exec, error) { return m.ExecsOf(p), nil }
+
+// sortByID orders entities of one kind by id number (T-2 before T-10).
+func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {
+	slices.SortFunc(items, func(a, b T) int { return compareIDs(a.EntityID(), b.EntityID()) })
+	return items, err
+}
+
+// compareIDs orders short ids of one kind: by prefix, then number.
+func compareIDs(a, b string) int {
+	pa, na := splitID(a)
+	pb, nb := splitID(b)
+	if c := strings.Compare(pa, pb); c != 0 {
+		return c
+	}
+	if na != nb {
+		return na - nb
+	}
+	return strings.Compare(a, b)
+}
+
+func splitID(id string) (string, int) {
+	prefix, num, _ := strings.Cut(id, "-")
+	n, _ := strconv.Atoi(num)
+	return prefix, n
+}
+
+func sortProjects(m map[string]*projection.Project) []*projection.Project {
+	out := make([]*projection.Project, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *projection.Project) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}

@@ -1,0 +1,201 @@
+package projection
+
+import (
+	"fmt"
+	"slices"
+)
+
+// taskEvent folds the events that change one task, on its own stream.
+func (f *fold) taskEvent(t *Task) error {
+	switch f.r.Type {
+	case TypeTaskUpdated:
+		var p TaskUpdated
+		if err := f.decode(&p); err != nil {
+			return err
+		}
+		setIf(&t.Title, p.Title)
+		setIf(&t.Description, p.Description)
+		setIf(&t.Owner, p.Owner)
+		setIf(&t.Priority, p.Priority)
+		setIf(&t.Plan, p.Plan)
+		if p.Tags != nil {
+			t.Tags = nonNil(slices.Clone(*p.Tags))
+		}
+	case TypeTaskDepsChanged:
+		var p TaskDepsChanged
+		if err := f.decode(&p); err != nil {
+			return err
+		}
+		t.Deps = slices.DeleteFunc(t.Deps, func(d string) bool { return slices.Contains(p.Removed, d) })
+		for _, d := range p.Added {
+			if !slices.Contains(t.Deps, d) {
+				t.Deps = append(t.Deps, d)
+			}
+		}
+		slices.SortFunc(t.Deps, CompareTaskIDs)
+	case TypeTaskStatusChanged:
+		var p TaskStatusChanged
+		if err := f.decode(&p); err != nil {
+			return err
+		}
+		t.Status, t.Forced = p.To, p.Forced
+	case TypeTaskClaimed, TypeTaskLeaseRenewed:
+		var p TaskClaimed
+		if err := f.decode(&p); err != nil {
+			return err
+		}
+		claimedAt := TimeOf(f.r.Time)
+		if f.r.Type == TypeTaskLeaseRenewed && t.Claim != nil {
+			claimedAt = t.Claim.ClaimedAt
+		}
+		t.Claim = &Claim{Actor: p.Actor, Session: p.Session, LeaseUntil: Time(p.LeaseUntil), ClaimedAt: claimedAt}
+	case TypeTaskReleased:
+		t.Claim = nil
+	case TypeTaskContextMerged:
+		return f.contextMerged(t)
+	case TypeStepAdded:
+		var p StepAdded
+		if err := f.decode(&p); err != nil {
+			return err
+		}
+		t.Steps = append(t.Steps, Step{ID: p.ID, Title: p.Title, Status: StepPending, UpdatedAt: TimeOf(f.r.Time)})
+	case TypeStepStatusChanged:
+		return f.stepStatus(t)
+	}
+	return nil
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func (f *fold) contextMerged(t *Task) error {
+	var p TaskContextMerged
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	var next JSON
+	var err error
+	if p.Replace {
+		next, err = Canonical(JSON(p.Patch))
+	} else {
+		next, err = MergePatch(t.Context, JSON(p.Patch))
+	}
+	if err != nil {
+		return fmt.Errorf("%w: context patch: %v", ErrInconsistent, err)
+	}
+	t.Context = next
+	t.ContextVersion++
+	return nil
+}
+
+func (f *fold) stepStatus(t *Task) error {
+	var p StepStatusChanged
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	s := t.Step(p.ID)
+	if s == nil {
+		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, p.ID)
+	}
+	if p.To != "" {
+		s.Status = p.To
+	}
+	switch {
+	case p.Progress != nil:
+		s.Progress = *p.Progress
+	case s.Status == StepCompleted:
+		s.Progress = 100
+	}
+	if p.Note != "" {
+		s.Note = p.Note
+	}
+	if p.Result != "" {
+		s.Result = p.Result
+	}
+	if p.Error != "" {
+		s.Error = p.Error
+	}
+	s.UpdatedAt = TimeOf(f.r.Time)
+	return nil
+}
+
+func (f *fold) noteAdded() error {
+	var p NoteAdded
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	if p.Task == "" {
+		return nil
+	}
+	return f.task(p.Task, func(t *Task) error { t.Notes++; return nil })
+}
+
+func (f *fold) approvalRequested() error {
+	var p ApprovalRequested
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	if err := f.counter(PrefixApproval, p.ID, func(c *Counters) *int { return &c.Approvals }); err != nil {
+		return err
+	}
+	if p.Task != "" {
+		err := f.task(p.Task, func(t *Task) error {
+			t.PendingApprovals = append(t.PendingApprovals, p.ID)
+			slices.SortFunc(t.PendingApprovals, lessID(PrefixApproval))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return f.s.PutApproval(&Approval{
+		Project: f.r.Project, ID: p.ID, Task: p.Task, Step: p.Step, Message: p.Message, Code: p.Code,
+		Action: JSON(p.Action), ActionHash: p.ActionHash, Expires: Time(p.Expires), Status: ApprovalPending,
+		RequestedBy: f.r.Actor, Meta: f.meta(),
+	})
+}
+
+func (f *fold) approvalDecided() error {
+	var p ApprovalDecided
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	a, err := f.s.Approval(f.r.Project, p.ID)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return fmt.Errorf("%w: approval %s does not exist", ErrInconsistent, p.ID)
+	}
+	a.Status, a.DecidedBy, a.Comment, a.DecidedAt = p.Decision, p.By, p.Comment, TimeOf(f.r.Time)
+	a.Version, a.Seq, a.UpdatedAt = f.r.Version, f.r.Seq, TimeOf(f.r.Time)
+	if a.Task != "" {
+		err := f.task(a.Task, func(t *Task) error {
+			t.PendingApprovals = slices.DeleteFunc(t.PendingApprovals, func(id string) bool { return id == p.ID })
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return f.s.PutApproval(a)
+}
+
+func (f *fold) execRecorded() error {
+	var p ExecRecorded
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	if err := f.counter(PrefixExec, p.ID, func(c *Counters) *int { return &c.Execs }); err != nil {
+		return err
+	}
+	if p.Task != "" {
+		if err := f.task(p.Task, func(t *Task) error { t.Execs++; return nil }); err != nil {
+			return err
+		}
+	}
+	return f.s.PutExec(&Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
+}

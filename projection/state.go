@@ -1,0 +1,212 @@
+package projection
+
+import (
+	"strconv"
+	"time"
+)
+
+// Time is a point in time as unix nanoseconds: deterministic in msgpack,
+// RFC 3339 (UTC) in JSON. The zero Time is "never".
+type Time int64
+
+// TimeOf converts t.
+func TimeOf(t time.Time) Time { return Time(t.UnixNano()) }
+
+// Std returns t as a time.Time in UTC.
+func (t Time) Std() time.Time { return time.Unix(0, int64(t)).UTC() }
+
+// IsZero reports whether t is unset.
+func (t Time) IsZero() bool { return t == 0 }
+
+// MarshalJSON writes an RFC 3339 time, or null when unset.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t == 0 {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.Quote(t.Std().Format(time.RFC3339Nano))), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 time or null.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = 0
+		return nil
+	}
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	*t = TimeOf(v)
+	return nil
+}
+
+// JSON is a JSON text kept as a string (validated before it is stored);
+// it is written into JSON output as the value itself, not as a string.
+type JSON string
+
+// MarshalJSON writes the JSON text itself, or null when empty.
+func (j JSON) MarshalJSON() ([]byte, error) {
+	if j == "" {
+		return []byte("null"), nil
+	}
+	return []byte(j), nil
+}
+
+// Meta is what every projected entity records about its stream.
+type Meta struct {
+	Version   uint64 `msgpack:"version" json:"version"` // stream version: the --if-version to give
+	Seq       uint64 `msgpack:"seq" json:"seq"`         // seq of the last event that changed it
+	CreatedAt Time   `msgpack:"created_at" json:"created_at"`
+	CreatedBy string `msgpack:"created_by" json:"created_by"`
+	UpdatedAt Time   `msgpack:"updated_at" json:"updated_at"`
+}
+
+// Counters hold the last short id number used per kind in a project.
+type Counters struct {
+	Plans       int `msgpack:"plans" json:"plans"`
+	Tasks       int `msgpack:"tasks" json:"tasks"`
+	Approvals   int `msgpack:"approvals" json:"approvals"`
+	Execs       int `msgpack:"execs" json:"execs"`
+	Checkpoints int `msgpack:"checkpoints" json:"checkpoints"`
+}
+
+// Project is the projection of stream project/<name>.
+type Project struct {
+	Name        string   `msgpack:"name" json:"name"`
+	Description string   `msgpack:"description,omitempty" json:"description,omitempty"`
+	Archived    bool     `msgpack:"archived" json:"archived"`
+	Counters    Counters `msgpack:"counters" json:"counters"`
+	Meta
+}
+
+// Plan is the projection of stream plan/<project>/<P-n>.
+type Plan struct {
+	Project     string `msgpack:"project" json:"project"`
+	ID          string `msgpack:"id" json:"id"`
+	Title       string `msgpack:"title" json:"title"`
+	Description string `msgpack:"description,omitempty" json:"description,omitempty"`
+	Status      string `msgpack:"status" json:"status"` // open | closed
+	Meta
+}
+
+// Task statuses.
+const (
+	StatusTodo      = "todo"
+	StatusDoing     = "doing"
+	StatusDone      = "done"
+	StatusBlocked   = "blocked"
+	StatusCancelled = "cancelled"
+)
+
+// Step statuses.
+const (
+	StepPending    = "pending"
+	StepInProgress = "in_progress"
+	StepCompleted  = "completed"
+	StepFailed     = "failed"
+	StepSkipped    = "skipped"
+)
+
+// Approval statuses.
+const (
+	ApprovalPending = "pending"
+	ApprovalGranted = "granted"
+	ApprovalDenied  = "denied"
+)
+
+// Claim is a lease on a task by an actor (and session).
+type Claim struct {
+	Actor      string `msgpack:"actor" json:"actor"`
+	Session    string `msgpack:"session,omitempty" json:"session,omitempty"`
+	LeaseUntil Time   `msgpack:"lease_until" json:"lease_until"`
+	ClaimedAt  Time   `msgpack:"claimed_at" json:"claimed_at"`
+}
+
+// Live reports whether the lease still holds at now.
+func (c *Claim) Live(now time.Time) bool {
+	return c != nil && now.Before(c.LeaseUntil.Std())
+}
+
+// Step is one execution step of a task.
+type Step struct {
+	ID        string `msgpack:"id" json:"id"`
+	Title     string `msgpack:"title" json:"title"`
+	Status    string `msgpack:"status" json:"status"`
+	Progress  int    `msgpack:"progress" json:"progress"`
+	Note      string `msgpack:"note,omitempty" json:"note,omitempty"`
+	Result    string `msgpack:"result,omitempty" json:"result,omitempty"`
+	Error     string `msgpack:"error,omitempty" json:"error,omitempty"`
+	UpdatedAt Time   `msgpack:"updated_at" json:"updated_at"`
+}
+
+// Task is the projection of stream task/<project>/<T-n>.
+type Task struct {
+	Project          string   `msgpack:"project" json:"project"`
+	ID               string   `msgpack:"id" json:"id"`
+	Plan             string   `msgpack:"plan,omitempty" json:"plan,omitempty"`
+	Title            string   `msgpack:"title" json:"title"`
+	Description      string   `msgpack:"description,omitempty" json:"description,omitempty"`
+	Status           string   `msgpack:"status" json:"status"`
+	Owner            string   `msgpack:"owner,omitempty" json:"owner,omitempty"`
+	Tags             []string `msgpack:"tags" json:"tags"`
+	Priority         int      `msgpack:"priority" json:"priority"`
+	Deps             []string `msgpack:"deps" json:"deps"` // sorted by number
+	Ref              string   `msgpack:"ref,omitempty" json:"ref,omitempty"`
+	Claim            *Claim   `msgpack:"claim" json:"claim"`
+	Steps            []Step   `msgpack:"steps" json:"steps"`
+	Context          JSON     `msgpack:"context" json:"context"` // canonical JSON object
+	ContextVersion   int      `msgpack:"context_version" json:"context_version"`
+	PendingApprovals []string `msgpack:"pending_approvals" json:"pending_approvals"`
+	Notes            int      `msgpack:"notes" json:"notes"`
+	Execs            int      `msgpack:"execs" json:"execs"`
+	Forced           bool     `msgpack:"forced,omitempty" json:"forced,omitempty"` // last done was forced
+	Meta
+}
+
+// Step returns the step with id, or nil.
+func (t *Task) Step(id string) *Step {
+	for i := range t.Steps {
+		if t.Steps[i].ID == id {
+			return &t.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Approval is the projection of an approval request and its decision.
+type Approval struct {
+	Project     string `msgpack:"project" json:"project"`
+	ID          string `msgpack:"id" json:"id"`
+	Task        string `msgpack:"task,omitempty" json:"task,omitempty"`
+	Step        string `msgpack:"step,omitempty" json:"step,omitempty"`
+	Message     string `msgpack:"message" json:"message"`
+	Code        string `msgpack:"code,omitempty" json:"code,omitempty"`
+	Action      JSON   `msgpack:"action,omitempty" json:"action,omitempty"`
+	ActionHash  string `msgpack:"action_hash" json:"action_hash"`
+	Expires     Time   `msgpack:"expires" json:"expires"`
+	Status      string `msgpack:"status" json:"status"`
+	RequestedBy string `msgpack:"requested_by" json:"requested_by"`
+	DecidedBy   string `msgpack:"decided_by,omitempty" json:"decided_by,omitempty"`
+	Comment     string `msgpack:"comment,omitempty" json:"comment,omitempty"`
+	DecidedAt   Time   `msgpack:"decided_at" json:"decided_at"`
+	Meta
+}
+
+// Exec is the projection of one exec record.
+type Exec struct {
+	Project string `msgpack:"project" json:"project"`
+	ExecRecorded
+	Actor string `msgpack:"actor" json:"actor"`
+	Meta
+}
+
+// EntityID returns the entity's short id; the kinds of a project share it
+// as their key within the project.
+func (p *Plan) EntityID() string     { return p.ID }
+func (t *Task) EntityID() string     { return t.ID }
+func (a *Approval) EntityID() string { return a.ID }
+func (x *Exec) EntityID() string     { return x.ID }

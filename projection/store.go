@@ -1,0 +1,96 @@
+package projection
+
+import (
+	"slices"
+	"strings"
+)
+
+// Store is what the fold reads and writes. A getter returns the current
+// entity (nil when there is none) for the fold to change and put back;
+// the fold always puts what it changed.
+type Store interface {
+	Project(name string) (*Project, error)
+	Plan(project, id string) (*Plan, error)
+	Task(project, id string) (*Task, error)
+	Approval(project, id string) (*Approval, error)
+	Exec(project, id string) (*Exec, error)
+	PutProject(*Project) error
+	PutPlan(*Plan) error
+	PutTask(*Task) error
+	PutApproval(*Approval) error
+	PutExec(*Exec) error
+}
+
+// Memory is a Store in memory: the target of a full replay, and the state
+// that snapshots encode.
+type Memory struct {
+	Projects  map[string]*Project
+	Plans     map[string]*Plan     // key project + "/" + id
+	Tasks     map[string]*Task     // key project + "/" + id
+	Approvals map[string]*Approval // key project + "/" + id
+	Execs     map[string]*Exec     // key project + "/" + id
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{
+		Projects:  map[string]*Project{},
+		Plans:     map[string]*Plan{},
+		Tasks:     map[string]*Task{},
+		Approvals: map[string]*Approval{},
+		Execs:     map[string]*Exec{},
+	}
+}
+
+// Key is the key of an entity within its kind: "project/id".
+func Key(project, id string) string { return project + "/" + id }
+
+func (m *Memory) Project(name string) (*Project, error)    { return m.Projects[name], nil }
+func (m *Memory) Plan(p, id string) (*Plan, error)         { return m.Plans[Key(p, id)], nil }
+func (m *Memory) Task(p, id string) (*Task, error)         { return m.Tasks[Key(p, id)], nil }
+func (m *Memory) Approval(p, id string) (*Approval, error) { return m.Approvals[Key(p, id)], nil }
+func (m *Memory) Exec(p, id string) (*Exec, error)         { return m.Execs[Key(p, id)], nil }
+
+func (m *Memory) PutProject(v *Project) error   { m.Projects[v.Name] = v; return nil }
+func (m *Memory) PutPlan(v *Plan) error         { m.Plans[Key(v.Project, v.ID)] = v; return nil }
+func (m *Memory) PutTask(v *Task) error         { m.Tasks[Key(v.Project, v.ID)] = v; return nil }
+func (m *Memory) PutApproval(v *Approval) error { m.Approvals[Key(v.Project, v.ID)] = v; return nil }
+func (m *Memory) PutExec(v *Exec) error         { m.Execs[Key(v.Project, v.ID)] = v; return nil }
+
+// sortedValues returns the values of m whose key starts with prefix,
+// ordered by key number (T-2 before T-10).
+func sortedValues[V any](m map[string]*V, project, prefix string) []*V {
+	type kv struct {
+		id string
+		v  *V
+	}
+	var all []kv
+	for k, v := range m {
+		if id, ok := strings.CutPrefix(k, project+"/"); ok {
+			all = append(all, kv{id, v})
+		}
+	}
+	cmp := lessID(prefix)
+	slices.SortFunc(all, func(a, b kv) int { return cmp(a.id, b.id) })
+	out := make([]*V, len(all))
+	for i, x := range all {
+		out[i] = x.v
+	}
+	return out
+}
+
+// TasksOf returns the project's tasks in id order.
+func (m *Memory) TasksOf(project string) []*Task { return sortedValues(m.Tasks, project, PrefixTask) }
+
+// PlansOf returns the project's plans in id order.
+func (m *Memory) PlansOf(project string) []*Plan { return sortedValues(m.Plans, project, PrefixPlan) }
+
+// ApprovalsOf returns the project's approvals in id order.
+func (m *Memory) ApprovalsOf(project string) []*Approval {
+	return sortedValues(m.Approvals, project, PrefixApproval)
+}
+
+// ExecsOf returns the project's exec records in id order.
+func (m *Memory) ExecsOf(project string) []*Exec { return sortedValues(m.Execs, project, PrefixExec) }
