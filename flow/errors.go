@@ -42,7 +42,7 @@ func ErrorCode(err error) Code {
 		return CodeBusy
 	case errors.Is(err, ErrNotFound), errors.Is(err, eventlog.ErrNotExist), errors.Is(err, fs.ErrNotExist):
 		return CodeNotFound
-	case errors.Is(err, ErrExists), errors.Is(err, eventlog.ErrConflict):
+	case errors.Is(err, ErrExists), errors.Is(err, ErrBlocked), errors.Is(err, eventlog.ErrConflict):
 		return CodeConflict
 	case errors.Is(err, ErrInvalid), errors.Is(err, eventlog.ErrInvalid), errors.Is(err, eventlog.ErrTooLarge):
 		return CodeInvalid

@@ -1,0 +1,102 @@
+package flow
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flowctl/flowctl/projection"
+)
+
+// ParseTaskID accepts "T-3", "t-3" or "3" and returns "T-3".
+func ParseTaskID(s string) (string, error) { return parseShortID(projection.PrefixTask, "task", s) }
+
+// ParsePlanID accepts "P-2", "p-2" or "2".
+func ParsePlanID(s string) (string, error) { return parseShortID(projection.PrefixPlan, "plan", s) }
+
+// ParseApprovalID accepts "A-1", "a-1" or "1".
+func ParseApprovalID(s string) (string, error) {
+	return parseShortID(projection.PrefixApproval, "approval", s)
+}
+
+// ParseExecID accepts "X-4", "x-4" or "4".
+func ParseExecID(s string) (string, error) { return parseShortID(projection.PrefixExec, "exec record", s) }
+
+func parseShortID(prefix, what, s string) (string, error) {
+	num := strings.TrimSpace(s)
+	if p, n, ok := strings.Cut(num, "-"); ok && strings.EqualFold(p, prefix) {
+		num = n
+	}
+	id := projection.ShortID(prefix, 0)
+	if n, err := strconv.Atoi(num); err == nil && n > 0 && strconv.Itoa(n) == num {
+		id = projection.ShortID(prefix, n)
+	}
+	if _, ok := projection.IDNumber(prefix, id); !ok {
+		return "", fmt.Errorf("%w: %q is not a %s id (like %s-1)", ErrInvalid, s, what, prefix)
+	}
+	return id, nil
+}
+
+// ParseStepID accepts "T-3.2" (or "3.2") and returns the task and step ids.
+func ParseStepID(s string) (task, step string, err error) {
+	t, m, ok := strings.Cut(strings.TrimSpace(s), ".")
+	if ok {
+		if task, err = ParseTaskID(t); err == nil {
+			if n, e := strconv.Atoi(m); e == nil && n > 0 && strconv.Itoa(n) == m {
+				return task, projection.StepID(task, n), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("%w: %q is not a step id (like T-1.2)", ErrInvalid, s)
+}
+
+func mustTask(src projection.Store, project, id string) (*projection.Task, error) {
+	t, err := src.Task(project, id)
+	if err == nil && t == nil {
+		err = fmt.Errorf("%w: task %s in project %s", ErrNotFound, id, project)
+	}
+	return t, err
+}
+
+func mustPlan(src projection.Store, project, id string) (*projection.Plan, error) {
+	p, err := src.Plan(project, id)
+	if err == nil && p == nil {
+		err = fmt.Errorf("%w: plan %s in project %s", ErrNotFound, id, project)
+	}
+	return p, err
+}
+
+// ResolveProject finds a project by exact name or by a unique prefix of
+// its name. An ambiguous prefix is ErrInvalid listing the candidates.
+func (e *Engine) ResolveProject(name string) (string, error) {
+	var out string
+	err := e.read(func(src source) error {
+		var err error
+		out, err = resolveProject(src, name)
+		return err
+	})
+	return out, err
+}
+
+func resolveProject(src source, name string) (string, error) {
+	if p, err := src.Project(name); err != nil || p != nil {
+		return name, err
+	}
+	all, err := src.Projects()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, p := range all {
+		if strings.HasPrefix(p.Name, name) && name != "" {
+			matches = append(matches, p.Name)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%w: project %q (see 'flowctl project ls')", ErrNotFound, name)
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("%w: project prefix %q is ambiguous: %s", ErrInvalid, name, strings.Join(matches, ", "))
+}

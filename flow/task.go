@@ -1,0 +1,300 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// Limits on text fields, in bytes.
+const (
+	MaxTitle = 1024
+	MaxText  = 64 << 10 // descriptions, notes, messages
+)
+
+// NewTask is the input of AddTask.
+type NewTask struct {
+	Project     string   `json:"project"`
+	Plan        string   `json:"plan,omitempty"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Deps        []string `json:"deps,omitempty"`
+	Owner       string   `json:"owner,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Priority    int      `json:"priority,omitempty"`
+	Ref         string   `json:"ref,omitempty"`
+	Write
+}
+
+func checkText(field, s string, limit int, required bool) error {
+	switch {
+	case required && strings.TrimSpace(s) == "":
+		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
+	case len(s) > limit:
+		return fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrInvalid, field, len(s), limit)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, field)
+	}
+	return nil
+}
+
+func checkTags(tags []string) error {
+	for _, t := range tags {
+		if err := checkText("tag", t, 128, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openProject returns the project for a write, refusing an archived one.
+func openProject(src projection.Store, name string) (*projection.Project, error) {
+	p, err := mustProject(src, name)
+	if err == nil && p.Archived {
+		err = fmt.Errorf("%w: project %q is archived", eventlog.ErrConflict, name)
+	}
+	return p, err
+}
+
+// AddTask creates a task with the next T-n of its project.
+func (e *Engine) AddTask(in NewTask) (*projection.Task, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	ref, err := e.command(in.Write, "task.add", in, func(w *writer) (Ref, error) {
+		return w.addTask(in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Task(ref.Project, ref.ID)
+}
+
+func (in *NewTask) check() error {
+	if err := checkText("title", in.Title, MaxTitle, true); err != nil {
+		return err
+	}
+	if err := checkText("description", in.Description, MaxText, false); err != nil {
+		return err
+	}
+	if err := checkText("owner", in.Owner, MaxTitle, false); err != nil {
+		return err
+	}
+	if err := checkText("ref", in.Ref, MaxTitle, false); err != nil {
+		return err
+	}
+	for i, d := range in.Deps {
+		id, err := ParseTaskID(d)
+		if err != nil {
+			return err
+		}
+		in.Deps[i] = id
+	}
+	slices.SortFunc(in.Deps, projection.CompareTaskIDs)
+	in.Deps = slices.Compact(in.Deps)
+	if in.Plan != "" {
+		id, err := ParsePlanID(in.Plan)
+		if err != nil {
+			return err
+		}
+		in.Plan = id
+	}
+	return checkTags(in.Tags)
+}
+
+func (w *writer) addTask(in NewTask) (Ref, error) {
+	p, err := openProject(w, in.Project)
+	if err != nil {
+		return Ref{}, err
+	}
+	if in.Plan != "" {
+		if _, err := mustPlan(w, in.Project, in.Plan); err != nil {
+			return Ref{}, err
+		}
+	}
+	for _, d := range in.Deps {
+		if _, err := mustTask(w, in.Project, d); err != nil {
+			return Ref{}, err
+		}
+	}
+	id := projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
+	_, err = w.emit(projection.TaskStream(in.Project, id), eventlog.NoStream, in.Project, projection.TypeTaskCreated,
+		projection.TaskCreated{ID: id, Plan: in.Plan, Title: in.Title, Description: in.Description,
+			Deps: in.Deps, Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Ref: in.Ref})
+	return Ref{Kind: projection.KindTask, Project: in.Project, ID: id}, err
+}
+
+// Task returns a task, or ErrNotFound.
+func (e *Engine) Task(project, id string) (*projection.Task, error) {
+	var t *projection.Task
+	err := e.read(func(src source) error {
+		var err error
+		t, err = mustTask(src, project, id)
+		return err
+	})
+	return t, err
+}
+
+// TaskFilter selects tasks for Tasks. Zero fields match everything.
+type TaskFilter struct {
+	Status string
+	Plan   string
+	Owner  string
+	Tag    string
+}
+
+func (f TaskFilter) match(t *projection.Task) bool {
+	return (f.Status == "" || t.Status == f.Status) && (f.Plan == "" || t.Plan == f.Plan) &&
+		(f.Owner == "" || t.Owner == f.Owner) && (f.Tag == "" || slices.Contains(t.Tags, f.Tag))
+}
+
+// Tasks lists a project's tasks in id order.
+func (e *Engine) Tasks(project string, f TaskFilter) ([]*projection.Task, error) {
+	var out []*projection.Task
+	err := e.read(func(src source) error {
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		all, err := src.Tasks(project)
+		for _, t := range all {
+			if f.match(t) {
+				out = append(out, t)
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// TaskEdit is the input of EditTask: nil fields stay as they are.
+type TaskEdit struct {
+	Project     string    `json:"project"`
+	ID          string    `json:"id"`
+	Title       *string   `json:"title,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Owner       *string   `json:"owner,omitempty"`
+	Tags        *[]string `json:"tags,omitempty"`
+	Priority    *int      `json:"priority,omitempty"`
+	Plan        *string   `json:"plan,omitempty"`
+	Write
+}
+
+func (in *TaskEdit) check() error {
+	checks := []struct {
+		field string
+		v     *string
+		limit int
+	}{{"title", in.Title, MaxTitle}, {"description", in.Description, MaxText}, {"owner", in.Owner, MaxTitle}}
+	for _, c := range checks {
+		if c.v != nil {
+			if err := checkText(c.field, *c.v, c.limit, c.field == "title"); err != nil {
+				return err
+			}
+		}
+	}
+	if in.Plan != nil && *in.Plan != "" {
+		id, err := ParsePlanID(*in.Plan)
+		if err != nil {
+			return err
+		}
+		in.Plan = &id
+	}
+	if in.Tags != nil {
+		return checkTags(*in.Tags)
+	}
+	return nil
+}
+
+// EditTask changes a task's fields; only the fields that change are
+// recorded, and an edit that changes nothing appends nothing.
+func (e *Engine) EditTask(in TaskEdit) (*projection.Task, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	ref, err := e.command(in.Write, "task.edit", in, func(w *writer) (Ref, error) {
+		ref := Ref{Kind: projection.KindTask, Project: in.Project, ID: in.ID}
+		t, err := mustTask(w, in.Project, in.ID)
+		if err != nil {
+			return ref, err
+		}
+		if in.Plan != nil && *in.Plan != "" {
+			if _, err := mustPlan(w, in.Project, *in.Plan); err != nil {
+				return ref, err
+			}
+		}
+		change := taskChange(t, in)
+		if change == (projection.TaskUpdated{}) {
+			return ref, checkVersion(in.Write, t.Version, projection.TaskStream(in.Project, in.ID))
+		}
+		_, err = w.emit(projection.TaskStream(in.Project, in.ID), in.expect(), in.Project, projection.TypeTaskUpdated, change)
+		return ref, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Task(ref.Project, ref.ID)
+}
+
+// taskChange keeps the fields of in that differ from t.
+func taskChange(t *projection.Task, in TaskEdit) projection.TaskUpdated {
+	var c projection.TaskUpdated
+	diff := func(cur string, v *string) *string {
+		if v != nil && *v != cur {
+			return v
+		}
+		return nil
+	}
+	c.Title, c.Description, c.Owner, c.Plan = diff(t.Title, in.Title), diff(t.Description, in.Description), diff(t.Owner, in.Owner), diff(t.Plan, in.Plan)
+	if in.Priority != nil && *in.Priority != t.Priority {
+		c.Priority = in.Priority
+	}
+	if in.Tags != nil && !slices.Equal(*in.Tags, t.Tags) {
+		c.Tags = in.Tags
+	}
+	return c
+}
+
+// checkVersion applies --if-version to a command that appends nothing.
+func checkVersion(wr Write, version uint64, stream string) error {
+	if wr.IfVersion != 0 && wr.IfVersion != version {
+		return &eventlog.VersionConflict{Stream: stream, Expected: wr.IfVersion, Actual: version}
+	}
+	return nil
+}
+
+// errTransition is a refused status move.
+func errTransition(t *projection.Task, to string) error {
+	allowed := transitions[t.Status]
+	moves := make([]string, len(allowed))
+	for i, s := range allowed {
+		moves[i] = s + " (" + verbs[s] + ")"
+	}
+	return fmt.Errorf("%w: task %s is %s and cannot move to %s; from %s it can move to: %s",
+		eventlog.ErrConflict, t.ID, t.Status, to, t.Status, strings.Join(moves, ", "))
+}
+
+// transitions is the task status machine (DESIGN.md §4).
+var transitions = map[string][]string{
+	projection.StatusTodo:      {projection.StatusDoing, projection.StatusBlocked, projection.StatusCancelled},
+	projection.StatusDoing:     {projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled},
+	projection.StatusBlocked:   {projection.StatusTodo, projection.StatusDoing},
+	projection.StatusDone:      {projection.StatusTodo},
+	projection.StatusCancelled: {projection.StatusTodo},
+}
+
+// verbs name the command that makes each move.
+var verbs = map[string]string{
+	projection.StatusTodo:      "task reopen",
+	projection.StatusDoing:     "task start",
+	projection.StatusDone:      "task done",
+	projection.StatusBlocked:   "task block",
+	projection.StatusCancelled: "task cancel",
+}
+
+// ErrBlocked is wrapped by a refused `done`: the message lists what blocks it.
+var ErrBlocked = errors.New("flow: blocked")

@@ -1,0 +1,221 @@
+package flow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// Move is the input of MoveTask: a status change of one task.
+type Move struct {
+	Project string `json:"project"`
+	ID      string `json:"id"`
+	To      string `json:"to"` // todo, doing, done, blocked or cancelled
+	Reason  string `json:"reason,omitempty"`
+	Force   bool   `json:"force,omitempty"` // done despite open deps, pending approvals or running steps
+	Write
+}
+
+// MoveTask changes a task's status along the status machine. `done` is
+// refused with ErrBlocked while a dependency is not done, an approval is
+// pending or a step is in progress, unless Force (which is recorded).
+// Moving a task to the status it has is a no-op.
+func (e *Engine) MoveTask(in Move) (*projection.Task, error) {
+	if _, ok := transitions[in.To]; !ok {
+		return nil, fmt.Errorf("%w: status %q: use todo, doing, done, blocked or cancelled", ErrInvalid, in.To)
+	}
+	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+		return nil, err
+	}
+	ref, err := e.command(in.Write, "task.move", in, func(w *writer) (Ref, error) {
+		ref := Ref{Kind: projection.KindTask, Project: in.Project, ID: in.ID}
+		return ref, w.moveTask(in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Task(ref.Project, ref.ID)
+}
+
+func (w *writer) moveTask(in Move) error {
+	if _, err := openProject(w, in.Project); err != nil {
+		return err
+	}
+	t, err := mustTask(w, in.Project, in.ID)
+	if err != nil {
+		return err
+	}
+	stream := projection.TaskStream(in.Project, in.ID)
+	if t.Status == in.To {
+		return checkVersion(in.Write, t.Version, stream)
+	}
+	if !slices.Contains(transitions[t.Status], in.To) {
+		return errTransition(t, in.To)
+	}
+	forced := false
+	if in.To == projection.StatusDone {
+		blockers, err := doneBlockers(w, t)
+		if err != nil {
+			return err
+		}
+		if len(blockers) > 0 && !in.Force {
+			return fmt.Errorf("%w: task %s cannot be done: %s (use --force to override; it is recorded)",
+				ErrBlocked, t.ID, strings.Join(blockers, "; "))
+		}
+		forced = len(blockers) > 0
+	}
+	_, err = w.emit(stream, in.expect(), in.Project, projection.TypeTaskStatusChanged,
+		projection.TaskStatusChanged{From: t.Status, To: in.To, Reason: in.Reason, Forced: forced})
+	return err
+}
+
+// doneBlockers lists what keeps t from being done.
+func doneBlockers(src projection.Store, t *projection.Task) ([]string, error) {
+	var out []string
+	open, err := openDeps(src, t)
+	if err != nil {
+		return nil, err
+	}
+	if len(open) > 0 {
+		out = append(out, "dependencies not done: "+strings.Join(open, ", "))
+	}
+	if len(t.PendingApprovals) > 0 {
+		out = append(out, "approvals pending: "+strings.Join(t.PendingApprovals, ", "))
+	}
+	var running []string
+	for _, s := range t.Steps {
+		if s.Status == projection.StepInProgress {
+			running = append(running, s.ID)
+		}
+	}
+	if len(running) > 0 {
+		out = append(out, "steps in progress: "+strings.Join(running, ", "))
+	}
+	return out, nil
+}
+
+// openDeps lists t's dependencies that are not done, as "T-2 (doing)".
+func openDeps(src projection.Store, t *projection.Task) ([]string, error) {
+	var open []string
+	for _, d := range t.Deps {
+		dt, err := mustTask(src, t.Project, d)
+		if err != nil {
+			return nil, err
+		}
+		if dt.Status != projection.StatusDone {
+			open = append(open, fmt.Sprintf("%s (%s)", d, dt.Status))
+		}
+	}
+	return open, nil
+}
+
+// DefaultLease is how long a claim holds without a heartbeat.
+const DefaultLease = 30 * time.Minute
+
+// Claim is the input of ClaimTask, Heartbeat and ReleaseTask.
+type Claim struct {
+	Project string        `json:"project"`
+	ID      string        `json:"id"`
+	Lease   time.Duration `json:"lease,omitempty"` // 0: DefaultLease
+	Force   bool          `json:"force,omitempty"` // release a claim held by someone else
+	Write
+}
+
+func (in Claim) lease() time.Duration {
+	if in.Lease <= 0 {
+		return DefaultLease
+	}
+	return in.Lease
+}
+
+// ClaimTask takes a lease on a task for this engine's actor and session.
+// A live claim by someone else is a conflict; an expired one is taken
+// over; claiming again by the same actor and session changes nothing.
+func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
+	return e.claimCommand("task.claim", in, func(w *writer, t *projection.Task, now time.Time) error {
+		if t.Claim.Live(now) {
+			if e.holds(t.Claim) {
+				return nil
+			}
+			return e.claimedBy(t)
+		}
+		if t.Status == projection.StatusDone || t.Status == projection.StatusCancelled {
+			return fmt.Errorf("%w: task %s is %s; reopen it before claiming it", eventlog.ErrConflict, t.ID, t.Status)
+		}
+		return w.emitClaim(in, projection.TypeTaskClaimed, now)
+	})
+}
+
+// Heartbeat renews this actor's live claim on a task.
+func (e *Engine) Heartbeat(in Claim) (*projection.Task, error) {
+	return e.claimCommand("task.heartbeat", in, func(w *writer, t *projection.Task, now time.Time) error {
+		if !t.Claim.Live(now) || !e.holds(t.Claim) {
+			if t.Claim.Live(now) {
+				return e.claimedBy(t)
+			}
+			return fmt.Errorf("%w: task %s has no live claim by %s; claim it first", eventlog.ErrConflict, t.ID, e.opts.Actor)
+		}
+		return w.emitClaim(in, projection.TypeTaskLeaseRenewed, now)
+	})
+}
+
+// ReleaseTask drops this actor's claim (anyone's with Force). Releasing a
+// task nobody holds changes nothing.
+func (e *Engine) ReleaseTask(in Claim) (*projection.Task, error) {
+	return e.claimCommand("task.release", in, func(w *writer, t *projection.Task, now time.Time) error {
+		if t.Claim == nil {
+			return nil
+		}
+		if t.Claim.Live(now) && !e.holds(t.Claim) && !in.Force {
+			return e.claimedBy(t)
+		}
+		_, err := w.emit(projection.TaskStream(in.Project, in.ID), in.expect(), in.Project, projection.TypeTaskReleased,
+			projection.TaskReleased{Actor: e.opts.Actor, Session: e.opts.Session})
+		return err
+	})
+}
+
+func (e *Engine) claimCommand(name string, in Claim, fn func(w *writer, t *projection.Task, now time.Time) error) (*projection.Task, error) {
+	ref, err := e.command(in.Write, name, in, func(w *writer) (Ref, error) {
+		ref := Ref{Kind: projection.KindTask, Project: in.Project, ID: in.ID}
+		if _, err := openProject(w, in.Project); err != nil {
+			return ref, err
+		}
+		t, err := mustTask(w, in.Project, in.ID)
+		if err != nil {
+			return ref, err
+		}
+		if err := checkVersion(in.Write, t.Version, projection.TaskStream(in.Project, in.ID)); err != nil {
+			return ref, err
+		}
+		return ref, fn(w, t, e.opts.Now())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Task(ref.Project, ref.ID)
+}
+
+func (w *writer) emitClaim(in Claim, typ string, now time.Time) error {
+	_, err := w.emit(projection.TaskStream(in.Project, in.ID), in.expect(), in.Project, typ,
+		projection.TaskClaimed{Actor: w.e.opts.Actor, Session: w.e.opts.Session, LeaseUntil: now.Add(in.lease()).UnixNano()})
+	return err
+}
+
+// holds reports whether c belongs to this engine's actor and session.
+func (e *Engine) holds(c *projection.Claim) bool {
+	return c != nil && c.Actor == e.opts.Actor && c.Session == e.opts.Session
+}
+
+func (e *Engine) claimedBy(t *projection.Task) error {
+	who := t.Claim.Actor
+	if t.Claim.Session != "" {
+		who += " (session " + t.Claim.Session + ")"
+	}
+	return fmt.Errorf("%w: task %s is claimed by %s until %s", eventlog.ErrConflict, t.ID, who,
+		t.Claim.LeaseUntil.Std().Format(time.RFC3339))
+}
