@@ -13,6 +13,8 @@ var (
 	ErrNotFound = errors.New("flow: not found")
 	ErrInvalid  = errors.New("flow: invalid input")
 	ErrExists   = errors.New("flow: already exists")
+	// ErrPending: an approval is not decided yet (exit 6).
+	ErrPending = errors.New("flow: pending")
 )
 
 // Code is the stable, transport-neutral name of an error class: the CLI
@@ -40,6 +42,8 @@ func ErrorCode(err error) Code {
 		return CodeCorrupt
 	case errors.Is(err, eventlog.ErrBusy):
 		return CodeBusy
+	case errors.Is(err, ErrPending):
+		return CodePending
 	case errors.Is(err, ErrNotFound), errors.Is(err, eventlog.ErrNotExist), errors.Is(err, fs.ErrNotExist):
 		return CodeNotFound
 	case errors.Is(err, ErrExists), errors.Is(err, ErrBlocked), errors.Is(err, eventlog.ErrConflict):

@@ -125,7 +125,7 @@ func readImport(r io.Reader) ([]importEvent, error) {
 }
 
 func parseImportLine(b []byte) (importEvent, error) {
-	if err := checkJSON(b); err != nil {
+	if err := CheckJSON(b); err != nil {
 		return importEvent{}, err
 	}
 	var ev Event

@@ -13,11 +13,11 @@ import (
 // any JSON input.
 const MaxJSONDepth = 64
 
-// checkJSON validates user JSON beyond what encoding/json checks: valid
+// CheckJSON validates user JSON beyond what encoding/json checks: valid
 // UTF-8 (encoding/json would silently replace bad bytes), no duplicate
 // keys in an object (encoding/json keeps the last), at most MaxJSONDepth
 // levels of nesting, and exactly one value.
-func checkJSON(b []byte) error {
+func CheckJSON(b []byte) error {
 	if !utf8.Valid(b) {
 		return errors.New("not valid UTF-8")
 	}
@@ -83,3 +83,7 @@ func jsonError(err error) error {
 	}
 	return err
 }
+
+// MaxInput is the largest JSON input accepted from a user (context
+// patches, actions, exec records): the payload limit of one event.
+const MaxInput = 1 << 20

@@ -12,8 +12,8 @@ func TestCheckJSON(t *testing.T) {
 		strings.Repeat("[", 64) + strings.Repeat("]", 64),
 	}
 	for _, s := range ok {
-		if err := checkJSON([]byte(s)); err != nil {
-			t.Errorf("checkJSON(%.40q) = %v, want nil", s, err)
+		if err := CheckJSON([]byte(s)); err != nil {
+			t.Errorf("CheckJSON(%.40q) = %v, want nil", s, err)
 		}
 	}
 	bad := []string{
@@ -23,8 +23,8 @@ func TestCheckJSON(t *testing.T) {
 		"\"\xff\"", `{} {}`, `1 2`, `{"a":1}x`,
 	}
 	for _, s := range bad {
-		if err := checkJSON([]byte(s)); err == nil {
-			t.Errorf("checkJSON(%.40q) = nil, want an error", s)
+		if err := CheckJSON([]byte(s)); err == nil {
+			t.Errorf("CheckJSON(%.40q) = nil, want an error", s)
 		}
 	}
 }

@@ -89,6 +89,19 @@ func (a *app) rootCommand() *cobra.Command {
 		a.exportCommand(),
 		a.importCommand(),
 		a.quickstartCommand(),
+		a.projectCommand(),
+		a.planCommand(),
+		a.taskCommand(),
+		a.depCommand(),
+		a.readyCommand(),
+		a.ctxCommand(),
+		a.stepCommand(),
+		a.noteCommand(),
+		a.approvalCommand(),
+		a.execCommand(),
+		a.statusCommand(),
+		a.statsCommand(),
+		a.reportCommand(),
 	)
 	return root
 }

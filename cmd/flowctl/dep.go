@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) depCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "dep", Short: "Add, remove and list task dependencies"}
+	cmd.AddCommand(a.depChangeCommand("add"), a.depChangeCommand("rm"), a.depLsCommand())
+	return cmd
+}
+
+func (a *app) depChangeCommand(name string) *cobra.Command {
+	var wo writeOpts
+	short := map[string]string{"add": "Make task T depend on task D (refused if it closes a cycle)", "rm": "Remove the dependency of T on D"}[name]
+	cmd := &cobra.Command{
+		Use:     name + " T D",
+		Short:   short,
+		Example: fmt.Sprintf("  flowctl dep %s T-3 T-1", name),
+		Args:    cobra.ExactArgs(2),
+	}
+	wo.addFlags(cmd)
+	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
+		id, err := flow.ParseTaskID(args[0])
+		if err != nil {
+			return err
+		}
+		dep, err := flow.ParseTaskID(args[1])
+		if err != nil {
+			return err
+		}
+		return a.withEngine(false, func(s *session) error {
+			in := flow.DepChange{Project: s.project, ID: id, Dep: dep, Write: wo.write()}
+			do := s.eng.AddDep
+			if name == "rm" {
+				do = s.eng.RemoveDep
+			}
+			t, err := do(in)
+			if err != nil {
+				return err
+			}
+			return a.printer().one(t, func(w io.Writer) {
+				deps := strings.Join(t.Deps, ", ")
+				if deps == "" {
+					deps = "nothing"
+				}
+				fmt.Fprintf(w, "%s depends on %s\n", t.ID, deps)
+			})
+		})
+	})
+	return cmd
+}
+
+func (a *app) depLsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "ls [T]",
+		Short:   "List what a task depends on and what depends on it",
+		Example: "  flowctl dep ls T-3",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: a.action(func(_ *cobra.Command, args []string) error {
+			id, err := a.taskArg(args, 0)
+			if err != nil {
+				return err
+			}
+			return a.withEngine(true, func(s *session) error {
+				d, err := s.eng.TaskDeps(s.project, id)
+				if err != nil {
+					return err
+				}
+				return a.printer().one(d, func(w io.Writer) {
+					fmt.Fprintf(w, "%s depends on:\n", d.Task)
+					writeTaskTable(w, d.Deps)
+					fmt.Fprintf(w, "\ndepending on %s:\n", d.Task)
+					writeTaskTable(w, d.Dependents)
+				})
+			})
+		}),
+	}
+}
+
+func (a *app) readyCommand() *cobra.Command {
+	var explain bool
+	cmd := &cobra.Command{
+		Use:   "ready [--explain]",
+		Short: "List tasks ready to work on",
+		Long: "ready lists todo tasks whose dependencies are done, with no pending approval and no live claim\n" +
+			"by someone else. --explain also lists every other task with the reasons it is not ready.",
+		Example: "  flowctl ready\n  flowctl ready --explain -o json",
+		Args:    cobra.NoArgs,
+	}
+	cmd.Flags().BoolVar(&explain, "explain", false, "also say why each other task is not ready")
+	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		return a.withEngine(true, func(s *session) error {
+			rs, err := s.eng.Ready(s.project, explain)
+			if err != nil {
+				return err
+			}
+			return a.printer().one(nonNilSlice(rs), func(w io.Writer) {
+				rows := make([][]string, len(rs))
+				for i, r := range rs {
+					why := "ready"
+					if !r.Ready {
+						why = strings.Join(r.Reasons, "; ")
+					}
+					rows[i] = []string{r.Task.ID, r.Task.Status, fmt.Sprint(r.Task.Priority), r.Task.Title, why}
+				}
+				table(w, "ID\tSTATUS\tPRI\tTITLE\tREADY", rows)
+			})
+		})
+	})
+	return cmd
+}
