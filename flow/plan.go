@@ -1,7 +1,6 @@
 package flow
 
 import (
-
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -130,4 +129,3 @@ func (e *Engine) ArchiveProject(in ArchiveProject) (*projection.Project, error) 
 	}
 	return e.Project(in.Name)
 }
-

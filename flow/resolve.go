@@ -20,7 +20,9 @@ func ParseApprovalID(s string) (string, error) {
 }
 
 // ParseExecID accepts "X-4", "x-4" or "4".
-func ParseExecID(s string) (string, error) { return parseShortID(projection.PrefixExec, "exec record", s) }
+func ParseExecID(s string) (string, error) {
+	return parseShortID(projection.PrefixExec, "exec record", s)
+}
 
 func parseShortID(prefix, what, s string) (string, error) {
 	num := strings.TrimSpace(s)
