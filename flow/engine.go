@@ -25,15 +25,19 @@ type Options struct {
 	Session     string
 	NoSync      bool             // skip fsync: tests and benchmarks only
 	Now         func() time.Time // clock for new events; nil: time.Now
+	// Cache is the read cache; several engines (one per operation, say)
+	// may share one. nil: the engine makes its own.
+	Cache *Cache
 }
 
 // Engine is flowctl's one public entry point: commands, queries and audit
 // over one file. It is safe for concurrent use; concurrent writes share
 // commits.
 type Engine struct {
-	path string
-	opts Options
-	log  *eventlog.Log // nil while released between pages of a long read
+	path  string
+	opts  Options
+	log   *eventlog.Log // nil while released between pages of a long read
+	cache *Cache
 }
 
 // Open opens the engine on the file at path.
@@ -46,7 +50,10 @@ func Open(path string, opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{path: path, opts: opts}
+	e := &Engine{path: path, opts: opts, cache: opts.Cache}
+	if e.cache == nil {
+		e.cache = NewCache(DefaultCacheSize)
+	}
 	if err := e.acquire(); err != nil {
 		return nil, err
 	}

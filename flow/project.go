@@ -54,13 +54,9 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 
 // Project returns a project, or ErrNotFound.
 func (e *Engine) Project(name string) (*projection.Project, error) {
-	var p *projection.Project
-	err := e.read(func(src source) error {
-		var err error
-		p, err = mustProject(src, name)
-		return err
+	return cached(e, projectKey(name), func(src source) (*projection.Project, error) {
+		return mustProject(src, name)
 	})
-	return p, err
 }
 
 func mustProject(src projection.Store, name string) (*projection.Project, error) {

@@ -131,13 +131,9 @@ func (w *writer) addTask(in NewTask) (Ref, error) {
 
 // Task returns a task, or ErrNotFound.
 func (e *Engine) Task(project, id string) (*projection.Task, error) {
-	var t *projection.Task
-	err := e.read(func(src source) error {
-		var err error
-		t, err = mustTask(src, project, id)
-		return err
+	return cached(e, taskKey(project, id), func(src source) (*projection.Task, error) {
+		return mustTask(src, project, id)
 	})
-	return t, err
 }
 
 // TaskFilter selects tasks for Tasks. Zero fields match everything.

@@ -29,20 +29,22 @@ func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
 // built by another version of the fold (a read-only engine cannot rebuild
 // them), fn reads a replay of the log in memory instead: slower, never wrong.
 func (e *Engine) read(fn func(src source) error) error {
-	return e.view(func(tx *eventlog.Tx) error {
-		current, err := projectionsCurrent(tx)
-		if err != nil {
-			return err
-		}
-		if current {
-			return fn(newTxStore(tx))
-		}
-		mem, _, err := replay(tx)
-		if err != nil {
-			return err
-		}
-		return fn(memSource{mem})
-	})
+	return e.view(func(tx *eventlog.Tx) error { return e.readTx(tx, fn) })
+}
+
+func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
+	current, err := projectionsCurrent(tx)
+	if err != nil {
+		return err
+	}
+	if current {
+		return fn(newTxStore(tx))
+	}
+	mem, _, err := replay(tx)
+	if err != nil {
+		return err
+	}
+	return fn(memSource{mem})
 }
 
 // newEvent builds an event of this engine's actor and session with a

@@ -1,0 +1,112 @@
+package flow
+
+import (
+	"github.com/flowctl/flowctl/cache"
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// DefaultCacheSize is the number of entities a Cache holds.
+const DefaultCacheSize = 4096
+
+// maxCatchUp is how many new events the cache reads to evict exactly what
+// they touched; past it, emptying the cache is cheaper.
+const maxCatchUp = 10000
+
+// Cache is the engine's read cache of decoded tasks and projects. It can
+// outlive an Engine (Options.Cache): a long-running process that opens
+// the file per operation keeps it, and it stays correct when other
+// processes write in between, because every read first brings it to the
+// log head, evicting what the newer events touched.
+type Cache struct {
+	lru *cache.Cache[string, any]
+}
+
+// NewCache returns a cache of up to size entities.
+func NewCache(size int) *Cache {
+	return &Cache{lru: cache.New[string, any](size, cloneEntity)}
+}
+
+func cloneEntity(v any) any {
+	switch v := v.(type) {
+	case *projection.Task:
+		return v.Clone()
+	case *projection.Project:
+		return v.Clone()
+	}
+	panic("flow: cache holds only tasks and projects")
+}
+
+func taskKey(project, id string) string { return "t\x00" + projection.Key(project, id) }
+func projectKey(name string) string     { return "p\x00" + name }
+
+// sync brings the cache to the log head of tx and returns that head.
+func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
+	head, _ := tx.Head()
+	from := c.lru.Head()
+	if from == head {
+		return head, nil
+	}
+	if head < from || head-from > maxCatchUp {
+		c.lru.Purge(head)
+		return head, nil
+	}
+	touched, purge, err := touchedBy(tx, from+1, head)
+	if err != nil {
+		return 0, err
+	}
+	if purge {
+		c.lru.Purge(head)
+	} else {
+		c.lru.Advance(from, head, touched)
+	}
+	return head, nil
+}
+
+// touchedBy lists the cache keys the events from..to may have changed: the
+// task of a task stream and the project of any event. An event the fold
+// does not know, or a rollback, may touch anything: purge.
+func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []string, purge bool, err error) {
+	err = tx.ReadRange(from, to, func(r *eventlog.Record) error {
+		if _, known := projection.Schema(r.Type); !known {
+			purge = true
+			return eventlog.ErrStop
+		}
+		keys = append(keys, projectKey(r.Project))
+		if kind, p, id, ok := projection.ParseStream(r.Stream); ok && kind == projection.KindTask {
+			keys = append(keys, taskKey(p, id))
+		}
+		return nil
+	})
+	return keys, purge, err
+}
+
+// cached reads one entity through the cache: from it when it holds the
+// key at the log head, else with load, whose result it then keeps. Stale
+// projections (another fold version) bypass the cache.
+func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, error) {
+	var out T
+	err := e.view(func(tx *eventlog.Tx) error {
+		current, err := projectionsCurrent(tx)
+		if err != nil {
+			return err
+		}
+		if !current {
+			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
+		}
+		head, err := e.cache.sync(tx)
+		if err != nil {
+			return err
+		}
+		if v, ok := e.cache.lru.Get(head, key); ok {
+			out = v.(T)
+			return nil
+		}
+		if out, err = load(newTxStore(tx)); err != nil {
+			return err
+		}
+		e.cache.lru.Add(head, key, any(out))
+		return nil
+	})
+	return out, err
+}

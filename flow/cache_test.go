@@ -1,0 +1,114 @@
+package flow
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// runChildProcess runs the test binary as a second process doing action
+// on the file at path.
+func runChildProcess(t *testing.T, path, action string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, "FLOW_TEST_CHILD="+action, "FLOW_TEST_DB="+path)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child %s: %v\n%s", action, err, out)
+	}
+}
+
+// openShared opens the file with a cache shared across opens, as a
+// long-running process that opens the file per operation would.
+func openShared(t *testing.T, path string, c *Cache, readOnly bool) *Engine {
+	t.Helper()
+	e, err := Open(path, Options{ReadOnly: readOnly, Create: !readOnly, NoSync: true, Actor: "tester", Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestCache_SecondProcessWriteIsNeverServedStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flow.db")
+	c := NewCache(64)
+	e := openShared(t, path, c, false)
+	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"one", "two"} {
+		if _, err := e.AddTask(NewTask{Project: "p", Title: title}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+
+	read := func(id string) string {
+		e := openShared(t, path, c, true)
+		defer e.Close()
+		task, err := e.Task("p", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task.Title + "/" + task.Status
+	}
+	// Fill the cache, then let another process change T-1 twice.
+	if got := read("T-1"); got != "one/todo" {
+		t.Fatalf("first read = %q", got)
+	}
+	read("T-2")
+	if c.lru.Len() != 2 {
+		t.Fatalf("cache holds %d entities, want 2 (T-1, T-2)", c.lru.Len())
+	}
+	runChildProcess(t, path, "retitle", "FLOW_TEST_TITLE=uno")
+	if got := read("T-1"); got != "uno/todo" {
+		t.Fatalf("after the other process retitled T-1, read %q, want uno/todo", got)
+	}
+	runChildProcess(t, path, "start")
+	if got := read("T-1"); got != "uno/doing" {
+		t.Fatalf("after the other process started T-1, read %q, want uno/doing", got)
+	}
+	// T-2 was not touched by the other process: it stays cached.
+	head := c.lru.Head()
+	if _, ok := c.lru.Get(head, taskKey("p", "T-2")); !ok {
+		t.Error("T-2 was evicted although no event touched it")
+	}
+}
+
+func TestCache_ServesCopies(t *testing.T) {
+	e := mustOpen(t)
+	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddTask(NewTask{Project: "p", Title: "one", Tags: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.Task("p", "T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Title, first.Tags[0] = "changed by the caller", "z"
+	again, err := e.Task("p", "T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Title != "one" || again.Tags[0] != "a" {
+		t.Fatalf("cache served a value changed by an earlier caller: %+v", again)
+	}
+}
+
+func BenchmarkEngine_TaskCacheHit(b *testing.B) {
+	e := mustOpen(b)
+	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.AddTask(NewTask{Project: "p", Title: "one"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Task("p", "T-1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
