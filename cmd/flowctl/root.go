@@ -102,6 +102,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statusCommand(),
 		a.statsCommand(),
 		a.reportCommand(),
+		a.rebuildCommand(),
 	)
 	return root
 }
