@@ -150,6 +150,12 @@ type Readiness struct {
 // by someone other than this engine's actor. With all false, only ready
 // tasks are returned.
 func (e *Engine) Ready(project string, all bool) ([]Readiness, error) {
+	return e.ReadyFor(project, e.opts.Actor, all)
+}
+
+// ReadyFor is Ready as seen by actor: its own live claims do not keep a
+// task from being ready for it.
+func (e *Engine) ReadyFor(project, actor string, all bool) ([]Readiness, error) {
 	var out []Readiness
 	now := e.opts.Now()
 	err := e.read(func(src source) error {
@@ -165,7 +171,7 @@ func (e *Engine) Ready(project string, all bool) ([]Readiness, error) {
 			status[t.ID] = t.Status
 		}
 		for _, t := range tasks {
-			r := Readiness{Task: t, Reasons: e.notReady(t, status, now)}
+			r := Readiness{Task: t, Reasons: notReady(t, status, actor, now)}
 			r.Ready = len(r.Reasons) == 0
 			if r.Ready || all {
 				out = append(out, r)
@@ -176,7 +182,7 @@ func (e *Engine) Ready(project string, all bool) ([]Readiness, error) {
 	return out, err
 }
 
-func (e *Engine) notReady(t *projection.Task, status map[string]string, now time.Time) []string {
+func notReady(t *projection.Task, status map[string]string, actor string, now time.Time) []string {
 	reasons := []string{}
 	if t.Status != projection.StatusTodo {
 		reasons = append(reasons, "status is "+t.Status)
@@ -193,8 +199,13 @@ func (e *Engine) notReady(t *projection.Task, status map[string]string, now time
 	if len(t.PendingApprovals) > 0 {
 		reasons = append(reasons, "approval pending: "+strings.Join(t.PendingApprovals, ", "))
 	}
-	if t.Claim.Live(now) && t.Claim.Actor != e.opts.Actor {
+	if t.Claim.Live(now) && t.Claim.Actor != actor {
 		reasons = append(reasons, "claimed by "+t.Claim.Actor+" until "+t.Claim.LeaseUntil.Std().Format(time.RFC3339))
 	}
 	return reasons
+}
+
+// notReady is notReady as seen by the engine's own actor.
+func (e *Engine) notReady(t *projection.Task, status map[string]string, now time.Time) []string {
+	return notReady(t, status, e.opts.Actor, now)
 }

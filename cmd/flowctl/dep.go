@@ -96,7 +96,7 @@ func (a *app) readyCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&explain, "explain", false, "also say why each other task is not ready")
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		return a.withEngine(true, func(s *session) error {
-			rs, err := s.eng.Ready(s.project, explain)
+			rs, err := s.eng.ReadyFor(s.project, a.actor(), explain)
 			if err != nil {
 				return err
 			}
