@@ -25,6 +25,9 @@ type Options struct {
 	Session     string
 	NoSync      bool             // skip fsync: tests and benchmarks only
 	Now         func() time.Time // clock for new events; nil: time.Now
+	// Warn receives warnings, such as an event of a type this binary does
+	// not know being skipped by the fold. nil: warnings are dropped.
+	Warn func(msg string)
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.
 	Cache *Cache
@@ -101,6 +104,13 @@ func (e *Engine) Close() error {
 	err := e.log.Close()
 	e.log = nil
 	return err
+}
+
+// warn reports a warning through Options.Warn.
+func (e *Engine) warn(format string, args ...any) {
+	if e.opts.Warn != nil {
+		e.opts.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // Path returns the file's path.

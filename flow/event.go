@@ -72,11 +72,13 @@ func payloadJSON(data []byte) json.RawMessage {
 	if err := dec.Decode(&v); err != nil {
 		return json.RawMessage("null")
 	}
-	b, err := json.Marshal(jsonable(v))
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(jsonable(v)); err != nil {
 		return json.RawMessage("null")
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // jsonable turns what msgpack decodes into something encoding/json takes:

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -52,8 +54,9 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 		return ImportResult{}, err
 	}
 	res := ImportResult{Read: len(events)}
+	var unknown map[string]int // events kept but not folded, by type
 	err = e.update(func(tx *eventlog.Tx) error {
-		res.Appended, res.Skipped = 0, 0
+		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		store := newTxStore(tx)
 		for _, ie := range events {
 			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ie.event)
@@ -65,7 +68,7 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 				continue
 			}
 			res.Appended++
-			if err := foldSeq(tx, store, out.Seqs[0]); err != nil {
+			if err := foldSeq(tx, store, out.Seqs[0], unknown); err != nil {
 				return fmt.Errorf("%w: line %d: %v", ErrInvalid, ie.line, err)
 			}
 		}
@@ -74,20 +77,25 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
+	for _, typ := range slices.Sorted(maps.Keys(unknown)) {
+		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
+	}
 	return res, nil
 }
 
 // foldSeq folds the record at seq into store. Events of types this binary
 // does not know are kept in the log and skipped by the fold.
-func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64) error {
+func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64, unknown map[string]int) error {
 	r, err := tx.Record(seq)
 	if err != nil {
 		return err
 	}
-	if err := projection.Apply(store, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
-		return err
+	err = projection.Apply(store, r)
+	if errors.Is(err, projection.ErrUnknown) {
+		unknown[r.Type]++
+		return nil
 	}
-	return nil
+	return err
 }
 
 type importEvent struct {

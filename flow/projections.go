@@ -49,7 +49,7 @@ type RebuildReport struct {
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx *eventlog.Tx) error {
-		mem, r, err := replay(tx)
+		mem, r, err := e.replay(tx)
 		if err != nil {
 			return err
 		}
@@ -64,15 +64,30 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 	return rep, err
 }
 
-// replay folds the whole log into memory.
+// replay folds the whole log into memory, warning once per event type
+// the fold does not know.
+func (e *Engine) replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
+	return replayWarn(tx, e.warn)
+}
+
+// replay folds the whole log into memory, silently skipping unknown events.
 func replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
+	return replayWarn(tx, func(string, ...any) {})
+}
+
+func replayWarn(tx *eventlog.Tx, warn func(format string, args ...any)) (*projection.Memory, RebuildReport, error) {
 	mem := projection.NewMemory()
 	var rep RebuildReport
+	warned := map[string]bool{}
 	err := tx.ReadRange(1, 0, func(r *eventlog.Record) error {
 		rep.Events++
 		err := projection.Apply(mem, r)
 		if errors.Is(err, projection.ErrUnknown) {
 			rep.Skipped++
+			if !warned[r.Type] {
+				warned[r.Type] = true
+				warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
+			}
 			return nil
 		}
 		return err
@@ -107,8 +122,8 @@ func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 // compareProjections replays the log and compares the result, byte for
 // byte, with the stored projections. The first difference is returned as
 // a *eventlog.CorruptionError naming the entity.
-func compareProjections(tx *eventlog.Tx) error {
-	mem, _, err := replay(tx)
+func (e *Engine) compareProjections(tx *eventlog.Tx) error {
+	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
 	}

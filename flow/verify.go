@@ -44,7 +44,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 			return err
 		}
 		out.Projections = "ok"
-		return compareProjections(tx)
+		return e.compareProjections(tx)
 	})
 	return out, err
 }

@@ -40,7 +40,7 @@ func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
 	if current {
 		return fn(newTxStore(tx))
 	}
-	mem, _, err := replay(tx)
+	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func (a *app) readyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().one(nonNilSlice(rs), func(w io.Writer) {
+			return printList(a.printer(), rs, func(w io.Writer) {
 				rows := make([][]string, len(rs))
 				for i, r := range rs {
 					why := "ready"

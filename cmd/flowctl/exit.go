@@ -23,6 +23,10 @@ var exitCodes = map[flow.Code]int{
 	flow.CodeCorrupt:  7,
 }
 
+// codeExit is the error code of a command's own exit status outside the
+// table (exec run passing on `exit 42`).
+const codeExit flow.Code = "exit"
+
 // hints say what to do next, per code; a command can give a sharper one
 // with withHint.
 var hints = map[flow.Code]string{
@@ -37,7 +41,7 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 // exitStatus carries the exit code of a command run by another one
-// (quickstart's steps), so that it is not lost.
+// (quickstart's steps, exec run's command), so that flowctl exits with it.
 type exitStatus struct {
 	err  error
 	code int
@@ -84,6 +88,7 @@ func codeOf(err error) flow.Code {
 				return code
 			}
 		}
+		return codeExit
 	}
 	return flow.ErrorCode(err)
 }
@@ -114,6 +119,10 @@ func report(w io.Writer, err error, asJSON bool) int {
 		fmt.Fprintf(w, "flowctl: %s (%s)\n", msg, hint)
 	} else {
 		fmt.Fprintf(w, "flowctl: %s\n", msg)
+	}
+	var s exitStatus
+	if errors.As(err, &s) {
+		return s.code
 	}
 	return exitCodes[code]
 }

@@ -79,11 +79,27 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 func (l *list) end() error {
-	if l.p.format == "json" {
-		if l.n == 0 {
-			fmt.Fprint(l.p.w, "[")
-		}
+	switch {
+	case l.p.format != "json":
+	case l.n == 0:
+		fmt.Fprint(l.p.w, "[]\n")
+	default:
 		fmt.Fprint(l.p.w, "\n]\n")
 	}
 	return l.p.w.Flush()
+}
+
+// printList prints a list: a table for people (text), a JSON array with
+// -o json (never null), one object per line with -o jsonl.
+func printList[T any](p *printer, items []T, text func(w io.Writer)) error {
+	if p.format == "text" {
+		return p.one(nil, text)
+	}
+	l := p.list()
+	for _, it := range items {
+		if err := l.add(it, nil); err != nil {
+			return err
+		}
+	}
+	return l.end()
 }

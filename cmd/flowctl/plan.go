@@ -50,7 +50,7 @@ func (a *app) planLsCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.printer().one(nonNilSlice(all), func(w io.Writer) {
+				return printList(a.printer(), all, func(w io.Writer) {
 					rows := make([][]string, len(all))
 					for i, p := range all {
 						rows[i] = []string{p.ID, p.Status, p.Title}

@@ -61,7 +61,7 @@ func (a *app) projectLsCommand() *cobra.Command {
 				return err
 			}
 			current, _ := a.currentProject(eng)
-			return a.printer().one(nonNilSlice(all), func(w io.Writer) {
+			return printList(a.printer(), all, func(w io.Writer) {
 				rows := make([][]string, len(all))
 				for i, p := range all {
 					mark := " "

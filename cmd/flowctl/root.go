@@ -210,7 +210,7 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session}
+	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
 	if !readOnly {
 		opts.Actor = a.actor()
 	}
@@ -219,6 +219,13 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		err = withHint(err, "run 'flowctl init' to create it")
 	}
 	return eng, err
+}
+
+// warn prints a warning on stderr, unless -q.
+func (a *app) warn(msg string) {
+	if !a.g.quiet {
+		fmt.Fprintf(a.stderr, "flowctl: warning: %s\n", msg)
+	}
 }
 
 // actor resolves who is acting: --actor, FLOW_ACTOR, git user.name, $USER.

@@ -1,8 +1,100 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"strings"
 
-// statusCommand is a placeholder until the status commands land.
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
 func (a *app) statusCommand() *cobra.Command {
-	return &cobra.Command{Use: "status", Short: "(not built yet)", Hidden: true}
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the project at a glance: tasks by status, ready, blocked, approvals, claims",
+		Long: "status counts the project's tasks by status and lists the ready tasks (as 'ready' does), the\n" +
+			"blocked ones (status blocked, or todo with dependencies not done), pending approvals and live\n" +
+			"claims, with plan and exec record counts and the head seq of the log. As for 'ready', your own\n" +
+			"live claims (--actor) do not keep a task from being ready.",
+		Example: "  flowctl status\n  flowctl status -o json | jq .tasks",
+		Args:    cobra.NoArgs,
+		RunE: a.action(func(*cobra.Command, []string) error {
+			return a.withEngine(true, func(s *session) error {
+				st, err := s.eng.StatusFor(s.project, a.actor())
+				if err != nil {
+					return err
+				}
+				return a.printer().one(st, func(w io.Writer) { writeProjectStatus(w, st) })
+			})
+		}),
+	}
+}
+
+// writeProjectStatus prints the status for people: counts, then one short
+// section per list.
+func writeProjectStatus(w io.Writer, st *flow.Status) {
+	archived := ""
+	if st.Archived {
+		archived = " (archived)"
+	}
+	fmt.Fprintf(w, "Project %s%s at seq %d\n", printable(st.Project), archived, st.HeadSeq)
+	c := st.Tasks
+	fmt.Fprintf(w, "tasks  %d: %d todo, %d doing, %d done, %d blocked, %d cancelled\n",
+		c.Total, c.Todo, c.Doing, c.Done, c.Blocked, c.Cancelled)
+	fmt.Fprintf(w, "plans  %d open, %d closed\n", st.Plans.Open, st.Plans.Closed)
+	fmt.Fprintf(w, "execs  %d recorded, %d failed\n", st.Execs.Total, st.Execs.Failed)
+	statusSection(w, "ready", len(st.Ready), func() [][]string {
+		rows := make([][]string, len(st.Ready))
+		for i, t := range st.Ready {
+			rows[i] = []string{"  " + t.ID, fmt.Sprintf("pri %d", t.Priority), t.Title}
+		}
+		return rows
+	})
+	statusSection(w, "blocked", len(st.Blocked), func() [][]string {
+		rows := make([][]string, len(st.Blocked))
+		for i, t := range st.Blocked {
+			why := t.Status
+			if len(t.WaitingFor) > 0 {
+				why = "waiting for " + strings.Join(t.WaitingFor, ", ")
+			}
+			rows[i] = []string{"  " + t.ID, why, t.Title}
+		}
+		return rows
+	})
+	writeStatusPending(w, st)
+}
+
+func writeStatusPending(w io.Writer, st *flow.Status) {
+	statusSection(w, "pending approvals", len(st.PendingApprovals), func() [][]string {
+		rows := make([][]string, len(st.PendingApprovals))
+		for i, p := range st.PendingApprovals {
+			rows[i] = []string{"  " + p.ID, statusDash(p.Task), p.RequestedBy, p.Message}
+		}
+		return rows
+	})
+	statusSection(w, "live claims", len(st.Claims), func() [][]string {
+		rows := make([][]string, len(st.Claims))
+		for i, c := range st.Claims {
+			rows[i] = []string{"  " + c.Task, c.Actor, "until " + fmtTime(c.LeaseUntil), c.Title}
+		}
+		return rows
+	})
+}
+
+// statusSection prints "name: none", or "name (n):" and a table.
+func statusSection(w io.Writer, name string, n int, rows func() [][]string) {
+	if n == 0 {
+		fmt.Fprintf(w, "%s: none\n", name)
+		return
+	}
+	fmt.Fprintf(w, "%s (%d):\n", name, n)
+	table(w, "", rows())
+}
+
+func statusDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

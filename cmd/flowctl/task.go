@@ -79,7 +79,7 @@ func (a *app) taskLsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printer().one(nonNilSlice(tasks), func(w io.Writer) { writeTaskTable(w, tasks) })
+			return printList(a.printer(), tasks, func(w io.Writer) { writeTaskTable(w, tasks) })
 		})
 	})
 	return cmd

@@ -1,0 +1,411 @@
+package flow
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flowctl/flowctl/projection"
+)
+
+// OutputLimit is how much of a command's stdout or stderr an exec record
+// keeps at each end: the first OutputLimit bytes (Head) and the last
+// OutputLimit bytes not already in Head (Tail).
+const OutputLimit = 16 << 10
+
+// kindExec names exec records in a Ref.
+const kindExec = "exec"
+
+// Capture is an io.Writer that keeps what an exec record stores of a
+// stream: its first and last OutputLimit bytes, its length and the
+// SHA-256 of all of it, in bounded memory. It is not safe for concurrent
+// use; give each stream its own.
+type Capture struct {
+	head []byte
+	tail []byte // the last bytes written: at least min(n, OutputLimit)
+	n    int64
+	sum  hash.Hash
+}
+
+// NewCapture returns an empty capture.
+func NewCapture() *Capture { return &Capture{sum: sha256.New()} }
+
+// Write keeps p; it never fails.
+func (c *Capture) Write(p []byte) (int, error) {
+	c.sum.Write(p)
+	c.n += int64(len(p))
+	if room := OutputLimit - len(c.head); room > 0 {
+		c.head = append(c.head, p[:min(room, len(p))]...)
+	}
+	if len(p) >= OutputLimit {
+		c.tail = append(c.tail[:0], p[len(p)-OutputLimit:]...)
+	} else if c.tail = append(c.tail, p...); len(c.tail) > 2*OutputLimit {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-OutputLimit:]...)
+	}
+	return len(p), nil
+}
+
+// Output returns what is kept. Head is the stream's first OutputLimit
+// bytes, cut back so as not to split a UTF-8 sequence; Tail is its last
+// OutputLimit bytes that are not in Head, starting on a rune boundary
+// (empty when Head holds everything). Both are valid UTF-8 of at most
+// OutputLimit bytes: invalid bytes are replaced with U+FFFD. Bytes and
+// SHA256 are those of the exact stream.
+func (c *Capture) Output() projection.Output {
+	out := projection.Output{Bytes: c.n, SHA256: hex.EncodeToString(c.sum.Sum(nil))}
+	if c.n <= OutputLimit {
+		out.Head = validHead(c.head)
+		return out
+	}
+	cut := runeCut(c.head)
+	out.Head = validHead(c.head[:cut])
+	rest := c.n - int64(cut)
+	k := int(min(rest, OutputLimit))
+	tail := c.tail[len(c.tail)-k:]
+	if int64(k) < rest {
+		tail = skipContinuation(tail)
+	}
+	out.Tail = validTail(tail)
+	return out
+}
+
+// CaptureString returns the kept part of a whole stream s.
+func CaptureString(s string) projection.Output {
+	c := NewCapture()
+	c.Write([]byte(s))
+	return c.Output()
+}
+
+// runeCut returns len(b) less an incomplete UTF-8 sequence at its end.
+func runeCut(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// skipContinuation drops the continuation bytes of a rune cut at b's start.
+func skipContinuation(b []byte) []byte {
+	i := 0
+	for i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	return b[i:]
+}
+
+func validHead(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) <= OutputLimit {
+		return s
+	}
+	i := OutputLimit
+	for !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+func validTail(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) <= OutputLimit {
+		return s
+	}
+	i := len(s) - OutputLimit
+	for !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+// NewExec is the input of RecordExec: one command (or code snippet) that
+// was run, with what it printed already captured.
+type NewExec struct {
+	Project      string            `json:"project"`
+	Task         string            `json:"task,omitempty"` // empty: an exec of the project
+	Step         string            `json:"step,omitempty"` // implies its task
+	Plan         string            `json:"plan,omitempty"` // empty: the task's plan
+	Command      string            `json:"command,omitempty"`
+	Code         string            `json:"code,omitempty"`
+	Cwd          string            `json:"cwd,omitempty"`
+	ExitCode     int               `json:"exit_code"`
+	Success      bool              `json:"success"` // must be ExitCode == 0
+	ElapsedMS    float64           `json:"elapsed_ms"`
+	Stdout       projection.Output `json:"stdout"`
+	Stderr       projection.Output `json:"stderr"`
+	AddedVars    []string          `json:"added_vars,omitempty"`
+	AddedImports []string          `json:"added_imports,omitempty"`
+	GitHead      string            `json:"git_head,omitempty"`
+	Write
+}
+
+func (in *NewExec) check() error {
+	if strings.TrimSpace(in.Command) == "" && strings.TrimSpace(in.Code) == "" {
+		return fmt.Errorf("%w: an exec record needs a command or code", ErrInvalid)
+	}
+	texts := []struct {
+		field, v string
+		limit    int
+	}{{"command", in.Command, MaxText}, {"code", in.Code, MaxCode}, {"cwd", in.Cwd, 4096}, {"git_head", in.GitHead, 128}}
+	for _, t := range texts {
+		if err := checkText(t.field, t.v, t.limit, false); err != nil {
+			return err
+		}
+	}
+	if err := in.checkResult(); err != nil {
+		return err
+	}
+	if err := checkNames("added_vars", in.AddedVars); err != nil {
+		return err
+	}
+	if err := checkNames("added_imports", in.AddedImports); err != nil {
+		return err
+	}
+	return in.checkIDs()
+}
+
+func (in *NewExec) checkResult() error {
+	if in.Success != (in.ExitCode == 0) {
+		return fmt.Errorf("%w: success is %t but exit_code is %d (success means exit code 0)", ErrInvalid, in.Success, in.ExitCode)
+	}
+	if math.IsNaN(in.ElapsedMS) || math.IsInf(in.ElapsedMS, 0) || in.ElapsedMS < 0 {
+		return fmt.Errorf("%w: elapsed_ms %v is not a duration", ErrInvalid, in.ElapsedMS)
+	}
+	if err := checkOutput("stdout", in.Stdout); err != nil {
+		return err
+	}
+	return checkOutput("stderr", in.Stderr)
+}
+
+func checkOutput(field string, o projection.Output) error {
+	_, err := hex.DecodeString(o.SHA256)
+	switch {
+	case len(o.Head) > OutputLimit || len(o.Tail) > OutputLimit:
+		return fmt.Errorf("%w: %s head and tail are limited to %d bytes each", ErrInvalid, field, OutputLimit)
+	case !utf8.ValidString(o.Head) || !utf8.ValidString(o.Tail):
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, field)
+	case o.Bytes < 0:
+		return fmt.Errorf("%w: %s bytes is negative", ErrInvalid, field)
+	case err != nil || (o.SHA256 != "" && len(o.SHA256) != 2*sha256.Size):
+		return fmt.Errorf("%w: %s sha256 is not a hex SHA-256", ErrInvalid, field)
+	}
+	return nil
+}
+
+func checkNames(field string, names []string) error {
+	if len(names) > 10000 {
+		return fmt.Errorf("%w: %s has %d entries, the limit is 10000", ErrInvalid, field, len(names))
+	}
+	for _, n := range names {
+		if err := checkText(field+" entry", n, MaxTitle, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *NewExec) checkIDs() error {
+	if in.Plan != "" {
+		id, err := ParsePlanID(in.Plan)
+		if err != nil {
+			return err
+		}
+		in.Plan = id
+	}
+	return taskStep(&in.Task, &in.Step)
+}
+
+// CheckExec validates an exec record without recording it: the checks of
+// RecordExec (--if-version included), in a read transaction. It returns
+// the input as RecordExec would record it: ids normalized, the task taken
+// from the step, the plan from the task. `exec run` calls it before
+// running the command, so that a bad id fails before anything runs.
+func (e *Engine) CheckExec(in NewExec) (NewExec, error) {
+	if err := in.check(); err != nil {
+		return in, err
+	}
+	err := e.read(func(src source) error {
+		p, t, err := validateExec(src, &in)
+		if err != nil {
+			return err
+		}
+		version := p.Version
+		if t != nil {
+			version = t.Version
+		}
+		return checkVersion(in.Write, version, subjectStream(in.Project, in.Task))
+	})
+	return in, versionConflict(err)
+}
+
+// validateExec checks the project, task, step and plan of an exec record,
+// filling its plan from its task, and returns the project and task.
+func validateExec(src projection.Store, in *NewExec) (*projection.Project, *projection.Task, error) {
+	p, err := openProject(src, in.Project)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := subject(src, in.Project, in.Task, in.Step)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Plan == "" && t != nil {
+		in.Plan = t.Plan
+	}
+	if in.Plan != "" {
+		if _, err := mustPlan(src, in.Project, in.Plan); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, t, nil
+}
+
+// RecordExec records an exec with the next X-n of its project, on its
+// task's stream, or the project's when it has no task.
+func (e *Engine) RecordExec(in NewExec) (*projection.Exec, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	ref, err := e.command(in.Write, "exec.record", in, func(w *writer) (Ref, error) {
+		return w.recordExec(in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.Exec(ref.Project, ref.ID)
+}
+
+func (w *writer) recordExec(in NewExec) (Ref, error) {
+	p, _, err := validateExec(w, &in)
+	if err != nil {
+		return Ref{}, err
+	}
+	id := projection.ShortID(projection.PrefixExec, p.Counters.Execs+1)
+	_, err = w.emit(subjectStream(in.Project, in.Task), in.expect(), in.Project, projection.TypeExecRecorded,
+		projection.ExecRecorded{ID: id, Task: in.Task, Step: in.Step, Plan: in.Plan, Command: in.Command,
+			Code: in.Code, Cwd: in.Cwd, ExitCode: in.ExitCode, Success: in.Success, ElapsedMS: in.ElapsedMS,
+			Stdout: in.Stdout, Stderr: in.Stderr, AddedVars: in.AddedVars, AddedImports: in.AddedImports, GitHead: in.GitHead})
+	return Ref{Kind: kindExec, Project: in.Project, ID: id}, err
+}
+
+// Exec returns an exec record, or ErrNotFound.
+func (e *Engine) Exec(project, id string) (*projection.Exec, error) {
+	var x *projection.Exec
+	err := e.read(func(src source) error {
+		var err error
+		x, err = src.Exec(project, id)
+		if err == nil && x == nil {
+			err = fmt.Errorf("%w: exec record %s in project %s", ErrNotFound, id, project)
+		}
+		return err
+	})
+	return x, err
+}
+
+// ExecFilter selects exec records for Execs. Zero fields match all.
+type ExecFilter struct {
+	Task   string // T-n
+	Failed bool   // only records that did not succeed
+}
+
+// Execs lists a project's exec records in id order. A filter on a task
+// that does not exist is ErrNotFound.
+func (e *Engine) Execs(project string, f ExecFilter) ([]*projection.Exec, error) {
+	if f.Task != "" {
+		id, err := ParseTaskID(f.Task)
+		if err != nil {
+			return nil, err
+		}
+		f.Task = id
+	}
+	var out []*projection.Exec
+	err := e.read(func(src source) error {
+		all, err := listFor(src, project, f.Task, src.Execs)
+		out = slices.DeleteFunc(all, func(x *projection.Exec) bool {
+			return (f.Task != "" && x.Task != f.Task) || (f.Failed && x.Success)
+		})
+		return err
+	})
+	return out, err
+}
+
+// ExecJSON is an exec record as JSON, in the shape of the seeds' JSONL
+// execution log. Code or command is required; success and exit_code
+// default from each other (a missing exit code is 0 on success, else 1).
+type ExecJSON struct {
+	Code         string   `json:"code"`
+	Command      string   `json:"command"`
+	Stdout       string   `json:"stdout"`
+	Stderr       string   `json:"stderr"`
+	Success      *bool    `json:"success"`
+	ExitCode     *int     `json:"exit_code"`
+	ElapsedMS    float64  `json:"elapsed_ms"`
+	AddedVars    []string `json:"added_vars"`
+	AddedImports []string `json:"added_imports"`
+	Cwd          string   `json:"cwd"`
+	Task         string   `json:"task"`
+	Step         string   `json:"step"`
+	Plan         string   `json:"plan"`
+}
+
+// execFields are the keys ExecJSON accepts, matched exactly.
+var execFields = []string{"code", "command", "stdout", "stderr", "success", "exit_code", "elapsed_ms",
+	"added_vars", "added_imports", "cwd", "task", "step", "plan"}
+
+// DecodeExec parses an exec record given as JSON (see ExecJSON) into the
+// input of RecordExec, strictly: one object, valid UTF-8, no duplicate,
+// unknown or miscased keys, values of the right types. Errors are
+// ErrInvalid. The project is left for the caller to set.
+func DecodeExec(b []byte) (NewExec, error) {
+	if err := CheckJSON(b); err != nil {
+		return NewExec{}, fmt.Errorf("%w: exec record is not valid JSON: %v", ErrInvalid, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil || keys == nil {
+		return NewExec{}, fmt.Errorf("%w: an exec record is a JSON object", ErrInvalid)
+	}
+	for k := range keys {
+		if !slices.Contains(execFields, k) {
+			return NewExec{}, fmt.Errorf("%w: exec record: unknown field %q (known: %s)", ErrInvalid, k, strings.Join(execFields, ", "))
+		}
+	}
+	var x ExecJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x); err != nil {
+		return NewExec{}, fmt.Errorf("%w: exec record: %v", ErrInvalid, err)
+	}
+	return x.input()
+}
+
+func (x ExecJSON) input() (NewExec, error) {
+	in := NewExec{Task: x.Task, Step: x.Step, Plan: x.Plan, Command: x.Command, Code: x.Code, Cwd: x.Cwd,
+		ElapsedMS: x.ElapsedMS, Stdout: CaptureString(x.Stdout), Stderr: CaptureString(x.Stderr),
+		AddedVars: x.AddedVars, AddedImports: x.AddedImports}
+	switch {
+	case x.Success == nil && x.ExitCode == nil:
+		return in, fmt.Errorf("%w: exec record: give success or exit_code", ErrInvalid)
+	case x.ExitCode != nil:
+		in.ExitCode = *x.ExitCode
+		in.Success = in.ExitCode == 0
+		if x.Success != nil && *x.Success != in.Success {
+			return in, fmt.Errorf("%w: exec record: success is %t but exit_code is %d", ErrInvalid, *x.Success, in.ExitCode)
+		}
+	case !*x.Success:
+		in.ExitCode = 1
+	default:
+		in.Success = true
+	}
+	return in, nil
+}

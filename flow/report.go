@@ -1,0 +1,824 @@
+package flow
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Limits of a report.
+const (
+	ReportTimeline    = 50 // events in a project report's timeline
+	ReportRecentExecs = 10 // exec records in a project report
+	reportOutputLines = 10 // lines of an exec record's stdout/stderr head
+	reportOutputBytes = 1000
+	reportSummary     = 120 // runes of a timeline summary
+)
+
+// TaskReport is the report of one task: Markdown is the document, the
+// other fields are the parts it was made from.
+type TaskReport struct {
+	Markdown  string                 `json:"markdown"`
+	Project   string                 `json:"project"`
+	HeadSeq   uint64                 `json:"head_seq"`
+	Task      *projection.Task       `json:"task"`
+	Deps      []TaskBrief            `json:"deps"`
+	Approvals []*projection.Approval `json:"approvals"`
+	Execs     []*projection.Exec     `json:"execs"`
+	Notes     []ReportNote           `json:"notes"`
+	Timeline  []ReportEvent          `json:"timeline"`
+}
+
+// ProjectReport is the report of a project: Markdown is the document, the
+// other fields are the parts it was made from. Execs holds the last
+// ReportRecentExecs records and Timeline the last ReportTimeline events,
+// oldest first.
+type ProjectReport struct {
+	Markdown  string                 `json:"markdown"`
+	Project   *projection.Project    `json:"project"`
+	Status    *Status                `json:"status"`
+	Tasks     []*projection.Task     `json:"tasks"`
+	Plans     []*projection.Plan     `json:"plans"`
+	Approvals []*projection.Approval `json:"approvals"`
+	Execs     []*projection.Exec     `json:"execs"`
+	Timeline  []ReportEvent          `json:"timeline"`
+}
+
+// ReportNote is a note of a task (note.added carries its text).
+type ReportNote struct {
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Actor string    `json:"actor"`
+	Kind  string    `json:"kind"`
+	Text  string    `json:"text"`
+}
+
+// ReportEvent is one line of a timeline: an event and what it did, in
+// one line. Subject is the entity of its stream (T-3, P-1, the project).
+type ReportEvent struct {
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Actor   string    `json:"actor"`
+	Type    string    `json:"type"`
+	Subject string    `json:"subject"`
+	Summary string    `json:"summary"`
+}
+
+// TaskReport reports one task: its fields, steps, context, approvals,
+// exec records, notes and the timeline of its events, as of one head.
+// It returns ErrNotFound for an unknown project or task.
+func (e *Engine) TaskReport(project, id string) (*TaskReport, error) {
+	r := &TaskReport{Project: project}
+	err := e.readHead(func(src source, head uint64) error {
+		r.HeadSeq = head
+		return r.read(src, project, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.taskEvents(r); err != nil {
+		return nil, err
+	}
+	r.Markdown = r.markdown()
+	return r, nil
+}
+
+func (r *TaskReport) read(src source, project, id string) error {
+	if _, err := mustProject(src, project); err != nil {
+		return err
+	}
+	t, err := mustTask(src, project, id)
+	if err != nil {
+		return err
+	}
+	r.Task, r.Deps = t, []TaskBrief{}
+	for _, d := range t.Deps {
+		dt, err := mustTask(src, project, d)
+		if err != nil {
+			return err
+		}
+		r.Deps = append(r.Deps, briefOf(dt))
+	}
+	approvals, err := src.Approvals(project)
+	r.Approvals = keepIf(approvals, func(a *projection.Approval) bool { return a.Task == id })
+	if err != nil {
+		return err
+	}
+	execs, err := src.Execs(project)
+	r.Execs = keepIf(execs, func(x *projection.Exec) bool { return x.Task == id })
+	return err
+}
+
+func keepIf[T any](items []T, keep func(T) bool) []T {
+	out := []T{}
+	for _, v := range items {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// taskEvents fills the timeline and notes: the events of the task's
+// stream, and those of the project's stream that name the task or one of
+// its approvals, up to the report's head.
+func (e *Engine) taskEvents(r *TaskReport) error {
+	approvals := map[string]bool{}
+	for _, a := range r.Approvals {
+		approvals[a.ID] = true
+	}
+	var evs []Event
+	keep := func(ev Event) error { evs = append(evs, ev); return nil }
+	f := Filter{Stream: projection.TaskStream(r.Project, r.Task.ID), UntilSeq: r.HeadSeq, Raw: true}
+	if err := e.Events(f, keep); err != nil {
+		return err
+	}
+	f.Stream = projection.ProjectStream(r.Project)
+	err := e.Events(f, func(ev Event) error {
+		if namesTask(ev, r.Task.ID, approvals) {
+			evs = append(evs, ev)
+		}
+		return nil
+	})
+	slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	r.Timeline, r.Notes = timelineOf(evs), []ReportNote{}
+	for _, ev := range evs {
+		if n, ok := reportNoteOf(ev); ok {
+			r.Notes = append(r.Notes, n)
+		}
+	}
+	return err
+}
+
+// refersTo reports whether ev's payload names task (its "task" field) or
+// decides one of its approvals.
+func namesTask(ev Event, task string, approvals map[string]bool) bool {
+	var p struct {
+		Task string `msgpack:"task"`
+		ID   string `msgpack:"id"`
+	}
+	if msgpack.Unmarshal(ev.Raw, &p) != nil {
+		return false
+	}
+	return p.Task == task || (ev.Type == projection.TypeApprovalDecided && approvals[p.ID])
+}
+
+func reportNoteOf(ev Event) (ReportNote, bool) {
+	var p projection.NoteAdded
+	if ev.Type != projection.TypeNoteAdded || msgpack.Unmarshal(ev.Raw, &p) != nil {
+		return ReportNote{}, false
+	}
+	return ReportNote{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Kind: p.Kind, Text: p.Text}, true
+}
+
+// ProjectReport reports a project as seen by the engine's actor (see
+// ProjectReportFor).
+func (e *Engine) ProjectReport(project string) (*ProjectReport, error) {
+	return e.ProjectReportFor(project, e.opts.Actor)
+}
+
+// ProjectReportFor reports a project: its status as seen by actor (see
+// StatusFor), tasks, plans, approvals, recent exec records and the
+// timeline of its last events, as of one head. It returns ErrNotFound for
+// an unknown project.
+func (e *Engine) ProjectReportFor(project, actor string) (*ProjectReport, error) {
+	r := &ProjectReport{}
+	now := e.opts.Now()
+	var head uint64
+	err := e.readHead(func(src source, h uint64) error {
+		head = h
+		return r.read(src, project, actor, head, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	evs, err := e.lastEvents(Filter{Project: project, UntilSeq: head, Raw: true}, ReportTimeline)
+	if err != nil {
+		return nil, err
+	}
+	r.Timeline = timelineOf(evs)
+	r.Markdown = r.markdown()
+	return r, nil
+}
+
+// lastEvents returns the last n events matching f (whose UntilSeq is
+// set), oldest first. It reads windows of seqs backwards from UntilSeq,
+// each four times the last, so that a long log is not read from its start
+// for a few recent events.
+func (e *Engine) lastEvents(f Filter, n int) ([]Event, error) {
+	f.Limit = n
+	for window := uint64(4 * n); ; window *= 4 {
+		f.SinceSeq = 1
+		if f.UntilSeq > window {
+			f.SinceSeq = f.UntilSeq - window + 1
+		}
+		var evs []Event
+		if err := e.Events(f, func(ev Event) error { evs = append(evs, ev); return nil }); err != nil {
+			return nil, err
+		}
+		if len(evs) >= n || f.SinceSeq == 1 {
+			return evs, nil
+		}
+	}
+}
+
+func (r *ProjectReport) read(src source, project, actor string, head uint64, now time.Time) error {
+	var err error
+	if r.Status, err = statusOf(src, project, actor, head, now); err != nil {
+		return err
+	}
+	if r.Project, err = mustProject(src, project); err != nil {
+		return err
+	}
+	if r.Tasks, err = src.Tasks(project); err != nil {
+		return err
+	}
+	if r.Plans, err = src.Plans(project); err != nil {
+		return err
+	}
+	if r.Approvals, err = src.Approvals(project); err != nil {
+		return err
+	}
+	execs, err := src.Execs(project)
+	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
+	r.Execs = execs[max(0, len(execs)-ReportRecentExecs):]
+	r.Tasks, r.Plans, r.Approvals, r.Execs = reportList(r.Tasks), reportList(r.Plans), reportList(r.Approvals), reportList(r.Execs)
+	return err
+}
+
+func reportList[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// timeline turns events into timeline lines; never nil.
+func timelineOf(evs []Event) []ReportEvent {
+	out := make([]ReportEvent, len(evs))
+	for i, ev := range evs {
+		out[i] = ReportEvent{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Type: ev.Type,
+			Subject: streamSubject(ev.Stream), Summary: mdClip(mdLine(summarizeEvent(ev)), reportSummary)}
+	}
+	return out
+}
+
+func streamSubject(stream string) string {
+	kind, project, id, ok := projection.ParseStream(stream)
+	switch {
+	case !ok:
+		return stream
+	case kind == projection.KindProject:
+		return project
+	}
+	return id
+}
+
+// summarize says in a few words what ev did.
+func summarizeEvent(ev Event) string {
+	if _, known := projection.Schema(ev.Type); !known {
+		return fmt.Sprintf("unknown event type (schema %d)", ev.Schema)
+	}
+	fn := eventSummaries[ev.Type]
+	if fn == nil {
+		return ""
+	}
+	s, err := fn(ev.Raw)
+	if err != nil {
+		return "payload does not decode"
+	}
+	return s
+}
+
+// eventSummaries turn a payload of each type into a summary.
+var eventSummaries = map[string]func(raw []byte) (string, error){
+	projection.TypeProjectCreated: summaryOf(func(p projection.ProjectCreated) string {
+		return mdJoin("project", p.Name, "created", mdParens(p.Description))
+	}),
+	projection.TypeProjectArchived: summaryOf(func(p projection.ProjectArchived) string { return mdJoin("archived", p.Reason) }),
+	projection.TypePlanCreated: summaryOf(func(p projection.PlanCreated) string {
+		return mdJoin(p.ID+" created:", p.Title)
+	}),
+	projection.TypePlanClosed:  summaryOf(func(p projection.PlanClosed) string { return mdJoin(p.ID+" closed", mdParens(p.Reason)) }),
+	projection.TypeTaskCreated: summaryOf(taskCreatedSummary),
+	projection.TypeTaskUpdated: summaryOf(taskUpdatedSummary),
+	projection.TypeTaskDepsChanged: summaryOf(func(p projection.TaskDepsChanged) string {
+		return mdJoin("deps", mdPrefixed("+", p.Added), mdPrefixed("-", p.Removed))
+	}),
+	projection.TypeTaskStatusChanged: summaryOf(func(p projection.TaskStatusChanged) string {
+		return mdJoin(p.From, "->", p.To, mdForced(p.Forced), mdParens(p.Reason))
+	}),
+	projection.TypeTaskClaimed: summaryOf(func(p projection.TaskClaimed) string {
+		return mdJoin("claimed by", p.Actor, "until", mdTime(time.Unix(0, p.LeaseUntil)))
+	}),
+	projection.TypeTaskLeaseRenewed: summaryOf(func(p projection.TaskClaimed) string {
+		return mdJoin("lease of", p.Actor, "renewed until", mdTime(time.Unix(0, p.LeaseUntil)))
+	}),
+	projection.TypeTaskReleased: summaryOf(func(p projection.TaskReleased) string {
+		return mdJoin("released by", p.Actor, mdParens(p.Reason))
+	}),
+	projection.TypeTaskContextMerged: summaryOf(func(p projection.TaskContextMerged) string {
+		if p.Replace {
+			return "context replaced: " + p.Patch
+		}
+		return "context merged: " + p.Patch
+	}),
+	projection.TypeStepAdded:         summaryOf(func(p projection.StepAdded) string { return mdJoin(p.ID, "added:", p.Title) }),
+	projection.TypeStepStatusChanged: summaryOf(stepSummary),
+	projection.TypeNoteAdded: summaryOf(func(p projection.NoteAdded) string {
+		return mdJoin(p.Kind+":", p.Text)
+	}),
+	projection.TypeApprovalRequested: summaryOf(func(p projection.ApprovalRequested) string {
+		return mdJoin(p.ID, "requested", mdForStep(p.Step)) + ": " + p.Message
+	}),
+	projection.TypeApprovalDecided: summaryOf(func(p projection.ApprovalDecided) string {
+		return mdJoin(p.ID, p.Decision, "by", p.By, mdParens(p.Comment))
+	}),
+	projection.TypeExecRecorded: summaryOf(func(p projection.ExecRecorded) string {
+		return mdJoin(p.ID, execLabel(&p), "exit", strconv.Itoa(p.ExitCode), mdOK(p.Success), mdMS(p.ElapsedMS))
+	}),
+}
+
+// summary adapts a summary of a typed payload to raw msgpack.
+func summaryOf[P any](fn func(P) string) func([]byte) (string, error) {
+	return func(raw []byte) (string, error) {
+		var p P
+		if err := msgpack.Unmarshal(raw, &p); err != nil {
+			return "", err
+		}
+		return fn(p), nil
+	}
+}
+
+func taskCreatedSummary(p projection.TaskCreated) string {
+	s := mdJoin(p.ID, "created:", p.Title)
+	if len(p.Deps) > 0 {
+		s += " (deps " + strings.Join(p.Deps, ", ") + ")"
+	}
+	return s
+}
+
+func taskUpdatedSummary(p projection.TaskUpdated) string {
+	var parts []string
+	str := func(name string, v *string) {
+		if v != nil {
+			parts = append(parts, name+" "+strconv.Quote(*v))
+		}
+	}
+	str("title", p.Title)
+	str("description", p.Description)
+	str("owner", p.Owner)
+	str("plan", p.Plan)
+	if p.Priority != nil {
+		parts = append(parts, "priority "+strconv.Itoa(*p.Priority))
+	}
+	if p.Tags != nil {
+		parts = append(parts, "tags ["+strings.Join(*p.Tags, ", ")+"]")
+	}
+	return "set " + strings.Join(parts, ", ")
+}
+
+func stepSummary(p projection.StepStatusChanged) string {
+	progress := ""
+	if p.Progress != nil {
+		progress = strconv.Itoa(*p.Progress) + "%"
+	}
+	to := p.To
+	if to != "" {
+		to = "-> " + to
+	}
+	s := mdJoin(p.ID, to, progress)
+	for _, kv := range [][2]string{{"note", p.Note}, {"result", p.Result}, {"error", p.Error}} {
+		if kv[1] != "" {
+			s += "; " + kv[0] + ": " + kv[1]
+		}
+	}
+	return s
+}
+
+// join joins the non-empty words with spaces.
+func mdJoin(words ...string) string {
+	return strings.Join(slices.DeleteFunc(words, func(w string) bool { return w == "" }), " ")
+}
+
+func mdPrefixed(prefix string, ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = prefix + id
+	}
+	return strings.Join(out, " ")
+}
+
+func mdParens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
+}
+
+func mdForced(f bool) string {
+	if f {
+		return "[forced]"
+	}
+	return ""
+}
+
+func mdForStep(step string) string {
+	if step == "" {
+		return ""
+	}
+	return "for " + step
+}
+
+func mdOK(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "failed"
+}
+
+func mdMS(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " ms" }
+
+// execLabel is what a record ran: its command, or the first line of its code.
+func execLabel(x *projection.ExecRecorded) string {
+	if x.Command != "" || x.Code == "" {
+		return x.Command
+	}
+	first, _, _ := strings.Cut(x.Code, "\n")
+	return "code: " + first
+}
+
+func mdTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+func mdProjTime(t projection.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return mdTime(t.Std())
+}
+
+// oneLine makes s one line of safe text: line breaks become spaces,
+// other control characters are escaped, invalid UTF-8 is replaced.
+func mdLine(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return mdSafe(s)
+}
+
+// safeText escapes control characters other than newline and tab, so
+// that text from an event cannot move a terminal's cursor.
+func mdSafe(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, mdUnsafe) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if mdUnsafe(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func mdUnsafe(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
+
+// clip cuts s to at most n runes, marking the cut with "…".
+func mdClip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// mdDoc builds a markdown document.
+type mdDoc struct{ strings.Builder }
+
+func (d *mdDoc) line(format string, args ...any) { fmt.Fprintf(d, format+"\n", args...) }
+
+// section starts a level-2 section.
+func (d *mdDoc) section(title string) { d.line("\n## %s\n", title) }
+
+// table writes a table, or the empty text when there are no rows.
+func (d *mdDoc) table(empty string, header []string, rows [][]string) {
+	if len(rows) == 0 {
+		d.line("_%s_", empty)
+		return
+	}
+	d.line("| %s |", strings.Join(header, " | "))
+	d.line("|%s", strings.Repeat("---|", len(header)))
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = mdCell(c)
+		}
+		d.line("| %s |", strings.Join(cells, " | "))
+	}
+}
+
+// code writes a fenced code block whose fence no line of text can close.
+func (d *mdDoc) code(lang, text string) {
+	fence := strings.Repeat("`", max(3, mdFenceRun(text, '`')+1))
+	d.line("%s%s\n%s\n%s", fence, lang, strings.TrimRight(mdSafe(text), "\n"), fence)
+}
+
+func mdFenceRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// mdCell makes s fit in a table cell.
+func mdCell(s string) string {
+	return strings.ReplaceAll(mdLine(s), "|", `\|`)
+}
+
+// markdown renders the task report.
+func (r *TaskReport) markdown() string {
+	var d mdDoc
+	t := r.Task
+	d.line("# %s: %s\n", t.ID, mdLine(t.Title))
+	d.table("", []string{"field", "value"}, r.fields())
+	if t.Description != "" {
+		d.line("\n%s", strings.TrimRight(mdSafe(t.Description), "\n"))
+	}
+	d.section("Steps")
+	d.table("No steps.", []string{"step", "status", "progress", "title", "details"}, stepRows(t.Steps))
+	d.section(fmt.Sprintf("Context (version %d)", t.ContextVersion))
+	d.code("json", mdJSON(string(t.Context)))
+	d.section("Approvals")
+	d.table("No approvals.", []string{"id", "status", "step", "message", "requested", "decided", "comment"}, approvalRows(r.Approvals, false))
+	d.section("Exec records")
+	d.table("No exec records.", []string{"id", "step", "command", "exit", "result", "elapsed", "actor", "time"}, execRows(r.Execs, false))
+	for _, x := range r.Execs {
+		writeOutput(&d, x)
+	}
+	d.section("Notes")
+	writeNotes(&d, r.Notes)
+	d.section("Timeline")
+	d.table("No events.", []string{"seq", "time", "actor", "type", "summary"}, timelineRows(r.Timeline, false))
+	return d.String()
+}
+
+func (r *TaskReport) fields() [][]string {
+	t := r.Task
+	deps := make([]string, len(r.Deps))
+	for i, d := range r.Deps {
+		deps[i] = d.ID + " (" + d.Status + ")"
+	}
+	claim := "-"
+	if t.Claim != nil {
+		claim = mdJoin(t.Claim.Actor, mdParens(t.Claim.Session), "until", mdProjTime(t.Claim.LeaseUntil))
+	}
+	return [][]string{
+		{"project", r.Project}, {"status", t.Status + mdForced(t.Forced)}, {"plan", mdDash(t.Plan)},
+		{"owner", mdDash(t.Owner)}, {"priority", strconv.Itoa(t.Priority)},
+		{"tags", mdDash(strings.Join(t.Tags, ", "))}, {"depends on", mdDash(strings.Join(deps, ", "))},
+		{"claim", claim}, {"pending approvals", mdDash(strings.Join(t.PendingApprovals, ", "))},
+		{"ref", mdDash(t.Ref)}, {"created", mdProjTime(t.CreatedAt) + " by " + t.CreatedBy},
+		{"updated", mdProjTime(t.UpdatedAt)}, {"version", strconv.FormatUint(t.Version, 10)},
+	}
+}
+
+func mdDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func stepRows(steps []projection.Step) [][]string {
+	rows := make([][]string, len(steps))
+	for i, s := range steps {
+		var details []string
+		for _, kv := range [][2]string{{"note", s.Note}, {"result", s.Result}, {"error", s.Error}} {
+			if kv[1] != "" {
+				details = append(details, kv[0]+": "+kv[1])
+			}
+		}
+		rows[i] = []string{s.ID, s.Status, strconv.Itoa(s.Progress) + "%", s.Title, strings.Join(details, "; ")}
+	}
+	return rows
+}
+
+// indentJSON pretty-prints a JSON text; text that is not JSON is kept.
+func mdJSON(s string) string {
+	if s == "" {
+		s = "{}"
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return b.String()
+}
+
+func approvalRows(as []*projection.Approval, withTask bool) [][]string {
+	rows := make([][]string, len(as))
+	for i, a := range as {
+		decided := "-"
+		if a.DecidedBy != "" {
+			decided = a.DecidedBy + " " + mdProjTime(a.DecidedAt)
+		}
+		where := a.Step
+		if withTask {
+			where = a.Task
+		}
+		rows[i] = []string{a.ID, a.Status, mdDash(where), a.Message,
+			a.RequestedBy + " " + mdProjTime(a.CreatedAt), decided, a.Comment}
+	}
+	return rows
+}
+
+func execRows(xs []*projection.Exec, withTask bool) [][]string {
+	rows := make([][]string, len(xs))
+	for i, x := range xs {
+		where := x.Step
+		if withTask {
+			where = x.Task
+		}
+		rows[i] = []string{x.ID, mdDash(where), mdClip(mdLine(execLabel(&x.ExecRecorded)), 80),
+			strconv.Itoa(x.ExitCode), mdOK(x.Success), mdMS(x.ElapsedMS), x.Actor, mdProjTime(x.CreatedAt)}
+	}
+	return rows
+}
+
+// writeOutput writes the head of a record's code, stdout and stderr.
+func writeOutput(d *mdDoc, x *projection.Exec) {
+	parts := []struct {
+		name string
+		out  projection.Output
+	}{{"stdout", x.Stdout}, {"stderr", x.Stderr}}
+	if x.Code == "" && x.Stdout.Head == "" && x.Stderr.Head == "" {
+		return
+	}
+	d.line("\n### %s output", x.ID)
+	if x.Code != "" {
+		d.line("\ncode:\n")
+		d.code("", mdHead(x.Code))
+	}
+	for _, p := range parts {
+		if p.out.Head != "" {
+			d.line("\n%s (%d bytes):\n", p.name, p.out.Bytes)
+			d.code("", mdHead(p.out.Head))
+		}
+	}
+}
+
+// head keeps the first lines of s, marking what it left out.
+func mdHead(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	kept := strings.Join(lines[:min(len(lines), reportOutputLines)], "")
+	if len(kept) > reportOutputBytes {
+		kept = strings.ToValidUTF8(kept[:reportOutputBytes], "")
+	}
+	if len(kept) < len(s) {
+		kept = strings.TrimRight(kept, "\n") + "\n…"
+	}
+	return kept
+}
+
+func writeNotes(d *mdDoc, notes []ReportNote) {
+	if len(notes) == 0 {
+		d.line("_No notes._")
+		return
+	}
+	for _, n := range notes {
+		text := strings.ReplaceAll(strings.TrimRight(mdSafe(n.Text), "\n"), "\n", "\n  ")
+		d.line("- %s %s (%s): %s", mdTime(n.Time), mdLine(n.Actor), mdLine(n.Kind), text)
+	}
+}
+
+func timelineRows(evs []ReportEvent, withSubject bool) [][]string {
+	rows := make([][]string, len(evs))
+	for i, ev := range evs {
+		rows[i] = []string{strconv.FormatUint(ev.Seq, 10), mdTime(ev.Time), ev.Actor, ev.Type, ev.Summary}
+		if withSubject {
+			rows[i] = slices.Insert(rows[i], 3, ev.Subject)
+		}
+	}
+	return rows
+}
+
+// markdown renders the project report.
+func (r *ProjectReport) markdown() string {
+	var d mdDoc
+	p := r.Project
+	d.line("# Project %s\n", p.Name)
+	if p.Archived {
+		d.line("_Archived._\n")
+	}
+	if p.Description != "" {
+		d.line("%s\n", strings.TrimRight(mdSafe(p.Description), "\n"))
+	}
+	d.line("## Status\n")
+	writeStatus(&d, r.Status)
+	d.section("Tasks")
+	d.table("No tasks.", []string{"id", "status", "pri", "plan", "owner", "steps", "deps", "title"}, taskRows(r.Tasks))
+	d.section("Plans")
+	d.table("No plans.", []string{"id", "status", "tasks done", "title"}, planRows(r.Plans, r.Tasks))
+	d.section("Approvals")
+	d.table("No approvals.", []string{"id", "status", "task", "message", "requested", "decided", "comment"}, approvalRows(r.Approvals, true))
+	d.section(fmt.Sprintf("Recent exec records (%d of %d)", len(r.Execs), r.Status.Execs.Total))
+	d.table("No exec records.", []string{"id", "task", "command", "exit", "result", "elapsed", "actor", "time"}, execRows(r.Execs, true))
+	d.section(fmt.Sprintf("Timeline (last %d events up to seq %d)", len(r.Timeline), r.Status.HeadSeq))
+	d.table("No events.", []string{"seq", "time", "actor", "subject", "type", "summary"}, timelineRows(r.Timeline, true))
+	return d.String()
+}
+
+func writeStatus(d *mdDoc, s *Status) {
+	c := s.Tasks
+	d.line("- tasks: %d (todo %d, doing %d, done %d, blocked %d, cancelled %d)", c.Total, c.Todo, c.Doing, c.Done, c.Blocked, c.Cancelled)
+	d.line("- plans: %d open, %d closed", s.Plans.Open, s.Plans.Closed)
+	d.line("- exec records: %d, %d failed", s.Execs.Total, s.Execs.Failed)
+	ready := make([]string, len(s.Ready))
+	for i, t := range s.Ready {
+		ready[i] = t.ID
+	}
+	d.line("- ready: %s", mdNone(ready))
+	blocked := make([]string, len(s.Blocked))
+	for i, t := range s.Blocked {
+		blocked[i] = mdJoin(t.ID, mdParens(mdJoin(t.Status, mdWaiting(t.WaitingFor))))
+	}
+	d.line("- blocked: %s", mdNone(blocked))
+	pending := make([]string, len(s.PendingApprovals))
+	for i, a := range s.PendingApprovals {
+		pending[i] = mdJoin(a.ID, mdParens(a.Task))
+	}
+	d.line("- pending approvals: %s", mdNone(pending))
+	claims := make([]string, len(s.Claims))
+	for i, c := range s.Claims {
+		claims[i] = mdLine(mdJoin(c.Task, "by", c.Actor, "until", mdProjTime(c.LeaseUntil)))
+	}
+	d.line("- live claims: %s", mdNone(claims))
+}
+
+func mdWaiting(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return "waiting for " + strings.Join(ids, ", ")
+}
+
+func mdNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}
+
+func taskRows(tasks []*projection.Task) [][]string {
+	rows := make([][]string, len(tasks))
+	for i, t := range tasks {
+		rows[i] = []string{t.ID, t.Status, strconv.Itoa(t.Priority), mdDash(t.Plan), mdDash(t.Owner),
+			stepsDone(t.Steps), mdDash(strings.Join(t.Deps, ", ")), t.Title}
+	}
+	return rows
+}
+
+// stepsDone counts finished steps (completed or skipped) of all steps.
+func stepsDone(steps []projection.Step) string {
+	n := 0
+	for _, s := range steps {
+		if s.Status == projection.StepCompleted || s.Status == projection.StepSkipped {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d/%d", n, len(steps))
+}
+
+func planRows(plans []*projection.Plan, tasks []*projection.Task) [][]string {
+	rows := make([][]string, len(plans))
+	for i, p := range plans {
+		done, total := 0, 0
+		for _, t := range tasks {
+			if t.Plan == p.ID {
+				total++
+				if t.Status == projection.StatusDone {
+					done++
+				}
+			}
+		}
+		rows[i] = []string{p.ID, p.Status, fmt.Sprintf("%d/%d", done, total), p.Title}
+	}
+	return rows
+}
