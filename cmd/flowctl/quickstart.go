@@ -26,11 +26,45 @@ func (a *app) quickstartCommand() *cobra.Command {
 	}
 }
 
-// quickstartSteps are the commands the quickstart runs, in order.
-var quickstartSteps = [][]string{
-	{"init", "--project", quickstartProject},
-	{"log", "--project", quickstartProject},
-	{"verify"},
+// step is one line of the quickstart: a flowctl command, or an exported
+// environment variable that the following commands see.
+type step struct {
+	args []string // flowctl arguments
+	env  [2]string
+}
+
+func cmd(args ...string) step        { return step{args: args} }
+func export(name, value string) step { return step{env: [2]string{name, value}} }
+
+// quickstartSession is the short real session the quickstart runs on a
+// new quickstart project.
+var quickstartSession = []step{
+	export("FLOW_PROJECT", quickstartProject),
+	cmd("task", "add", "write the parser", "--tag", "backend"),
+	cmd("task", "add", "test the parser", "--dep", "T-1"),
+	cmd("ready", "--explain"),
+	export("FLOW_TASK_ID", "T-1"),
+	cmd("task", "start"),
+	cmd("ctx", "merge", `{"branch":"parser","files":["parse.go"]}`),
+	cmd("step", "add", "sketch the grammar"),
+	cmd("step", "start", "T-1.1"),
+	cmd("step", "done", "T-1.1", "--result", "grammar in parse.go"),
+	cmd("approval", "request", "--message", "merge the parser branch?", "--action", `{"merge":"parser"}`),
+	cmd("approval", "grant", "A-1", "--comment", "looks good"),
+	cmd("exec", "record", `{"command":"go test ./parser","exit_code":0,"elapsed_ms":812,"stdout":"ok  parser  0.8s"}`),
+	cmd("task", "done"),
+	cmd("ready"),
+	cmd("log", "--limit", "4"),
+	cmd("verify"),
+}
+
+// quickstartAgain is what the quickstart shows when its project already
+// has tasks: where the work stands.
+var quickstartAgain = []step{
+	export("FLOW_PROJECT", quickstartProject),
+	cmd("status"),
+	cmd("log", "--limit", "4"),
+	cmd("verify"),
 }
 
 // quickstartFlags are the global flags that, given to quickstart, are
@@ -47,16 +81,80 @@ func (a *app) runQuickstart(ctx context.Context, fs *pflag.FlagSet) error {
 			global = append(global, "--"+name, f.Value.String())
 		}
 	}
-	for i, step := range quickstartSteps {
-		if i > 0 {
-			fmt.Fprintln(a.stdout)
-		}
-		args := append(append([]string{}, step...), global...)
-		fmt.Fprintf(a.stdout, "$ flowctl %s\n", strings.Join(args, " "))
-		if code := run(ctx, args, a.env); code != 0 {
-			// The step has printed its error; keep its exit code.
-			return exitStatus{fmt.Errorf("quickstart stopped: 'flowctl %s' exited %d", strings.Join(args, " "), code), code}
+	q := &quickstart{a: a, ctx: ctx, global: global, env: map[string]string{}}
+	if err := q.run(cmd("init", "--project", quickstartProject)); err != nil {
+		return err
+	}
+	steps := quickstartSession
+	if started, err := a.quickstartStarted(); err != nil {
+		return err
+	} else if started {
+		fmt.Fprintf(a.stdout, "\n# The %s project already has tasks; here is where it stands.\n", quickstartProject)
+		steps = quickstartAgain
+	}
+	for _, s := range steps {
+		if err := q.run(s); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// quickstartStarted reports whether the quickstart project has tasks.
+func (a *app) quickstartStarted() (started bool, err error) {
+	eng, err := a.open(true)
+	if err != nil {
+		return false, err
+	}
+	defer closeEngine(eng, &err)
+	p, err := eng.Project(quickstartProject)
+	return err == nil && p.Counters.Tasks > 0, err
+}
+
+// quickstart runs steps in process, with the variables exported so far.
+type quickstart struct {
+	a      *app
+	ctx    context.Context
+	global []string
+	env    map[string]string
+	n      int // steps run so far
+}
+
+func (q *quickstart) run(s step) error {
+	out := q.a.stdout
+	if q.n++; q.n > 1 {
+		fmt.Fprintln(out)
+	}
+	if s.args == nil {
+		q.env[s.env[0]] = s.env[1]
+		fmt.Fprintf(out, "$ export %s=%s\n", s.env[0], shellQuote(s.env[1]))
+		return nil
+	}
+	args := append(append([]string{}, s.args...), q.global...)
+	quoted := make([]string, len(args))
+	for i, arg := range args {
+		quoted[i] = shellQuote(arg)
+	}
+	line := "flowctl " + strings.Join(quoted, " ")
+	fmt.Fprintf(out, "$ %s\n", line)
+	e := q.a.env
+	e.getenv = func(k string) string {
+		if v, ok := q.env[k]; ok {
+			return v
+		}
+		return q.a.getenv(k)
+	}
+	if code := run(q.ctx, args, e); code != 0 {
+		// The step has printed its error; keep its exit code.
+		return exitStatus{fmt.Errorf("quickstart stopped: '%s' exited %d", line, code), code}
+	}
+	return nil
+}
+
+// shellQuote quotes arg for a POSIX shell when it needs it.
+func shellQuote(arg string) string {
+	if arg != "" && strings.Trim(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+") == "" {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }

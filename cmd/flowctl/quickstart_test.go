@@ -9,15 +9,51 @@ import (
 	"github.com/flowctl/flowctl/eventlog"
 )
 
-// commandLines returns the "$ flowctl ..." lines of a quickstart's output.
+// commandLines returns the "$ flowctl ..." and "$ export ..." lines of a
+// quickstart's output.
 func commandLines(stdout string) []string {
 	var out []string
 	for _, line := range strings.Split(stdout, "\n") {
-		if strings.HasPrefix(line, "$ flowctl") {
+		if strings.HasPrefix(line, "$ flowctl") || strings.HasPrefix(line, "$ export") {
 			out = append(out, line)
 		}
 	}
 	return out
+}
+
+// shellWords splits a printed command line the way a POSIX shell splits
+// the single-quoted words shellQuote makes.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unterminated quote in %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
 }
 
 func TestQuickstart(t *testing.T) {
@@ -34,22 +70,20 @@ func TestQuickstart(t *testing.T) {
 				t.Fatalf("run %d: exit %d, stderr %q", run, code, stderr)
 			}
 			cmds := commandLines(stdout)
-			wantPrefixes := []string{"$ flowctl init", "$ flowctl log", "$ flowctl verify"}
-			if len(cmds) != len(wantPrefixes) {
-				t.Fatalf("run %d printed commands %q, want %d of them", run, cmds, len(wantPrefixes))
+			want := len(quickstartSession) + 1
+			if run == 2 {
+				want = len(quickstartAgain) + 1
 			}
-			for i, p := range wantPrefixes {
-				if !strings.HasPrefix(cmds[i], p) {
-					t.Errorf("run %d command %d = %q, want %q...", run, i+1, cmds[i], p)
-				}
+			if len(cmds) != want || !strings.HasPrefix(cmds[0], "$ flowctl init") || !strings.HasPrefix(cmds[want-1], "$ flowctl verify") {
+				t.Fatalf("run %d printed commands %q, want %d from init to verify", run, cmds, want)
 			}
-			if !strings.Contains(stdout, "ok: 1 event in 1 stream, 1 project") {
+			if !strings.Contains(stdout, "ok: 12 events in 3 streams, 1 project") {
 				t.Errorf("run %d: output has no verify result:\n%s", run, stdout)
 			}
 		}
 		evs := f.logEvents()
-		if len(evs) != 1 || evs[0].Project != quickstartProject || evs[0].Actor != "tester" {
-			t.Errorf("after two quickstarts the log is %+v, want one project.created of %q by tester", evs, quickstartProject)
+		if len(evs) != 12 || evs[0].Project != quickstartProject || evs[11].Actor != "tester" {
+			t.Errorf("after two quickstarts the log has %d events, want the 12 of one session by tester", len(evs))
 		}
 	})
 
@@ -63,12 +97,20 @@ func TestQuickstart(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
+		// Replay the printed session in a new file, as a user would.
+		again := filepath.Join(dir, "again")
+		env := map[string]string{}
 		for _, line := range commandLines(stdout) {
-			args := strings.Fields(strings.TrimPrefix(line, "$ flowctl "))
+			words := shellWords(t, strings.TrimPrefix(line, "$ "))
+			if words[0] == "export" {
+				name, value, _ := strings.Cut(words[1], "=")
+				env[name] = value
+				continue
+			}
 			if !strings.Contains(line, "--db qs.db") {
 				t.Errorf("%q does not pass --db on", line)
 			}
-			if _, stderr, code := runCLI(t, dir, "", args...); code != 0 {
+			if _, stderr, code := runCLIEnv(t, dir, env, "", append(words[1:], "--db", again)...); code != 0 {
 				t.Errorf("%q: exit %d, stderr %q", line, code, stderr)
 			}
 		}
@@ -82,8 +124,10 @@ func TestQuickstart(t *testing.T) {
 		if _, stderr, code := runCLI(t, f.dir, "", "quickstart", "--actor", "dana"); code != 0 {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
-		if evs := f.logEvents(); len(evs) != 1 || evs[0].Actor != "dana" {
-			t.Errorf("quickstart --actor dana wrote %+v, want the event by dana", evs)
+		for _, ev := range f.logEvents() {
+			if ev.Actor != "dana" {
+				t.Fatalf("quickstart --actor dana wrote event %d by %q", ev.Seq, ev.Actor)
+			}
 		}
 	})
 
