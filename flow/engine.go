@@ -28,6 +28,9 @@ type Options struct {
 	// Warn receives warnings, such as an event of a type this binary does
 	// not know being skipped by the fold. nil: warnings are dropped.
 	Warn func(msg string)
+	// Progress, when set, hears how a rebuild of the projections goes:
+	// events folded so far, of total.
+	Progress func(done, total uint64)
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.
 	Cache *Cache

@@ -49,7 +49,7 @@ type RebuildReport struct {
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx *eventlog.Tx) error {
-		mem, r, err := e.replay(tx)
+		mem, r, err := replayWith(tx, e.warn, e.opts.Progress)
 		if err != nil {
 			return err
 		}
@@ -67,20 +67,33 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 // replay folds the whole log into memory, warning once per event type
 // the fold does not know.
 func (e *Engine) replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
-	return replayWarn(tx, e.warn)
+	return replayWith(tx, e.warn, nil)
 }
 
 // replay folds the whole log into memory, silently skipping unknown events.
 func replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
-	return replayWarn(tx, func(string, ...any) {})
+	return replayWith(tx, func(string, ...any) {}, nil)
 }
 
-func replayWarn(tx *eventlog.Tx, warn func(format string, args ...any)) (*projection.Memory, RebuildReport, error) {
+// progressEvery is how many events a replay folds between progress reports.
+const progressEvery = 10000
+
+// replayWith folds the whole log into memory, warning once per unknown
+// event type and reporting progress, when asked, every progressEvery
+// events and at the end.
+func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, RebuildReport, error) {
 	mem := projection.NewMemory()
 	var rep RebuildReport
 	warned := map[string]bool{}
+	total, _ := tx.Head()
+	if progress != nil {
+		defer func() { progress(rep.Events, total) }()
+	}
 	err := tx.ReadRange(1, 0, func(r *eventlog.Record) error {
 		rep.Events++
+		if progress != nil && rep.Events%progressEvery == 0 {
+			progress(rep.Events, total)
+		}
 		err := projection.Apply(mem, r)
 		if errors.Is(err, projection.ErrUnknown) {
 			rep.Skipped++

@@ -103,3 +103,17 @@ func TestVerify_ProjectionDamage(t *testing.T) {
 	}
 	// The cleanup's Verify now passes: rebuild repaired the projection.
 }
+
+func TestRebuild_ReportsProgress(t *testing.T) {
+	e := mustOpen(t)
+	seedTasks(t, e)
+	var calls [][2]uint64
+	e.opts.Progress = func(done, total uint64) { calls = append(calls, [2]uint64{done, total}) }
+	rep, err := e.Rebuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) == 0 || calls[len(calls)-1] != [2]uint64{rep.Events, rep.Events} {
+		t.Fatalf("progress calls %v, want the last to be %d of %d", calls, rep.Events, rep.Events)
+	}
+}

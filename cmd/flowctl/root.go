@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -211,6 +213,9 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		return nil, err
 	}
 	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
+	if isTerminal(a.stderr) && !a.g.quiet {
+		opts.Progress = a.progress
+	}
 	if !readOnly {
 		opts.Actor = a.actor()
 	}
@@ -219,6 +224,29 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		err = withHint(err, "run 'flowctl init' to create it")
 	}
 	return eng, err
+}
+
+// progress draws a one-line progress bar of a rebuild on stderr.
+func (a *app) progress(done, total uint64) {
+	pct := uint64(100)
+	if total > 0 {
+		pct = done * 100 / total
+	}
+	fmt.Fprintf(a.stderr, "\rrebuilding projections: %3d%% (%d of %d events)", pct, done, total)
+	if done >= total {
+		fmt.Fprintln(a.stderr)
+	}
+}
+
+// isTerminal reports whether w is a terminal (diagnostics and progress
+// bars go to stderr only then).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // warn prints a warning on stderr, unless -q.
