@@ -277,3 +277,22 @@ func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) err
 	}
 	return nil
 }
+
+// Last returns copies of the last key and value in bucket that start with
+// prefix and are at most max (nil, nil when there is none). Walking back
+// from max, it reads only what it returns.
+func (tx *Tx) Last(bucket string, prefix, max []byte) (k, v []byte, err error) {
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return nil, nil, err
+	}
+	c := b.Cursor()
+	k, v = c.Seek(max)
+	if k == nil || bytes.Compare(k, max) > 0 {
+		k, v = c.Prev()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return nil, nil, nil
+	}
+	return bytes.Clone(k), bytes.Clone(v), nil
+}

@@ -238,3 +238,41 @@ func mustGet(tb testing.TB, l *Log, bucket, key string) []byte {
 	}
 	return v
 }
+
+func TestTx_Last(t *testing.T) {
+	l := mustOpen(t)
+	err := l.Update(func(tx *Tx) error {
+		for _, k := range []string{"a/1", "a/3", "a/5", "b/1"} {
+			if err := tx.Put("x", []byte(k), []byte("v"+k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ prefix, max, want string }{
+		{"a/", "a/4", "a/3"},
+		{"a/", "a/5", "a/5"},
+		{"a/", "a/9", "a/5"},
+		{"a/", "a/0", ""},
+		{"b/", "b/9", "b/1"},
+		{"c/", "c/9", ""},
+		{"a/", "z", "a/5"[:0]}, // the last key <= z is b/1: not under a/
+	}
+	for _, tt := range tests {
+		var got string
+		err := l.View(func(tx *Tx) error {
+			k, v, err := tx.Last("x", []byte(tt.prefix), []byte(tt.max))
+			if k != nil && string(v) != "v"+string(k) {
+				t.Errorf("value %q for key %q", v, k)
+			}
+			got = string(k)
+			return err
+		})
+		if err != nil || got != tt.want {
+			t.Errorf("Last(%q, %q) = %q, %v; want %q", tt.prefix, tt.max, got, err, tt.want)
+		}
+	}
+}

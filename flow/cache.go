@@ -64,11 +64,11 @@ func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
 }
 
 // touchedBy lists the cache keys the events from..to may have changed: the
-// task of a task stream and the project of any event. An event the fold
-// does not know, or a rollback, may touch anything: purge.
+// task of a task stream and the project of any event. A rollback, or an
+// event the fold does not know, may touch anything: purge.
 func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []string, purge bool, err error) {
 	err = tx.ReadRange(from, to, func(r *eventlog.Record) error {
-		if _, known := projection.Schema(r.Type); !known {
+		if _, known := projection.Schema(r.Type); !known || r.Type == projection.TypeRollbackApplied {
 			purge = true
 			return eventlog.ErrStop
 		}
@@ -91,7 +91,7 @@ func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, 
 		if err != nil {
 			return err
 		}
-		if !current {
+		if !current || e.at != nil {
 			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
 		}
 		head, err := e.cache.sync(tx)

@@ -35,8 +35,9 @@ type Ref struct {
 // event and folds it at once.
 type writer struct {
 	*txStore
-	e  *Engine
-	tx *eventlog.Tx
+	e       *Engine
+	tx      *eventlog.Tx
+	emitted map[string]uint64 // events appended per project
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -57,7 +58,33 @@ func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, p
 	if err := projection.Apply(w.txStore, r); err != nil {
 		return nil, fmt.Errorf("flow: folding %s: %w", typ, err)
 	}
+	if w.emitted == nil {
+		w.emitted = map[string]uint64{}
+	}
+	w.emitted[project]++
 	return r, nil
+}
+
+// autoSnapshot stores a snapshot of each project whose event count
+// crossed a multiple of the snapshot interval in this command. It runs
+// after flush, at the head of the transaction.
+func (w *writer) autoSnapshot() error {
+	every := w.e.snapshotEvery()
+	if every == 0 {
+		return nil
+	}
+	for project, n := range w.emitted {
+		p, err := w.Project(project)
+		if err != nil || p == nil {
+			return err
+		}
+		if (p.Events-n)/every != p.Events/every {
+			if err := putSnapshot(w.tx, w.txStore, project); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // expect turns IfVersion into the expected-version condition of an append.
@@ -93,6 +120,9 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 			return err
 		}
 		if err := w.flush(); err != nil {
+			return err
+		}
+		if err := w.autoSnapshot(); err != nil {
 			return err
 		}
 		out = ref

@@ -28,6 +28,9 @@ type Options struct {
 	// Warn receives warnings, such as an event of a type this binary does
 	// not know being skipped by the fold. nil: warnings are dropped.
 	Warn func(msg string)
+	// SnapshotEvery is how many events of a project pass between automatic
+	// snapshots of it: 0 means DefaultSnapshotEvery, a negative value none.
+	SnapshotEvery int
 	// Progress, when set, hears how a rebuild of the projections goes:
 	// events folded so far, of total.
 	Progress func(done, total uint64)
@@ -44,6 +47,7 @@ type Engine struct {
 	opts  Options
 	log   *eventlog.Log // nil while released between pages of a long read
 	cache *Cache
+	at    *at // set on a point-in-time view (At)
 }
 
 // Open opens the engine on the file at path.
@@ -91,7 +95,7 @@ func (e *Engine) acquire() error {
 // release closes the file between pages of a long read, so that a slow
 // reader (a pager, a pipe) never holds the lock that writers wait for.
 func (e *Engine) release() error {
-	if e.log == nil || !e.opts.ReadOnly {
+	if e.log == nil || !e.opts.ReadOnly || e.at != nil { // a view shares its engine's file
 		return nil
 	}
 	err := e.log.Close()
@@ -107,6 +111,17 @@ func (e *Engine) Close() error {
 	err := e.log.Close()
 	e.log = nil
 	return err
+}
+
+// snapshotEvery returns the snapshot interval, 0 for none.
+func (e *Engine) snapshotEvery() uint64 {
+	switch {
+	case e.opts.SnapshotEvery < 0:
+		return 0
+	case e.opts.SnapshotEvery == 0:
+		return DefaultSnapshotEvery
+	}
+	return uint64(e.opts.SnapshotEvery)
 }
 
 // warn reports a warning through Options.Warn.

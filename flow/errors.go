@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/snapshot"
 )
 
 // Sentinel errors of the engine. The log's own errors (eventlog.ErrBusy,
@@ -38,7 +39,7 @@ func ErrorCode(err error) Code {
 	switch {
 	case err == nil:
 		return CodeOK
-	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat):
+	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt):
 		return CodeCorrupt
 	case errors.Is(err, eventlog.ErrBusy):
 		return CodeBusy

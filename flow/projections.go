@@ -126,6 +126,9 @@ func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 	for _, v := range mem.Execs {
 		s.PutExec(v)
 	}
+	for _, v := range mem.Checkpoints {
+		s.PutCheckpoint(v)
+	}
 	if err := s.flush(); err != nil {
 		return err
 	}
@@ -164,7 +167,10 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 	for k, v := range mem.Execs {
 		add(bucketExecs, k, v)
 	}
-	for _, bucket := range projectionBuckets[:5] {
+	for k, v := range mem.Checkpoints {
+		add(bucketCheckpts, k, v)
+	}
+	for _, bucket := range entityBuckets {
 		if err := compareBucket(tx, bucket, want[bucket]); err != nil {
 			return err
 		}

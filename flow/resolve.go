@@ -102,3 +102,8 @@ func resolveProject(src source, name string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: project prefix %q is ambiguous: %s", ErrInvalid, name, strings.Join(matches, ", "))
 }
+
+// notFound is ErrNotFound for an entity of a project.
+func notFound(what, id, project string) error {
+	return fmt.Errorf("%w: %s %s in project %s", ErrNotFound, what, id, project)
+}

@@ -104,6 +104,13 @@ func (e *Engine) StatusFor(project, actor string) (*Status, error) {
 // projections tell one story.
 func (e *Engine) readHead(fn func(src source, head uint64) error) error {
 	return e.view(func(tx *eventlog.Tx) error {
+		if e.at != nil {
+			src, seq, err := e.atState(tx)
+			if err != nil {
+				return err
+			}
+			return fn(src, seq)
+		}
 		head, _ := tx.Head()
 		return e.readTx(tx, func(src source) error { return fn(src, head) })
 	})

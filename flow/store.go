@@ -18,12 +18,24 @@ const (
 	bucketTasks     = "proj_task"
 	bucketApprovals = "proj_approval"
 	bucketExecs     = "proj_exec"
+	bucketCheckpts  = "proj_checkpoint"
 	bucketProjMeta  = "proj_meta"
 	bucketIdem      = "idem"
 )
 
 // projectionBuckets are dropped and refilled by a rebuild.
-var projectionBuckets = []string{bucketProjects, bucketPlans, bucketTasks, bucketApprovals, bucketExecs, bucketProjMeta}
+var projectionBuckets = []string{bucketProjects, bucketPlans, bucketTasks, bucketApprovals, bucketExecs, bucketCheckpts, bucketProjMeta}
+
+// entityBuckets are the projection buckets that hold entities.
+var entityBuckets = projectionBuckets[:6]
+
+// kindBuckets maps the kinds a rollback removes to their buckets.
+var kindBuckets = map[string]string{
+	projection.KindPlan:     bucketPlans,
+	projection.KindTask:     bucketTasks,
+	projection.KindApproval: bucketApprovals,
+	projection.KindExec:     bucketExecs,
+}
 
 var keyProjectionVersion = []byte("version")
 
@@ -36,7 +48,11 @@ type source interface {
 	Tasks(project string) ([]*projection.Task, error)
 	Approvals(project string) ([]*projection.Approval, error)
 	Execs(project string) ([]*projection.Exec, error)
+	Checkpoints(project string) ([]*projection.Checkpoint, error)
 }
+
+// deleted marks an entity removed in the transaction.
+type deleted struct{}
 
 // txStore is the inline projection seen through one transaction. What
 // the fold puts stays in memory until flush writes it, so the fold and
@@ -57,6 +73,9 @@ func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
 
 func get[T any](s *txStore, bucket, key string) (*T, error) {
 	if v, ok := s.dirty[dirtyKey(bucket, key)]; ok {
+		if _, gone := v.(deleted); gone {
+			return nil, nil
+		}
 		return v.(*T), nil
 	}
 	b, err := s.tx.Get(bucket, []byte(key))
@@ -87,6 +106,12 @@ func (s *txStore) put(bucket, key string, v any) error {
 func (s *txStore) flush() error {
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
+		if _, gone := s.dirty[k].(deleted); gone {
+			if err := s.tx.Delete(bucket, []byte(key)); err != nil {
+				return err
+			}
+			continue
+		}
 		b, err := marshal(s.dirty[k])
 		if err != nil {
 			return err
@@ -114,7 +139,22 @@ func (s *txStore) Approval(p, id string) (*projection.Approval, error) {
 func (s *txStore) Exec(p, id string) (*projection.Exec, error) {
 	return get[projection.Exec](s, bucketExecs, projection.Key(p, id))
 }
+func (s *txStore) Checkpoint(p, id string) (*projection.Checkpoint, error) {
+	return get[projection.Checkpoint](s, bucketCheckpts, projection.Key(p, id))
+}
 func (s *txStore) PutProject(v *projection.Project) error { return s.put(bucketProjects, v.Name, v) }
+func (s *txStore) PutCheckpoint(v *projection.Checkpoint) error {
+	return s.put(bucketCheckpts, projection.Key(v.Project, v.ID), v)
+}
+
+// Delete removes an entity of kind; the removal is written by flush.
+func (s *txStore) Delete(kind, project, id string) error {
+	bucket, ok := kindBuckets[kind]
+	if !ok {
+		return fmt.Errorf("flow: cannot delete an entity of kind %q", kind)
+	}
+	return s.put(bucket, projection.Key(project, id), deleted{})
+}
 func (s *txStore) PutPlan(v *projection.Plan) error {
 	return s.put(bucketPlans, projection.Key(v.Project, v.ID), v)
 }
@@ -136,7 +176,9 @@ func list[T any](s *txStore, bucket, prefix string) ([]*T, error) {
 	err := s.tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
 		seen[string(k)] = true
 		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
-			out = append(out, d.(*T))
+			if v, live := d.(*T); live {
+				out = append(out, v)
+			}
 			return nil
 		}
 		e, err := decodeEntity[T](bucket, string(k), v)
@@ -147,8 +189,8 @@ func list[T any](s *txStore, bucket, prefix string) ([]*T, error) {
 	})
 	for _, k := range s.keys {
 		b, key, _ := strings.Cut(k, "\x00")
-		if b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
-			out = append(out, s.dirty[k].(*T))
+		if v, live := s.dirty[k].(*T); live && b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
+			out = append(out, v)
 		}
 	}
 	return out, err
@@ -169,6 +211,9 @@ func (s *txStore) Approvals(p string) ([]*projection.Approval, error) {
 func (s *txStore) Execs(p string) ([]*projection.Exec, error) {
 	return sortByID(list[projection.Exec](s, bucketExecs, p+"/"))
 }
+func (s *txStore) Checkpoints(p string) ([]*projection.Checkpoint, error) {
+	return sortByID(list[projection.Checkpoint](s, bucketCheckpts, p+"/"))
+}
 
 // memSource adapts a replay in memory to a source.
 type memSource struct{ *projection.Memory }
@@ -182,6 +227,9 @@ func (m memSource) Approvals(p string) ([]*projection.Approval, error) {
 	return m.ApprovalsOf(p), nil
 }
 func (m memSource) Execs(p string) ([]*projection.Exec, error) { return m.ExecsOf(p), nil }
+func (m memSource) Checkpoints(p string) ([]*projection.Checkpoint, error) {
+	return m.CheckpointsOf(p), nil
+}
 
 // sortByID orders entities of one kind by id number (T-2 before T-10).
 func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {

@@ -11,6 +11,9 @@ import (
 // update runs fn in one write transaction: the events it appends and the
 // records it writes commit together or not at all.
 func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
+	if e.at != nil {
+		return e.errAtWrite()
+	}
 	if err := e.acquire(); err != nil {
 		return err
 	}
@@ -33,6 +36,13 @@ func (e *Engine) read(fn func(src source) error) error {
 }
 
 func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
+	if e.at != nil {
+		src, _, err := e.atState(tx)
+		if err != nil {
+			return err
+		}
+		return fn(src)
+	}
 	current, err := projectionsCurrent(tx)
 	if err != nil {
 		return err

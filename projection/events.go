@@ -38,7 +38,7 @@ func Schema(typ string) (uint32, bool) {
 		TypeTaskCreated, TypeTaskUpdated, TypeTaskDepsChanged, TypeTaskStatusChanged,
 		TypeTaskClaimed, TypeTaskLeaseRenewed, TypeTaskReleased, TypeTaskContextMerged,
 		TypeStepAdded, TypeStepStatusChanged, TypeNoteAdded, TypeApprovalRequested,
-		TypeApprovalDecided, TypeExecRecorded:
+		TypeApprovalDecided, TypeExecRecorded, TypeCheckpointCreated, TypeRollbackApplied:
 		return SchemaVersion, true
 	}
 	return 0, false
@@ -197,4 +197,39 @@ type ExecRecorded struct {
 	AddedVars    []string `msgpack:"added_vars,omitempty" json:"added_vars,omitempty"`
 	AddedImports []string `msgpack:"added_imports,omitempty" json:"added_imports,omitempty"`
 	GitHead      string   `msgpack:"git_head,omitempty" json:"git_head,omitempty"`
+}
+
+// CheckpointCreated marks a named point: the state up to AtSeq.
+type CheckpointCreated struct {
+	ID      string `msgpack:"id"`
+	Label   string `msgpack:"label,omitempty"`
+	AtSeq   uint64 `msgpack:"at_seq"`
+	Task    string `msgpack:"task,omitempty"`
+	GitHead string `msgpack:"git_head,omitempty"`
+}
+
+// Removed names an entity that a rollback takes out of the projections
+// (it was created after the target).
+type Removed struct {
+	Kind string `msgpack:"kind" json:"kind"` // plan | task | approval | exec
+	ID   string `msgpack:"id" json:"id"`
+}
+
+// RollbackApplied restores the state of ToSeq: it carries the restored
+// states of the entities that differ and the ids of those created after
+// ToSeq, so that the fold needs nothing but the event. Task is set for a
+// rollback of one task; Project (its description and archived flag) for
+// a rollback of the whole project. Short id counters are never rolled
+// back, so an id is never used twice.
+type RollbackApplied struct {
+	ToSeq      uint64     `msgpack:"to_seq"`
+	Checkpoint string     `msgpack:"checkpoint,omitempty"`
+	Task       string     `msgpack:"task,omitempty"`
+	Reason     string     `msgpack:"reason,omitempty"`
+	Project    *Project   `msgpack:"project,omitempty"`
+	Plans      []Plan     `msgpack:"plans,omitempty"`
+	Tasks      []Task     `msgpack:"tasks,omitempty"`
+	Approvals  []Approval `msgpack:"approvals,omitempty"`
+	Execs      []Exec     `msgpack:"execs,omitempty"`
+	Removed    []Removed  `msgpack:"removed,omitempty"`
 }

@@ -30,6 +30,9 @@ func Apply(s Store, r *eventlog.Record) error {
 	if err := f.apply(); err != nil {
 		return fmt.Errorf("seq %d (%s): %w", r.Seq, r.Type, err)
 	}
+	if err := f.project(func(p *Project) error { p.Events++; return nil }); err != nil {
+		return fmt.Errorf("seq %d (%s): %w", r.Seq, r.Type, err)
+	}
 	return f.touchStream()
 }
 
@@ -81,6 +84,10 @@ func (f *fold) apply() error {
 		return f.approvalDecided()
 	case TypeExecRecorded:
 		return f.execRecorded()
+	case TypeCheckpointCreated:
+		return f.checkpointCreated()
+	case TypeRollbackApplied:
+		return f.rollbackApplied()
 	}
 	return fmt.Errorf("%w: %s", ErrUnknown, f.r.Type)
 }

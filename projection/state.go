@@ -80,6 +80,7 @@ type Project struct {
 	Description string   `msgpack:"description,omitempty" json:"description,omitempty"`
 	Archived    bool     `msgpack:"archived" json:"archived"`
 	Counters    Counters `msgpack:"counters" json:"counters"`
+	Events      uint64   `msgpack:"events" json:"events"` // events of the project folded so far
 	Meta
 }
 
@@ -204,9 +205,21 @@ type Exec struct {
 	Meta
 }
 
+// Checkpoint is a named point in a project's history.
+type Checkpoint struct {
+	Project string `msgpack:"project" json:"project"`
+	ID      string `msgpack:"id" json:"id"`
+	Label   string `msgpack:"label,omitempty" json:"label,omitempty"`
+	AtSeq   uint64 `msgpack:"at_seq" json:"at_seq"` // the state it marks: everything up to this seq
+	Task    string `msgpack:"task,omitempty" json:"task,omitempty"`
+	GitHead string `msgpack:"git_head,omitempty" json:"git_head,omitempty"`
+	Meta
+}
+
 // EntityID returns the entity's short id; the kinds of a project share it
 // as their key within the project.
-func (p *Plan) EntityID() string     { return p.ID }
-func (t *Task) EntityID() string     { return t.ID }
-func (a *Approval) EntityID() string { return a.ID }
-func (x *Exec) EntityID() string     { return x.ID }
+func (p *Plan) EntityID() string       { return p.ID }
+func (t *Task) EntityID() string       { return t.ID }
+func (a *Approval) EntityID() string   { return a.ID }
+func (x *Exec) EntityID() string       { return x.ID }
+func (c *Checkpoint) EntityID() string { return c.ID }

@@ -14,21 +14,32 @@ type Store interface {
 	Task(project, id string) (*Task, error)
 	Approval(project, id string) (*Approval, error)
 	Exec(project, id string) (*Exec, error)
+	Checkpoint(project, id string) (*Checkpoint, error)
 	PutProject(*Project) error
 	PutPlan(*Plan) error
 	PutTask(*Task) error
 	PutApproval(*Approval) error
 	PutExec(*Exec) error
+	PutCheckpoint(*Checkpoint) error
+	// Delete removes an entity of kind (plan, task, approval, exec).
+	Delete(kind, project, id string) error
 }
+
+// Entity kinds a rollback can remove.
+const (
+	KindApproval = "approval"
+	KindExec     = "exec"
+)
 
 // Memory is a Store in memory: the target of a full replay, and the state
 // that snapshots encode.
 type Memory struct {
-	Projects  map[string]*Project
-	Plans     map[string]*Plan     // key project + "/" + id
-	Tasks     map[string]*Task     // key project + "/" + id
-	Approvals map[string]*Approval // key project + "/" + id
-	Execs     map[string]*Exec     // key project + "/" + id
+	Projects    map[string]*Project
+	Plans       map[string]*Plan       // key project + "/" + id
+	Tasks       map[string]*Task       // key project + "/" + id
+	Approvals   map[string]*Approval   // key project + "/" + id
+	Execs       map[string]*Exec       // key project + "/" + id
+	Checkpoints map[string]*Checkpoint // key project + "/" + id
 }
 
 var _ Store = (*Memory)(nil)
@@ -36,11 +47,12 @@ var _ Store = (*Memory)(nil)
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
 	return &Memory{
-		Projects:  map[string]*Project{},
-		Plans:     map[string]*Plan{},
-		Tasks:     map[string]*Task{},
-		Approvals: map[string]*Approval{},
-		Execs:     map[string]*Exec{},
+		Projects:    map[string]*Project{},
+		Plans:       map[string]*Plan{},
+		Tasks:       map[string]*Task{},
+		Approvals:   map[string]*Approval{},
+		Execs:       map[string]*Exec{},
+		Checkpoints: map[string]*Checkpoint{},
 	}
 }
 
@@ -52,12 +64,35 @@ func (m *Memory) Plan(p, id string) (*Plan, error)         { return m.Plans[Key(
 func (m *Memory) Task(p, id string) (*Task, error)         { return m.Tasks[Key(p, id)], nil }
 func (m *Memory) Approval(p, id string) (*Approval, error) { return m.Approvals[Key(p, id)], nil }
 func (m *Memory) Exec(p, id string) (*Exec, error)         { return m.Execs[Key(p, id)], nil }
+func (m *Memory) Checkpoint(p, id string) (*Checkpoint, error) {
+	return m.Checkpoints[Key(p, id)], nil
+}
 
 func (m *Memory) PutProject(v *Project) error   { m.Projects[v.Name] = v; return nil }
 func (m *Memory) PutPlan(v *Plan) error         { m.Plans[Key(v.Project, v.ID)] = v; return nil }
 func (m *Memory) PutTask(v *Task) error         { m.Tasks[Key(v.Project, v.ID)] = v; return nil }
 func (m *Memory) PutApproval(v *Approval) error { m.Approvals[Key(v.Project, v.ID)] = v; return nil }
 func (m *Memory) PutExec(v *Exec) error         { m.Execs[Key(v.Project, v.ID)] = v; return nil }
+func (m *Memory) PutCheckpoint(v *Checkpoint) error {
+	m.Checkpoints[Key(v.Project, v.ID)] = v
+	return nil
+}
+
+// Delete removes an entity of kind.
+func (m *Memory) Delete(kind, project, id string) error {
+	k := Key(project, id)
+	switch kind {
+	case KindPlan:
+		delete(m.Plans, k)
+	case KindTask:
+		delete(m.Tasks, k)
+	case KindApproval:
+		delete(m.Approvals, k)
+	case KindExec:
+		delete(m.Execs, k)
+	}
+	return nil
+}
 
 // sortedValues returns the values of m whose key starts with prefix,
 // ordered by key number (T-2 before T-10).
@@ -94,3 +129,8 @@ func (m *Memory) ApprovalsOf(project string) []*Approval {
 
 // ExecsOf returns the project's exec records in id order.
 func (m *Memory) ExecsOf(project string) []*Exec { return sortedValues(m.Execs, project, PrefixExec) }
+
+// CheckpointsOf returns the project's checkpoints in id order.
+func (m *Memory) CheckpointsOf(project string) []*Checkpoint {
+	return sortedValues(m.Checkpoints, project, PrefixCheckpoint)
+}

@@ -1,0 +1,233 @@
+package flow
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// RollbackInput is the input of Rollback.
+type RollbackInput struct {
+	Project string `json:"project"`
+	To      Point  `json:"to"`
+	Task    string `json:"task,omitempty"` // roll back this task only
+	Reason  string `json:"reason,omitempty"`
+	DryRun  bool   `json:"dry_run,omitempty"`
+	Write
+}
+
+// RollbackResult says what a rollback did (or, dry, would do).
+type RollbackResult struct {
+	Project string   `json:"project"`
+	ToSeq   uint64   `json:"to_seq"`
+	Task    string   `json:"task,omitempty"`
+	Changes []Change `json:"changes"` // from the current state to the restored one
+	Applied bool     `json:"applied"`
+	Seq     uint64   `json:"seq,omitempty"` // the rollback.applied event
+}
+
+// Rollback restores the state of project (or of one task) at a point by
+// appending one rollback.applied event that carries the restored entity
+// states. Entities created after the point leave the projections; the log
+// keeps all of their history. Exec records and granted approvals after
+// the point are flagged in the changes (World): they happened outside
+// flowctl and are not undone there. DryRun computes the same and appends
+// nothing; so does a rollback that would change nothing.
+func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
+	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+		return nil, err
+	}
+	var out *RollbackResult
+	plan := func(tx *eventlog.Tx, src source) (*projection.RollbackApplied, error) {
+		res, payload, err := e.planRollback(tx, src, in)
+		out = res
+		return payload, err
+	}
+	if in.DryRun {
+		return out, e.view(func(tx *eventlog.Tx) error {
+			_, err := plan(tx, newTxStore(tx))
+			return err
+		})
+	}
+	_, err := e.command(in.Write, "rollback", in, func(w *writer) (Ref, error) {
+		ref := Ref{Kind: projection.KindProject, Project: in.Project}
+		payload, err := plan(w.tx, w)
+		if err != nil || payload == nil {
+			return ref, err
+		}
+		stream := projection.ProjectStream(in.Project)
+		if in.Task != "" {
+			stream = projection.TaskStream(in.Project, in.Task)
+		}
+		r, err := w.emit(stream, in.expect(), in.Project, projection.TypeRollbackApplied, payload)
+		if err == nil {
+			out.Applied, out.Seq = true, r.Seq
+		}
+		return ref, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// planRollback computes the changes and the event payload (nil when there
+// is nothing to roll back).
+func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*RollbackResult, *projection.RollbackApplied, error) {
+	if _, err := mustProject(src, in.Project); err != nil {
+		return nil, nil, err
+	}
+	seq, target, err := e.scopeAt(tx, src, in.Project, in.To)
+	if err != nil {
+		return nil, nil, err
+	}
+	current, err := scopeOf(src, in.Project)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Task != "" {
+		if target, current, err = taskScopes(target, current, in.Task, seq); err != nil {
+			return nil, nil, err
+		}
+	}
+	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(diffScopes(current, target), current, target)}
+	payload, err := rollbackPayload(current, target, in, seq)
+	if err != nil || payload == nil {
+		return res, nil, err
+	}
+	if in.Task != "" {
+		if err := checkRestoredDeps(src, in.Project, payload.Tasks); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, payload, nil
+}
+
+// taskScopes narrows both states to one task, its approvals and its exec
+// records. The task must have existed at the target.
+func taskScopes(target, current *projection.Scope, task string, seq uint64) (*projection.Scope, *projection.Scope, error) {
+	narrow := func(s *projection.Scope) *projection.Scope {
+		return &projection.Scope{
+			Tasks:     filter(s.Tasks, func(t *projection.Task) bool { return t.ID == task }),
+			Approvals: filter(s.Approvals, func(a *projection.Approval) bool { return a.Task == task }),
+			Execs:     filter(s.Execs, func(x *projection.Exec) bool { return x.Task == task }),
+		}
+	}
+	t, c := narrow(target), narrow(current)
+	if len(t.Tasks) == 0 {
+		return nil, nil, fmt.Errorf("%w: task %s did not exist at seq %d; cancel it instead", eventlog.ErrConflict, task, seq)
+	}
+	return t, c, nil
+}
+
+func filter[T any](s []T, keep func(T) bool) []T {
+	out := []T{}
+	for _, v := range s {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rollbackPayload builds the event: the target's version of every entity
+// that differs, and the entities that exist now but not at the target.
+func rollbackPayload(current, target *projection.Scope, in RollbackInput, seq uint64) (*projection.RollbackApplied, error) {
+	p := &projection.RollbackApplied{ToSeq: seq, Checkpoint: in.To.Checkpoint, Task: in.Task, Reason: in.Reason}
+	if in.Task == "" && current.Project != nil && target.Project != nil &&
+		(current.Project.Description != target.Project.Description || current.Project.Archived != target.Project.Archived) {
+		p.Project = target.Project
+	}
+	var err error
+	if p.Plans, err = restoreList(current.Plans, target.Plans, projection.KindPlan, &p.Removed); err != nil {
+		return nil, err
+	}
+	if p.Tasks, err = restoreList(current.Tasks, target.Tasks, projection.KindTask, &p.Removed); err != nil {
+		return nil, err
+	}
+	if p.Approvals, err = restoreList(current.Approvals, target.Approvals, projection.KindApproval, &p.Removed); err != nil {
+		return nil, err
+	}
+	if p.Execs, err = restoreList(current.Execs, target.Execs, projection.KindExec, &p.Removed); err != nil {
+		return nil, err
+	}
+	if p.Project == nil && len(p.Plans)+len(p.Tasks)+len(p.Approvals)+len(p.Execs)+len(p.Removed) == 0 {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// restoreList returns the target entities whose state differs from the
+// current one, and adds to removed those that exist only now.
+func restoreList[T any, P interface {
+	*T
+	EntityID() string
+}](current, target []P, kind string, removed *[]projection.Removed) ([]T, error) {
+	now := map[string][]byte{}
+	for _, v := range current {
+		b, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		now[v.EntityID()] = b
+	}
+	var out []T
+	for _, v := range target {
+		b, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if cur, ok := now[v.EntityID()]; !ok || !bytes.Equal(cur, b) {
+			out = append(out, *v)
+		}
+		delete(now, v.EntityID())
+	}
+	for _, id := range slices.SortedFunc(maps.Keys(now), compareIDs) {
+		*removed = append(*removed, projection.Removed{Kind: kind, ID: id})
+	}
+	return out, nil
+}
+
+// checkRestoredDeps refuses to restore a task whose dependencies at the
+// target no longer exist, or would now close a cycle.
+func checkRestoredDeps(src projection.Store, project string, tasks []projection.Task) error {
+	for _, t := range tasks {
+		for _, d := range t.Deps {
+			if _, err := mustTask(src, project, d); err != nil {
+				return fmt.Errorf("%w: restoring %s would depend on %s, which no longer exists", eventlog.ErrConflict, t.ID, d)
+			}
+			path, err := depPath(src, project, d, t.ID)
+			if err != nil {
+				return err
+			}
+			if path != nil {
+				return fmt.Errorf("%w: restoring %s would close a cycle: %s", ErrCycle, t.ID, strings.Join(append([]string{t.ID}, path...), " -> "))
+			}
+		}
+	}
+	return nil
+}
+
+// flagWorld marks the changes that undo, in flowctl, something that
+// happened in the world: exec records and granted approvals the rollback
+// takes away or changes back.
+func flagWorld(changes []Change, current, target *projection.Scope) []Change {
+	granted := map[string]bool{}
+	for _, a := range current.Approvals {
+		granted[a.ID] = a.Status == projection.ApprovalGranted
+	}
+	for i, c := range changes {
+		switch {
+		case c.Kind == "exec" && c.Op == OpRemoved:
+			changes[i].World = "the command ran and is not undone by a rollback"
+		case c.Kind == "approval" && granted[c.ID] && c.Op != OpAdded:
+			changes[i].World = "the approval was granted and may have been acted on"
+		}
+	}
+	return changes
+}

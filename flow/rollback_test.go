@@ -1,0 +1,183 @@
+package flow
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// rollbackFixture: project p; T-1 done, T-2 doing; checkpoint C-1; then
+// T-3 added, T-2 done, an exec record and a granted approval on T-2.
+func rollbackFixture(t *testing.T) *Engine {
+	t.Helper()
+	e := mustOpen(t)
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(e.CreateProject(NewProject{Name: "p"}))
+	must(e.AddTask(NewTask{Project: "p", Title: "one"}))
+	must(e.AddTask(NewTask{Project: "p", Title: "two"}))
+	must(e.MoveTask(Move{Project: "p", ID: "T-1", To: "doing"}))
+	must(e.MoveTask(Move{Project: "p", ID: "T-1", To: "done"}))
+	must(e.MoveTask(Move{Project: "p", ID: "T-2", To: "doing"}))
+	must(e.CreateCheckpoint(NewCheckpoint{Project: "p", Label: "before"}))
+	must(e.AddTask(NewTask{Project: "p", Title: "three"}))
+	must(e.RecordExec(NewExec{Project: "p", Task: "T-2", Command: "make", Success: true}))
+	a, err := e.RequestApproval(NewApproval{Project: "p", Task: "T-2", Message: "ok?"})
+	must(a, err)
+	must(e.DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
+	must(e.MoveTask(Move{Project: "p", ID: "T-2", To: "done"}))
+	return e
+}
+
+func TestRollback_ToCheckpoint(t *testing.T) {
+	e := rollbackFixture(t)
+	c, err := e.Checkpoint("p", "C-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := e.log.Head()
+	dry, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, DryRun: true})
+	if err != nil || dry.Applied || dry.ToSeq != c.AtSeq {
+		t.Fatalf("dry run = %+v, %v", dry, err)
+	}
+	if after, _, _ := e.log.Head(); after != before {
+		t.Fatalf("dry run appended: head %d -> %d", before, after)
+	}
+	world := 0
+	for _, ch := range dry.Changes {
+		if ch.World != "" {
+			world++
+		}
+	}
+	if world != 2 {
+		t.Errorf("changes %+v: want the exec record and the granted approval flagged", dry.Changes)
+	}
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Reason: "try again"})
+	if err != nil || !res.Applied {
+		t.Fatalf("Rollback = %+v, %v", res, err)
+	}
+	if _, err := e.Task("p", "T-3"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("T-3, created after the checkpoint, still there: %v", err)
+	}
+	t2, err := e.Task("p", "T-2")
+	if err != nil || t2.Status != "doing" || t2.Execs != 0 {
+		t.Fatalf("T-2 after rollback = %+v, %v", t2, err)
+	}
+	if _, err := e.Exec("p", "X-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("exec record after the checkpoint still there: %v", err)
+	}
+	// Ids are never reused: the next task is T-4, not T-3.
+	t4, err := e.AddTask(NewTask{Project: "p", Title: "four"})
+	if err != nil || t4.ID != "T-4" {
+		t.Fatalf("next task = %+v, %v; want T-4", t4, err)
+	}
+	// --if-version keeps working: T-2's version is its stream's.
+	if _, err := e.MoveTask(Move{Project: "p", ID: "T-2", To: "done", Write: Write{IfVersion: t2.Version}}); err != nil {
+		t.Fatalf("move with the restored task's version: %v", err)
+	}
+}
+
+func TestRollback_ItselfCanBeRolledBack(t *testing.T) {
+	e := rollbackFixture(t)
+	head, _, _ := e.log.Head()
+	want := scopeNow(t, e)
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}})
+	if err != nil || !res.Applied {
+		t.Fatalf("Rollback = %+v, %v", res, err)
+	}
+	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Seq: head}}); err != nil {
+		t.Fatal(err)
+	}
+	got := scopeNow(t, e)
+	if d := diffScopes(want, got); len(d) != 0 {
+		t.Fatalf("after rolling the rollback back, the state differs: %+v", d)
+	}
+}
+
+func scopeNow(t *testing.T, e *Engine) *projection.Scope {
+	t.Helper()
+	var s *projection.Scope
+	err := e.read(func(src source) error {
+		var err error
+		s, err = scopeOf(src, "p")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRollback_Task(t *testing.T) {
+	e := rollbackFixture(t)
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Task: "T-2"})
+	if err != nil || !res.Applied {
+		t.Fatalf("Rollback = %+v, %v", res, err)
+	}
+	if task, err := e.Task("p", "T-3"); err != nil || task.Title != "three" {
+		t.Errorf("a task rollback of T-2 touched T-3: %+v, %v", task, err)
+	}
+	if task, _ := e.Task("p", "T-2"); task.Status != "doing" {
+		t.Errorf("T-2 status %s, want doing", task.Status)
+	}
+	_, err = e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Task: "T-3"})
+	if !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("rollback of a task created after the point = %v, want a conflict", err)
+	}
+}
+
+func TestRollback_NothingToDo(t *testing.T) {
+	e := rollbackFixture(t)
+	head, _, _ := e.log.Head()
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Seq: head}})
+	if err != nil || res.Applied || len(res.Changes) != 0 {
+		t.Fatalf("rollback to now = %+v, %v; want nothing applied", res, err)
+	}
+}
+
+func TestAt_ReadsThePast(t *testing.T) {
+	e := rollbackFixture(t)
+	past := e.At("p", Point{Checkpoint: "C-1"})
+	t2, err := past.Task("p", "T-2")
+	if err != nil || t2.Status != "doing" {
+		t.Fatalf("T-2 at C-1 = %+v, %v", t2, err)
+	}
+	if _, err := past.Task("p", "T-3"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("T-3 at C-1: %v, want not found", err)
+	}
+	if _, err := past.AddTask(NewTask{Project: "p", Title: "x"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a write through a view = %v, want ErrInvalid", err)
+	}
+	now, err := e.Task("p", "T-2")
+	if err != nil || now.Status != "done" {
+		t.Fatalf("T-2 now = %+v, %v", now, err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	e := rollbackFixture(t)
+	head, _, _ := e.log.Head()
+	d, err := e.Diff("p", Point{Checkpoint: "C-1"}, Point{Seq: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range d.Changes {
+		got = append(got, c.Kind+" "+c.ID+" "+c.Op)
+	}
+	want := []string{"task T-2 changed", "task T-3 added", "approval A-1 added", "exec X-1 added"}
+	if len(got) != len(want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("changes %v, want %v", got, want)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package projection
+
+func (f *fold) checkpointCreated() error {
+	var p CheckpointCreated
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	if err := f.counter(PrefixCheckpoint, p.ID, func(c *Counters) *int { return &c.Checkpoints }); err != nil {
+		return err
+	}
+	return f.s.PutCheckpoint(&Checkpoint{Project: f.r.Project, ID: p.ID, Label: p.Label, AtSeq: p.AtSeq,
+		Task: p.Task, GitHead: p.GitHead, Meta: f.meta()})
+}
+
+// rollbackApplied puts back the restored states and removes the entities
+// created after the target.
+func (f *fold) rollbackApplied() error {
+	var p RollbackApplied
+	if err := f.decode(&p); err != nil {
+		return err
+	}
+	if p.Project != nil {
+		err := f.project(func(cur *Project) error {
+			// Counters and the event count only ever grow: an id is never reused.
+			cur.Description, cur.Archived = p.Project.Description, p.Project.Archived
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := restoreAll(f, p.Plans, f.s.Plan, f.s.PutPlan); err != nil {
+		return err
+	}
+	if err := restoreAll(f, p.Tasks, f.s.Task, f.s.PutTask); err != nil {
+		return err
+	}
+	if err := restoreAll(f, p.Approvals, f.s.Approval, f.s.PutApproval); err != nil {
+		return err
+	}
+	if err := restoreAll(f, p.Execs, f.s.Exec, f.s.PutExec); err != nil {
+		return err
+	}
+	for _, rm := range p.Removed {
+		if err := f.s.Delete(rm.Kind, f.r.Project, rm.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entity is what restoreAll needs of a projected entity.
+type entity interface {
+	EntityID() string
+	meta() *Meta
+}
+
+func (p *Plan) meta() *Meta     { return &p.Meta }
+func (t *Task) meta() *Meta     { return &t.Meta }
+func (a *Approval) meta() *Meta { return &a.Meta }
+func (x *Exec) meta() *Meta     { return &x.Meta }
+
+// restoreAll puts back restored entities. Each keeps its current stream
+// position (Version), since its stream did not go back, and records the
+// rollback as its last change.
+func restoreAll[T any, P interface {
+	*T
+	entity
+}](f *fold, items []T, get func(project, id string) (P, error), put func(P) error) error {
+	for i := range items {
+		v := P(&items[i])
+		cur, err := get(f.r.Project, v.EntityID())
+		if err != nil {
+			return err
+		}
+		m := v.meta()
+		if cur != nil {
+			m.Version = cur.meta().Version
+		}
+		m.Seq, m.UpdatedAt = f.r.Seq, TimeOf(f.r.Time)
+		if err := put(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
