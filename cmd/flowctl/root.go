@@ -105,6 +105,13 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statsCommand(),
 		a.reportCommand(),
 		a.rebuildCommand(),
+		a.checkpointCommand(),
+		a.rollbackCommand(),
+		a.diffCommand(),
+		a.snapshotCommand(),
+		a.mcpCommand(),
+		a.primeCommand(),
+		a.watchCommand(),
 	)
 	return root
 }
