@@ -49,10 +49,11 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 		return payload, err
 	}
 	if in.DryRun {
-		return out, e.view(func(tx *eventlog.Tx) error {
+		err := e.view(func(tx *eventlog.Tx) error {
 			_, err := plan(tx, newTxStore(tx))
 			return err
 		})
+		return out, err
 	}
 	_, err := e.command(in.Write, "rollback", in, func(w *writer) (Ref, error) {
 		ref := Ref{Kind: projection.KindProject, Project: in.Project}
@@ -119,6 +120,9 @@ func taskScopes(target, current *projection.Scope, task string, seq uint64) (*pr
 		}
 	}
 	t, c := narrow(target), narrow(current)
+	if len(t.Tasks) == 0 && len(c.Tasks) == 0 {
+		return nil, nil, fmt.Errorf("%w: task %s", ErrNotFound, task)
+	}
 	if len(t.Tasks) == 0 {
 		return nil, nil, fmt.Errorf("%w: task %s did not exist at seq %d; cancel it instead", eventlog.ErrConflict, task, seq)
 	}
@@ -163,14 +167,18 @@ func rollbackPayload(current, target *projection.Scope, in RollbackInput, seq ui
 }
 
 // restoreList returns the target entities whose state differs from the
-// current one, and adds to removed those that exist only now.
+// current one, and adds to removed those that exist only now. States are
+// compared without their stream position and last change (Version, Seq,
+// UpdatedAt), which a restore does not take back: rolling back twice to
+// the same point changes nothing the second time.
 func restoreList[T any, P interface {
 	*T
 	EntityID() string
+	EntityMeta() *projection.Meta
 }](current, target []P, kind string, removed *[]projection.Removed) ([]T, error) {
 	now := map[string][]byte{}
 	for _, v := range current {
-		b, err := marshal(v)
+		b, err := stateBytes[T, P](v)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +186,7 @@ func restoreList[T any, P interface {
 	}
 	var out []T
 	for _, v := range target {
-		b, err := marshal(v)
+		b, err := stateBytes[T, P](v)
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +199,18 @@ func restoreList[T any, P interface {
 		*removed = append(*removed, projection.Removed{Kind: kind, ID: id})
 	}
 	return out, nil
+}
+
+// stateBytes encodes an entity without what changes with its stream's
+// position: Version, Seq and UpdatedAt.
+func stateBytes[T any, P interface {
+	*T
+	EntityMeta() *projection.Meta
+}](v P) ([]byte, error) {
+	c := *v
+	m := P(&c).EntityMeta()
+	m.Version, m.Seq, m.UpdatedAt = 0, 0, 0
+	return marshal(&c)
 }
 
 // checkRestoredDeps refuses to restore a task whose dependencies at the

@@ -181,3 +181,26 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+func TestRollback_TwiceToTheSamePointChangesNothing(t *testing.T) {
+	e := rollbackFixture(t)
+	if res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil || !res.Applied {
+		t.Fatalf("first rollback = %+v, %v", res, err)
+	}
+	head, _, _ := e.log.Head()
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}})
+	if err != nil || res.Applied || len(res.Changes) != 0 {
+		t.Fatalf("second rollback = %+v, %v; want nothing to do", res, err)
+	}
+	if after, _, _ := e.log.Head(); after != head {
+		t.Fatalf("second rollback appended: head %d -> %d", head, after)
+	}
+}
+
+func TestRollback_UnknownTaskIsNotFound(t *testing.T) {
+	e := rollbackFixture(t)
+	_, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Task: "T-9"})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("rollback of T-9 = %v, want ErrNotFound", err)
+	}
+}

@@ -52,13 +52,14 @@ func (f *fold) rollbackApplied() error {
 // entity is what restoreAll needs of a projected entity.
 type entity interface {
 	EntityID() string
-	meta() *Meta
+	EntityMeta() *Meta
 }
 
-func (p *Plan) meta() *Meta     { return &p.Meta }
-func (t *Task) meta() *Meta     { return &t.Meta }
-func (a *Approval) meta() *Meta { return &a.Meta }
-func (x *Exec) meta() *Meta     { return &x.Meta }
+// EntityMeta returns the entity's Meta.
+func (p *Plan) EntityMeta() *Meta     { return &p.Meta }
+func (t *Task) EntityMeta() *Meta     { return &t.Meta }
+func (a *Approval) EntityMeta() *Meta { return &a.Meta }
+func (x *Exec) EntityMeta() *Meta     { return &x.Meta }
 
 // restoreAll puts back restored entities. Each keeps its current stream
 // position (Version), since its stream did not go back, and records the
@@ -73,9 +74,9 @@ func restoreAll[T any, P interface {
 		if err != nil {
 			return err
 		}
-		m := v.meta()
+		m := v.EntityMeta()
 		if cur != nil {
-			m.Version = cur.meta().Version
+			m.Version = cur.EntityMeta().Version
 		}
 		m.Seq, m.UpdatedAt = f.r.Seq, TimeOf(f.r.Time)
 		if err := put(v); err != nil {

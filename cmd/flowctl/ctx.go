@@ -39,12 +39,17 @@ func (a *app) ctxGetCommand() *cobra.Command {
 		Args:    cobra.MaximumNArgs(1),
 	}
 	cmd.Flags().StringVar(&key, "key", "", "print only this top-level key's value")
+	var at atFlag
+	at.add(cmd)
 	cmd.RunE = a.action(func(c *cobra.Command, args []string) error {
 		id, err := a.taskArg(args, 0)
 		if err != nil {
 			return err
 		}
 		return a.withEngine(true, func(s *session) error {
+			if err := at.view(s); err != nil {
+				return err
+			}
 			if !c.Flags().Changed("key") {
 				tc, err := s.eng.Context(s.project, id)
 				if err != nil {

@@ -94,8 +94,13 @@ func (a *app) readyCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&explain, "explain", false, "also say why each other task is not ready")
+	var at atFlag
+	at.add(cmd)
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		return a.withEngine(true, func(s *session) error {
+			if err := at.view(s); err != nil {
+				return err
+			}
 			rs, err := s.eng.ReadyFor(s.project, a.actor(), explain)
 			if err != nil {
 				return err

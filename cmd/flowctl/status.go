@@ -10,7 +10,8 @@ import (
 )
 
 func (a *app) statusCommand() *cobra.Command {
-	return &cobra.Command{
+	var at atFlag
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the project at a glance: tasks by status, ready, blocked, approvals, claims",
 		Long: "status counts the project's tasks by status and lists the ready tasks (as 'ready' does), the\n" +
@@ -21,6 +22,9 @@ func (a *app) statusCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) error {
 			return a.withEngine(true, func(s *session) error {
+				if err := at.view(s); err != nil {
+					return err
+				}
 				st, err := s.eng.StatusFor(s.project, a.actor())
 				if err != nil {
 					return err
@@ -29,6 +33,8 @@ func (a *app) statusCommand() *cobra.Command {
 			})
 		}),
 	}
+	at.add(cmd)
+	return cmd
 }
 
 // writeProjectStatus prints the status for people: counts, then one short

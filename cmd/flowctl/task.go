@@ -66,6 +66,8 @@ func (a *app) taskLsCommand() *cobra.Command {
 	fs.StringVar(&f.Plan, "plan", "", "only tasks of this plan")
 	fs.StringVar(&f.Owner, "owner", "", "only tasks of this owner")
 	fs.StringVar(&f.Tag, "tag", "", "only tasks with this tag")
+	var at atFlag
+	at.add(cmd)
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		if f.Plan != "" {
 			id, err := flow.ParsePlanID(f.Plan)
@@ -75,6 +77,9 @@ func (a *app) taskLsCommand() *cobra.Command {
 			f.Plan = id
 		}
 		return a.withEngine(true, func(s *session) error {
+			if err := at.view(s); err != nil {
+				return err
+			}
 			tasks, err := s.eng.Tasks(s.project, f)
 			if err != nil {
 				return err
@@ -94,7 +99,8 @@ func writeTaskTable(w io.Writer, tasks []*projection.Task) {
 }
 
 func (a *app) taskShowCommand() *cobra.Command {
-	return &cobra.Command{
+	var at atFlag
+	cmd := &cobra.Command{
 		Use:     "show [T]",
 		Short:   "Show a task: fields, steps, context, claim",
 		Example: "  flowctl task show T-3\n  flowctl task show T-3 -o json | jq .version",
@@ -105,6 +111,9 @@ func (a *app) taskShowCommand() *cobra.Command {
 				return err
 			}
 			return a.withEngine(true, func(s *session) error {
+				if err := at.view(s); err != nil {
+					return err
+				}
 				t, err := s.eng.Task(s.project, id)
 				if err != nil {
 					return err
@@ -113,6 +122,8 @@ func (a *app) taskShowCommand() *cobra.Command {
 			})
 		}),
 	}
+	at.add(cmd)
+	return cmd
 }
 
 func writeTask(w io.Writer, t *projection.Task) {

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) diffCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff A [B]",
+		Short: "Show what changed in the project between two points, entity by entity",
+		Long: "diff compares the project's state at point A with its state at point B (default HEAD) and\n" +
+			"prints one line per entity that differs: '+' added, '-' removed, '~' changed with each field\n" +
+			"as 'field from -> to' (context keys as context.KEY, steps as steps.ID).\nA point is " + pointHelp + ".",
+		Example: "  flowctl diff C-1 HEAD\n  flowctl diff 40 52 -o json\n  flowctl diff 2026-11-22T09:00:00Z C-3",
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: a.action(func(_ *cobra.Command, args []string) error {
+			from, err := parsePoint("A", args[0])
+			if err != nil {
+				return err
+			}
+			to := flow.Point{Time: endOfTime}
+			if len(args) == 2 {
+				if to, err = parsePoint("B", args[1]); err != nil {
+					return err
+				}
+			}
+			return a.withEngine(true, func(s *session) error {
+				d, err := s.eng.Diff(s.project, from, to)
+				if err != nil {
+					return err
+				}
+				return a.printer().one(d, func(w io.Writer) { writeDiff(w, d) })
+			})
+		}),
+	}
+}
+
+// writeDiff prints a diff for people: a header with the seqs it compares,
+// then one line per changed entity.
+func writeDiff(w io.Writer, d *flow.DiffResult) {
+	n := "no changes"
+	if len(d.Changes) > 0 {
+		n = plural(uint64(len(d.Changes)), "change")
+	}
+	fmt.Fprintf(w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, n)
+	writeChanges(w, d.Changes)
+}
+
+// writeChanges prints one line per changed entity.
+func writeChanges(w io.Writer, changes []flow.Change) {
+	for _, c := range changes {
+		fmt.Fprintln(w, changeLine(c))
+	}
+}
+
+// changeMarks mark an entity's line by what happened to it.
+var changeMarks = map[string]string{flow.OpAdded: "+", flow.OpRemoved: "-", flow.OpChanged: "~"}
+
+// changeLine is one entity's change as a line:
+//
+//	~ task T-2 write the tests: status done -> doing, context.branch main -> (none)
+//	- task T-3 three
+//	! exec X-1 go test: removed; the command ran and is not undone by a rollback
+//
+// '!' marks what happened in the world and stays done there (World).
+func changeLine(c flow.Change) string {
+	mark := changeMarks[c.Op]
+	if c.World != "" {
+		mark = "!"
+	}
+	line := mark + " " + c.Kind + " " + c.ID
+	if c.Title != "" {
+		line += " " + diffShort(printable(c.Title), 60)
+	}
+	var parts []string
+	for _, f := range c.Fields {
+		parts = append(parts, printable(f.Field)+" "+diffValue(f.From)+" -> "+diffValue(f.To))
+	}
+	detail := strings.Join(parts, ", ")
+	if c.World != "" {
+		if detail == "" {
+			detail = c.Op
+		}
+		detail += "; " + c.World
+	}
+	if detail != "" {
+		line += ": " + detail
+	}
+	return line
+}
+
+// bareWord is a string value printed without quotes.
+var bareWord = regexp.MustCompile(`^[\p{L}\p{N}_./:@#+=-]+$`)
+
+// diffValue prints a field's value: a simple string bare (done), other
+// strings and values as compact JSON, a missing value as (none), and a
+// long one cut.
+func diffValue(v json.RawMessage) string {
+	if len(v) == 0 || string(v) == "null" {
+		return "(none)"
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil && bareWord.MatchString(s) && s != "->" {
+		return diffShort(s, 60)
+	}
+	return diffShort(printable(compactJSON(v)), 60)
+}
+
+// compactJSON re-encodes v without HTML escapes and extra space.
+func compactJSON(v json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if dec.Decode(&x) != nil {
+		return string(v)
+	}
+	b, err := marshalJSON(x)
+	if err != nil {
+		return string(v)
+	}
+	return string(b)
+}
+
+// diffShort cuts s to at most limit bytes, on a rune boundary, marking
+// the cut with "...".
+func diffShort(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
