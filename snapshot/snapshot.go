@@ -147,6 +147,9 @@ func Decode(b []byte) (Header, *projection.Scope, error) {
 	if err != nil {
 		return h, nil, err
 	}
+	if err := checkShape(body); err != nil {
+		return h, nil, corruptf("body is not one well-formed value: %v", err)
+	}
 	var s projection.Scope
 	if err := msgpack.Unmarshal(body, &s); err != nil {
 		return h, nil, corruptf("body does not decode: %v", err)
@@ -155,4 +158,110 @@ func Decode(b []byte) (Header, *projection.Scope, error) {
 		return h, nil, corruptf("body is the state of project %q, the header says %q", s.Project.Name, h.Scope)
 	}
 	return h, &s, nil
+}
+
+// maxDepth bounds the nesting of a body; a state nests a few levels.
+const maxDepth = 32
+
+// checkShape walks a msgpack body without decoding it, iteratively: it
+// must be exactly one value, nested at most maxDepth deep, and every
+// array or map must claim no more elements than bytes follow it (each
+// element takes at least one). Decoding then allocates in proportion to
+// the body, never to a count the body claims (msgpack v5.4.1 preallocates
+// a slice of whatever length an array header says), and its recursion
+// stays shallow.
+func checkShape(b []byte) error {
+	pending := []uint64{1} // values still to read at each open level
+	for i := 0; ; {
+		for len(pending) > 0 && pending[len(pending)-1] == 0 {
+			pending = pending[:len(pending)-1]
+		}
+		if len(pending) == 0 {
+			if i != len(b) {
+				return fmt.Errorf("%d bytes after the value", len(b)-i)
+			}
+			return nil
+		}
+		if i >= len(b) {
+			return errors.New("truncated")
+		}
+		pending[len(pending)-1]--
+		skip, n, next, err := msgpackItem(b, i)
+		if err != nil {
+			return err
+		}
+		if skip > uint64(len(b)-next) {
+			return fmt.Errorf("a value at byte %d runs past the end", i)
+		}
+		i = next + int(skip)
+		if n == 0 {
+			continue
+		}
+		if n > uint64(len(b)-i) {
+			return fmt.Errorf("a container at byte %d claims %d elements in %d bytes", i, n, len(b)-i)
+		}
+		if len(pending) >= maxDepth {
+			return fmt.Errorf("nested deeper than %d", maxDepth)
+		}
+		pending = append(pending, n)
+	}
+}
+
+// msgpackItem reads the header of the value at b[i]: the bytes of data
+// that follow its header, the values it contains (a map's keys and values
+// both count), and where its data starts.
+func msgpackItem(b []byte, i int) (skip, n uint64, next int, err error) {
+	c := b[i]
+	i++
+	size := func(width int) (uint64, int, error) {
+		if len(b)-i < width {
+			return 0, i, errors.New("truncated")
+		}
+		var v uint64
+		for _, x := range b[i : i+width] {
+			v = v<<8 | uint64(x)
+		}
+		return v, i + width, nil
+	}
+	switch {
+	case c <= 0x7f || c >= 0xe0, c == 0xc0, c == 0xc2, c == 0xc3: // fixint, nil, false, true
+		return 0, 0, i, nil
+	case c <= 0x8f: // fixmap
+		return 0, 2 * uint64(c&0x0f), i, nil
+	case c <= 0x9f: // fixarray
+		return 0, uint64(c & 0x0f), i, nil
+	case c <= 0xbf: // fixstr
+		return uint64(c & 0x1f), 0, i, nil
+	}
+	switch c {
+	case 0xcc, 0xd0:
+		return 1, 0, i, nil
+	case 0xcd, 0xd1:
+		return 2, 0, i, nil
+	case 0xca, 0xce, 0xd2:
+		return 4, 0, i, nil
+	case 0xcb, 0xcf, 0xd3:
+		return 8, 0, i, nil
+	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16, after a type byte
+		return 1 + 1<<(c-0xd4), 0, i, nil
+	case 0xc4, 0xd9: // bin8, str8
+		skip, next, err = size(1)
+	case 0xc5, 0xda:
+		skip, next, err = size(2)
+	case 0xc6, 0xdb:
+		skip, next, err = size(4)
+	case 0xc7, 0xc8, 0xc9: // ext 8, 16, 32, after a type byte
+		skip, next, err = size(1 << (c - 0xc7))
+		skip++
+	case 0xdc, 0xde: // array16, map16
+		n, next, err = size(2)
+	case 0xdd, 0xdf: // array32, map32
+		n, next, err = size(4)
+	default: // 0xc1: never used
+		return 0, 0, i, fmt.Errorf("code %#x at byte %d is not msgpack", c, i-1)
+	}
+	if c == 0xde || c == 0xdf {
+		n *= 2
+	}
+	return skip, n, next, err
 }

@@ -184,7 +184,8 @@ func fmtTime(t projection.Time) string {
 	return t.Std().Format("2006-01-02 15:04:05Z")
 }
 
-// writeFileAtomic writes a small file by temp file, fsync and rename.
+// writeFileAtomic writes a small file by temp file, fsync, rename and
+// fsync of the directory.
 func writeFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -202,5 +203,18 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir fsyncs a directory, so that a rename in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/snapshot"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) snapshotCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "List, export, import and verify snapshots of a project's state",
+		Long: "A snapshot is a project's whole state at a seq, checksummed, so that reading the past (--at,\n" +
+			"diff, rollback) starts from it instead of from the first event. flowctl takes one at every\n" +
+			"checkpoint and every 1000 events of a project. Snapshots are derived data: a bad one is\n" +
+			"reported, skipped, and reads fall back to an older one or to the log, with the same answers.",
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(a.snapshotLsCommand(), a.snapshotExportCommand(), a.snapshotImportCommand(), a.snapshotVerifyCommand())
+	return cmd
+}
+
+// snapshotScope runs fn with an open read-only engine and the project to
+// work on: "" with all.
+func (a *app) snapshotScope(all bool, fn func(eng *flow.Engine, project string) error) (err error) {
+	if !all {
+		return a.withEngine(true, func(s *session) error { return fn(s.eng, s.project) })
+	}
+	eng, err := a.open(true)
+	if err != nil {
+		return err
+	}
+	defer closeEngine(eng, &err)
+	return fn(eng, "")
+}
+
+func (a *app) snapshotLsCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "ls [--all]",
+		Short: "List the stored snapshots of the project, each checked as a read would check it",
+		Long: "ls lists the project's stored snapshots by seq: size, state hash and whether it passes the\n" +
+			"checks a read makes before using it (checksums, this flowctl's fold version, the log's hash at\n" +
+			"its seq). 'snapshot verify' also replays the log to prove each one's state.",
+		Example: "  flowctl snapshot ls\n  flowctl snapshot ls --all -o json",
+		Args:    cobra.NoArgs,
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every project's snapshots")
+	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		return a.snapshotScope(all, func(eng *flow.Engine, project string) error {
+			infos, err := eng.Snapshots(project)
+			if err != nil {
+				return err
+			}
+			return printList(a.printer(), infos, func(w io.Writer) { writeSnapshotTable(w, infos) })
+		})
+	})
+	return cmd
+}
+
+func writeSnapshotTable(w io.Writer, infos []flow.SnapshotInfo) {
+	if len(infos) == 0 {
+		fmt.Fprintln(w, "no snapshots")
+		return
+	}
+	rows := make([][]string, len(infos))
+	for i, in := range infos {
+		rows[i] = []string{in.Project, fmt.Sprint(in.Seq), fmt.Sprint(in.Bytes), snapshotShortHash(in.StateHash), snapshotStatus(in)}
+	}
+	table(w, "PROJECT\tSEQ\tBYTES\tSTATE\tCHECK", rows)
+}
+
+func snapshotShortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "-"
+	}
+	return h
+}
+
+func snapshotStatus(in flow.SnapshotInfo) string {
+	if in.OK {
+		return "ok"
+	}
+	return "BAD: " + in.Problem
+}
+
+func (a *app) snapshotExportCommand() *cobra.Command {
+	var at string
+	cmd := &cobra.Command{
+		Use:   "export FILE [--at SEQ|C-n|TIME]",
+		Short: "Write the project's state at a point (default: now) to FILE as a snapshot",
+		Long: "export writes the snapshot of the project's state at a point to FILE, atomically: a temporary\n" +
+			"file in the same directory, synced, renamed over FILE, and the directory synced, so that FILE is\n" +
+			"either the old file or the whole new snapshot. With FILE - it writes the snapshot to stdout.\n" +
+			"The snapshot carries the log's hash at its seq: 'snapshot import' takes it back only into this\n" +
+			"log (or a copy of it), once it has proven the state by a replay.",
+		Example: "  flowctl snapshot export before-refactor.snap --at C-2\n  flowctl snapshot export - --at 2026-11-01T12:00:00Z > noon.snap",
+		Args:    cobra.ExactArgs(1),
+	}
+	cmd.Flags().StringVar(&at, "at", "", "the point: a seq (42), a checkpoint (C-1) or an RFC 3339 time (the last event at or before it)")
+	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
+		point, err := a.snapshotPoint(at)
+		if err != nil {
+			return err
+		}
+		return a.withEngine(true, func(s *session) error { return a.runSnapshotExport(s, args[0], point) })
+	})
+	return cmd
+}
+
+// snapshotHead is the newest event, as a point: the last event at or
+// before a time after all of them.
+var snapshotHead = flow.Point{Time: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)}
+
+// snapshotPoint parses --at; no point (nil) means the head.
+func (a *app) snapshotPoint(at string) (*flow.Point, error) {
+	if at == "" {
+		return nil, nil
+	}
+	p, err := flow.ParsePoint(at)
+	if err != nil {
+		return nil, fmt.Errorf("--at: %w", err)
+	}
+	return &p, nil
+}
+
+func (a *app) runSnapshotExport(s *session, file string, point *flow.Point) error {
+	p := snapshotHead
+	if point != nil {
+		p = *point
+	}
+	export := func(w io.Writer) (flow.SnapshotInfo, error) { return s.eng.ExportSnapshot(w, s.project, p) }
+	if file == "-" {
+		_, err := export(a.stdout)
+		return err
+	}
+	path := a.abs(file)
+	var info flow.SnapshotInfo
+	err := writeSnapshotFile(path, func(w io.Writer) (err error) {
+		info, err = export(w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	res := snapshotFileResult{SnapshotInfo: info, File: path}
+	return a.printer().one(res, func(w io.Writer) {
+		fmt.Fprintf(w, "Exported the snapshot of %s at seq %d (%d bytes, state %s) to %s\n",
+			info.Project, info.Seq, info.Bytes, snapshotShortHash(info.StateHash), printable(file))
+	})
+}
+
+// snapshotFileResult is what export and import print.
+type snapshotFileResult struct {
+	flow.SnapshotInfo
+	File string `json:"file,omitempty"` // the path written or read; empty for stdin and stdout
+}
+
+// writeSnapshotFile writes path through write: to a temporary file in the
+// same directory that is synced, renamed over path, and the directory
+// synced. On any failure path is untouched and the temporary file gone.
+// A directory at path is refused (ErrInvalid).
+func writeSnapshotFile(path string, write func(w io.Writer) error) (err error) {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%w: %s is a directory; give a file name", flow.ErrInvalid, path)
+		}
+		mode = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncSnapshotDir(dir)
+}
+
+// syncSnapshotDir makes a rename in dir durable.
+func syncSnapshotDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (a *app) snapshotImportCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE",
+		Short: "Store a snapshot from FILE (or - for stdin), once proven against this log",
+		Long: "import checks a snapshot written by 'snapshot export' and stores it for reads to start from.\n" +
+			"It must pass its checksums, be of this flowctl's fold version, carry this log's hash at its seq,\n" +
+			"and hold exactly the state a replay of the log gives there. Anything else is refused with exit 7\n" +
+			"and the file is left as it was. Importing a snapshot that is already stored changes nothing.",
+		Example: "  flowctl snapshot import before-refactor.snap\n  flowctl snapshot export - --db a.db | flowctl snapshot import --db a-copy.db -",
+		Args:    cobra.ExactArgs(1),
+		RunE: a.action(func(_ *cobra.Command, args []string) (err error) {
+			b, path, err := a.readSnapshotFile(args[0])
+			if err != nil {
+				return err
+			}
+			eng, err := a.open(false)
+			if err != nil {
+				return err
+			}
+			defer closeEngine(eng, &err)
+			info, err := eng.ImportSnapshot(b)
+			if errors.Is(err, snapshot.ErrCorrupt) {
+				return withHint(fmt.Errorf("%s: %w", args[0], err),
+					"nothing was imported: only an undamaged snapshot exported from this flow file (or a copy of it) by this flowctl is taken")
+			}
+			if err != nil {
+				return err
+			}
+			res := snapshotFileResult{SnapshotInfo: info, File: path}
+			return a.printer().one(res, func(w io.Writer) {
+				fmt.Fprintf(w, "Imported the snapshot of %s at seq %d (%d bytes, state %s)\n",
+					info.Project, info.Seq, info.Bytes, snapshotShortHash(info.StateHash))
+			})
+		}),
+	}
+}
+
+// readSnapshotFile reads a snapshot from a file or, with -, stdin; it
+// returns the absolute path read ("" for stdin).
+func (a *app) readSnapshotFile(file string) ([]byte, string, error) {
+	if file == "-" {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, flow.MaxSnapshotBytes+1))
+		return b, "", err
+	}
+	path := a.abs(file)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", withHint(err, "give the path of a file written by 'flowctl snapshot export', or - for stdin")
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, "", err
+	} else if fi.IsDir() {
+		return nil, "", fmt.Errorf("%w: %s is a directory, not a snapshot", flow.ErrInvalid, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, flow.MaxSnapshotBytes+1))
+	return b, path, err
+}
+
+func (a *app) snapshotVerifyCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "verify [--all]",
+		Short: "Prove every stored snapshot of the project by replaying the log to its seq",
+		Long: "verify checks each stored snapshot as a read would, then replays the log to its seq and compares\n" +
+			"the state hashes. It lists every snapshot; if any is bad it exits 7 naming the first. A bad\n" +
+			"snapshot costs no data (reads skip it): 'snapshot export FILE --at SEQ' and 'snapshot import FILE'\n" +
+			"put a good one back.",
+		Example: "  flowctl snapshot verify\n  flowctl snapshot verify --all -o json",
+		Args:    cobra.NoArgs,
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "every project's snapshots")
+	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		return a.snapshotScope(all, func(eng *flow.Engine, project string) error {
+			infos, verr := eng.VerifySnapshots(project)
+			if verr != nil && !errors.Is(verr, snapshot.ErrCorrupt) {
+				return verr
+			}
+			if err := printList(a.printer(), infos, func(w io.Writer) { writeSnapshotVerify(w, infos, verr == nil) }); err != nil {
+				return err
+			}
+			return verr
+		})
+	})
+	return cmd
+}
+
+func writeSnapshotVerify(w io.Writer, infos []flow.SnapshotInfo, ok bool) {
+	for _, in := range infos {
+		mark, about := "ok ", fmt.Sprintf("%d bytes, state %s", in.Bytes, snapshotShortHash(in.StateHash))
+		if !in.OK {
+			mark, about = "BAD", in.Problem
+		}
+		fmt.Fprintf(w, "%s  %s@%d  %s\n", mark, printable(in.Project), in.Seq, printable(about))
+	}
+	if ok {
+		fmt.Fprintf(w, "ok: %s verified against the log\n", plural(uint64(len(infos)), "snapshot"))
+	}
+}
