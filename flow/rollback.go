@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // RollbackInput is the input of Rollback.
@@ -55,8 +57,8 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 		})
 		return out, err
 	}
-	_, err := e.command(in.Write, "rollback", in, func(w *writer) (Ref, error) {
-		ref := Ref{Kind: projection.KindProject, Project: in.Project}
+	ref, err := e.command(in.Write, "rollback", in, func(w *writer) (Ref, error) {
+		ref := Ref{Kind: "rollback", Project: in.Project}
 		payload, err := plan(w.tx, w)
 		if err != nil || payload == nil {
 			return ref, err
@@ -68,13 +70,41 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 		r, err := w.emit(stream, in.expect(), in.Project, projection.TypeRollbackApplied, payload)
 		if err == nil {
 			out.Applied, out.Seq = true, r.Seq
+			ref.ID = strconv.FormatUint(r.Seq, 10)
 		}
 		return ref, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if out == nil { // an idempotent retry: the first call's result
+		return e.rollbackDone(in, ref)
+	}
 	return out, nil
+}
+
+// rollbackDone rebuilds the result of a rollback that was already
+// applied under the same idempotency key (without its changes, which were
+// reported then).
+func (e *Engine) rollbackDone(in RollbackInput, ref Ref) (*RollbackResult, error) {
+	out := &RollbackResult{Project: in.Project, Task: in.Task, Changes: []Change{}}
+	seq, err := strconv.ParseUint(ref.ID, 10, 64)
+	if err != nil { // the first call had nothing to roll back
+		return out, nil
+	}
+	err = e.view(func(tx *eventlog.Tx) error {
+		r, err := tx.Record(seq)
+		if err != nil || r == nil {
+			return err
+		}
+		var p projection.RollbackApplied
+		if err := msgpack.Unmarshal(r.Data, &p); err != nil {
+			return err
+		}
+		out.ToSeq, out.Applied, out.Seq = p.ToSeq, true, seq
+		return nil
+	})
+	return out, err
 }
 
 // planRollback computes the changes and the event payload (nil when there

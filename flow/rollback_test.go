@@ -204,3 +204,20 @@ func TestRollback_UnknownTaskIsNotFound(t *testing.T) {
 		t.Fatalf("rollback of T-9 = %v, want ErrNotFound", err)
 	}
 }
+
+func TestRollback_IdempotentRetryReturnsTheFirstResult(t *testing.T) {
+	e := rollbackFixture(t)
+	in := RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Write: Write{Key: "k"}}
+	first, err := e.Rollback(in)
+	if err != nil || !first.Applied {
+		t.Fatalf("first = %+v, %v", first, err)
+	}
+	head, _, _ := e.log.Head()
+	again, err := e.Rollback(in)
+	if err != nil || again == nil || !again.Applied || again.Seq != first.Seq || again.ToSeq != first.ToSeq {
+		t.Fatalf("retry = %+v, %v; want the first result %+v", again, err, first)
+	}
+	if after, _, _ := e.log.Head(); after != head {
+		t.Fatalf("retry appended: head %d -> %d", head, after)
+	}
+}

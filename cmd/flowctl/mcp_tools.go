@@ -1,0 +1,674 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpToolTable adds each tool to a server, by name (see mcpProfiles).
+var mcpToolTable = map[string]func(*mcp.Server, *mcpServer){
+	"flow_prime":        addPrimeTool,
+	"task_ready":        addTaskReadyTool,
+	"task_get":          addTaskGetTool,
+	"task_create":       addTaskCreateTool,
+	"task_update":       addTaskUpdateTool,
+	"step_update":       addStepUpdateTool,
+	"ctx_merge":         addCtxMergeTool,
+	"exec_record":       addExecRecordTool,
+	"approval_request":  addApprovalRequestTool,
+	"task_list":         addTaskListTool,
+	"approval_status":   addApprovalStatusTool,
+	"history":           addHistoryTool,
+	"dep_update":        addDepUpdateTool,
+	"checkpoint_create": addCheckpointTool,
+	"rollback":          addRollbackTool,
+	"project_manage":    addProjectTool,
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{flow.ErrInvalid}, args...)...)
+}
+
+// subKey derives the idempotency key of one part of a call from its
+// request_id ("" stays "": no key).
+func subKey(requestID, part string) string {
+	if requestID == "" {
+		return ""
+	}
+	return requestID + "/" + part
+}
+
+// rawArg returns the argument name exactly as the client sent it, so that
+// JSON values (a context patch, an action) are stored byte for byte: the
+// SDK's own decoding goes through float64 and maps.
+func rawArg(c *call, name string) (string, error) {
+	if c.req == nil || c.req.Params == nil {
+		return "", nil
+	}
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(c.req.Params.Arguments, &args); err != nil {
+		return "", invalid("arguments are not a JSON object: %v", err)
+	}
+	return string(bytes.TrimSpace(args[name])), nil
+}
+
+func parseDuration(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, invalid("%s %q: give a positive duration like 30m or 2h", field, s)
+	}
+	return d, nil
+}
+
+// ---- flow_prime
+
+type primeIn struct {
+	scopeArg
+	Budget int `json:"budget,omitempty" jsonschema:"size limit in tokens (about 4 characters each); default 2000"`
+}
+
+type primeOut struct {
+	Project  string   `json:"project"`
+	Actor    string   `json:"actor"`
+	HeadSeq  uint64   `json:"head_seq"`
+	Markdown string   `json:"markdown"`
+	LeftOut  []string `json:"left_out,omitempty" jsonschema:"parts dropped to fit the budget"`
+}
+
+func addPrimeTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "flow_prime",
+		Description: "Start here: a markdown digest of the project for this session: your claimed tasks (steps, context), ready tasks, blocked tasks, pending approvals.",
+		Annotations: readOnlyTool("Prime the session")}, tool(s, true, true, primeTool))
+}
+
+// primeTool is flow.Prime: the same digest as `flowctl prime`, for the
+// client's actor.
+func primeTool(c *call, in primeIn) (primeOut, string, error) {
+	p, err := c.eng.Prime(flow.PrimeInput{Project: c.project, Actor: c.actor, Session: c.session, Budget: in.Budget})
+	if err != nil {
+		return primeOut{}, "", err
+	}
+	out := primeOut{Project: p.Project, Actor: p.Actor, HeadSeq: p.HeadSeq, Markdown: p.Markdown}
+	for _, o := range p.LeftOut {
+		if !slices.Contains(out.LeftOut, o.Part) {
+			out.LeftOut = append(out.LeftOut, o.Part)
+		}
+	}
+	line := fmt.Sprintf("prime of %s for %s at seq %d: %d bytes", p.Project, p.Actor, p.HeadSeq, len(p.Markdown))
+	if len(out.LeftOut) > 0 {
+		line += ", left out: " + strings.Join(out.LeftOut, ", ")
+	}
+	return out, printable(line), nil
+}
+
+// ---- task_ready
+
+type readyIn struct {
+	scopeArg
+	All bool `json:"all,omitempty" jsonschema:"also list the tasks that are not ready, with the reasons"`
+}
+
+type readyTask struct {
+	toolBrief
+	Ready   bool     `json:"ready"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+type readyOut struct {
+	Project string      `json:"project"`
+	Tasks   []readyTask `json:"tasks"`
+}
+
+func addTaskReadyTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "task_ready",
+		Description: "List todo tasks whose dependencies are done, with no pending approval and no live claim by someone else.",
+		Annotations: readOnlyTool("Ready tasks")}, tool(s, true, true, readyTool))
+}
+
+func readyTool(c *call, in readyIn) (readyOut, string, error) {
+	rs, err := c.eng.Ready(c.project, in.All)
+	if err != nil {
+		return readyOut{}, "", err
+	}
+	out := readyOut{Project: c.project, Tasks: []readyTask{}}
+	var ready []toolBrief
+	now := time.Now()
+	for _, r := range rs {
+		b := briefView(r.Task, now)
+		out.Tasks = append(out.Tasks, readyTask{toolBrief: b, Ready: r.Ready, Reasons: r.Reasons})
+		if r.Ready {
+			ready = append(ready, b)
+		}
+	}
+	return out, briefsLine("ready in "+c.project, ready), nil
+}
+
+// ---- task_get
+
+type taskIDIn struct {
+	scopeArg
+	ID string `json:"id" jsonschema:"task id, like T-3"`
+}
+
+func addTaskGetTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "task_get",
+		Description: "Get a task: status, deps, claim, steps, context, version.",
+		Annotations: readOnlyTool("Get a task")}, tool(s, true, true, taskGetTool))
+}
+
+func taskGetTool(c *call, in taskIDIn) (toolTask, string, error) {
+	id, err := flow.ParseTaskID(in.ID)
+	if err != nil {
+		return toolTask{}, "", err
+	}
+	t, err := c.eng.Task(c.project, id)
+	if err != nil {
+		return toolTask{}, "", err
+	}
+	return taskView(t), taskLine(t), nil
+}
+
+// ---- task_create
+
+type newTaskFields struct {
+	Title       string   `json:"title,omitempty" jsonschema:"what is to be done"`
+	Description string   `json:"description,omitempty"`
+	Plan        string   `json:"plan,omitempty" jsonschema:"plan id, like P-1"`
+	Deps        []string `json:"deps,omitempty" jsonschema:"task ids this one depends on; in tasks[], also keys of earlier items"`
+	Owner       string   `json:"owner,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Priority    int      `json:"priority,omitempty" jsonschema:"higher is more urgent"`
+}
+
+type batchTask struct {
+	Key string `json:"key,omitempty" jsonschema:"a name for this item that later items can list in deps"`
+	newTaskFields
+}
+
+type taskCreateIn struct {
+	scopeArg
+	newTaskFields
+	Tasks []batchTask `json:"tasks,omitempty" jsonschema:"several tasks at once, in order, instead of title"`
+	requestArg
+}
+
+type createdTask struct {
+	Key string `json:"key,omitempty"`
+	toolBrief
+}
+
+type taskCreateOut struct {
+	Project string        `json:"project"`
+	Tasks   []createdTask `json:"tasks"`
+}
+
+func addTaskCreateTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "task_create",
+		Description: "Create a task from title, or several from tasks[] whose deps may name earlier items by key.",
+		Annotations: writeTool("Create tasks", false, false)}, tool(s, false, true, taskCreateTool))
+}
+
+func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
+	items, err := in.items()
+	if err != nil {
+		return taskCreateOut{}, "", err
+	}
+	if err := checkBatch(c, items); err != nil {
+		return taskCreateOut{}, "", err
+	}
+	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
+	ids := map[string]string{} // key -> T-n
+	for i, it := range items {
+		nt := flow.NewTask{Project: c.project, Plan: it.Plan, Title: it.Title, Description: it.Description,
+			Owner: it.Owner, Tags: it.Tags, Priority: it.Priority}
+		for _, d := range it.Deps {
+			if id, ok := ids[d]; ok {
+				d = id
+			}
+			nt.Deps = append(nt.Deps, d)
+		}
+		nt.Key = in.RequestID
+		if len(in.Tasks) > 0 {
+			nt.Key = subKey(in.RequestID, strconv.Itoa(i+1))
+		}
+		t, err := c.eng.AddTask(nt)
+		if err != nil {
+			return taskCreateOut{}, "", createError(out, i, err)
+		}
+		if it.Key != "" {
+			ids[it.Key] = t.ID
+		}
+		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, toolBrief: briefView(t, time.Now())})
+	}
+	parts := make([]string, len(out.Tasks))
+	for i, t := range out.Tasks {
+		parts[i] = fmt.Sprintf("%s %q", t.ID, t.Title)
+	}
+	return out, printable("created " + strings.Join(parts, "; ")), nil
+}
+
+// items returns the tasks to create: tasks[], or the one given by title.
+func (in taskCreateIn) items() ([]batchTask, error) {
+	one := in.newTaskFields
+	hasOne := one.Title != "" || one.Description != "" || one.Plan != "" || len(one.Deps) > 0 ||
+		one.Owner != "" || len(one.Tags) > 0 || one.Priority != 0
+	switch {
+	case len(in.Tasks) > 0 && hasOne:
+		return nil, invalid("give either title (one task) or tasks (several), not both")
+	case len(in.Tasks) > 0:
+		return in.Tasks, nil
+	case one.Title == "":
+		return nil, invalid("give title (one task) or tasks (several)")
+	}
+	return []batchTask{{newTaskFields: one}}, nil
+}
+
+// checkBatch refuses, before anything is written, what would fail part of
+// the way through a batch: duplicate keys, deps on later or unknown items,
+// unknown plans and tasks, empty titles. (An archived project fails the
+// first item, before anything is written.)
+func checkBatch(c *call, items []batchTask) error {
+	keys := map[string]bool{}
+	for i, it := range items {
+		if strings.TrimSpace(it.Title) == "" {
+			return invalid("tasks[%d]: title is empty", i)
+		}
+		for _, d := range it.Deps {
+			if keys[d] {
+				continue
+			}
+			id, err := flow.ParseTaskID(d)
+			if err != nil {
+				return invalid("tasks[%d]: dep %q is neither the key of an earlier item nor a task id", i, d)
+			}
+			if _, err := c.eng.Task(c.project, id); err != nil {
+				return fmt.Errorf("tasks[%d]: dep %s: %w", i, id, err)
+			}
+		}
+		if it.Plan != "" {
+			id, err := flow.ParsePlanID(it.Plan)
+			if err != nil {
+				return err
+			}
+			if _, err := c.eng.Plan(c.project, id); err != nil {
+				return err
+			}
+		}
+		if it.Key != "" {
+			if keys[it.Key] {
+				return invalid("tasks[%d]: key %q is used twice", i, it.Key)
+			}
+			keys[it.Key] = true
+		}
+	}
+	return nil
+}
+
+// createError says which tasks of a batch were created before item i
+// failed; a retry with the same request_id creates only the rest.
+func createError(out taskCreateOut, i int, err error) error {
+	if i == 0 {
+		return err
+	}
+	ids := make([]string, len(out.Tasks))
+	for j, t := range out.Tasks {
+		ids[j] = t.ID
+	}
+	return withHint(fmt.Errorf("tasks[%d] failed after %s were created: %w", i, strings.Join(ids, ", "), err),
+		"fix tasks["+strconv.Itoa(i)+"] and call again with the same request_id: the created tasks are not created twice")
+}
+
+// ---- task_update
+
+type taskUpdateIn struct {
+	scopeArg
+	ID          string    `json:"id" jsonschema:"task id, like T-3"`
+	Claim       string    `json:"claim,omitempty" jsonschema:"claim, heartbeat or release your lease on the task"`
+	Lease       string    `json:"lease,omitempty" jsonschema:"lease for claim or heartbeat, like 30m (the default)"`
+	Status      string    `json:"status,omitempty" jsonschema:"move to todo, doing, done, blocked or cancelled"`
+	Reason      string    `json:"reason,omitempty" jsonschema:"why the status changes"`
+	Force       bool      `json:"force,omitempty" jsonschema:"done despite open deps, approvals or running steps (recorded); release another's claim"`
+	Title       *string   `json:"title,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Owner       *string   `json:"owner,omitempty"`
+	Tags        *[]string `json:"tags,omitempty" jsonschema:"replaces the tags"`
+	Priority    *int      `json:"priority,omitempty"`
+	Plan        *string   `json:"plan,omitempty" jsonschema:"plan id, like P-1; empty to detach"`
+	IfVersion   uint64    `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version (checked by the first change)"`
+	requestArg
+}
+
+type taskUpdateOut struct {
+	Task    toolTask `json:"task"`
+	Applied []string `json:"applied" jsonschema:"the parts applied, in order: claim, heartbeat, edit, status, release"`
+}
+
+func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "task_update",
+		Description: "Change a task: claim/heartbeat first, then fields, then status, then release; one call or several parts.",
+		Annotations: writeTool("Update a task", false, false)}, tool(s, false, true, taskUpdateTool))
+}
+
+func (in taskUpdateIn) edits() bool {
+	return in.Title != nil || in.Description != nil || in.Owner != nil || in.Tags != nil || in.Priority != nil || in.Plan != nil
+}
+
+func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
+	id, err := flow.ParseTaskID(in.ID)
+	if err != nil {
+		return taskUpdateOut{}, "", err
+	}
+	switch in.Claim {
+	case "", "claim", "heartbeat", "release":
+	default:
+		return taskUpdateOut{}, "", invalid("claim %q: use claim, heartbeat or release", in.Claim)
+	}
+	lease, err := parseDuration("lease", in.Lease)
+	if err != nil {
+		return taskUpdateOut{}, "", err
+	}
+	if in.Claim == "" && in.Status == "" && !in.edits() {
+		return taskUpdateOut{}, "", invalid("nothing to update: give claim, status or a field")
+	}
+	u := &taskUpdate{c: c, in: in, id: id, ifVersion: in.IfVersion, applied: []string{}}
+	claim := flow.Claim{Project: c.project, ID: id, Lease: lease, Force: in.Force}
+	switch in.Claim {
+	case "claim":
+		u.step("claim", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ClaimTask(claim) })
+	case "heartbeat":
+		u.step("heartbeat", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.Heartbeat(claim) })
+	}
+	if in.edits() {
+		u.step("edit", func(w flow.Write) (*projection.Task, error) {
+			return c.eng.EditTask(flow.TaskEdit{Project: c.project, ID: id, Title: in.Title, Description: in.Description,
+				Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan, Write: w})
+		})
+	}
+	if in.Status != "" {
+		u.step("status", func(w flow.Write) (*projection.Task, error) {
+			return c.eng.MoveTask(flow.Move{Project: c.project, ID: id, To: in.Status, Reason: in.Reason, Force: in.Force, Write: w})
+		})
+	}
+	if in.Claim == "release" {
+		u.step("release", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ReleaseTask(claim) })
+	}
+	if u.err != nil {
+		return taskUpdateOut{}, "", u.err
+	}
+	return taskUpdateOut{Task: taskView(u.task), Applied: u.applied},
+		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
+}
+
+// taskUpdate runs the parts of a task_update one after the other, each a
+// command of its own with a key derived from request_id; if_version
+// guards the first.
+type taskUpdate struct {
+	c         *call
+	in        taskUpdateIn
+	id        string
+	ifVersion uint64
+	task      *projection.Task
+	applied   []string
+	err       error
+}
+
+func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, error)) {
+	if u.err != nil {
+		return
+	}
+	t, err := fn(flow.Write{IfVersion: u.ifVersion, Key: subKey(u.in.RequestID, name)})
+	u.ifVersion = 0
+	if err != nil {
+		if len(u.applied) > 0 {
+			err = fmt.Errorf("after %s: %s: %w", strings.Join(u.applied, ", "), name, err)
+		}
+		u.err = err
+		return
+	}
+	u.task = t
+	u.applied = append(u.applied, name)
+}
+
+// ---- step_update
+
+type stepUpdateIn struct {
+	scopeArg
+	Action    string `json:"action" jsonschema:"add, start, progress, done, fail or skip"`
+	Task      string `json:"task,omitempty" jsonschema:"task id for add, like T-3"`
+	Step      string `json:"step,omitempty" jsonschema:"step id for the others, like T-3.2"`
+	Title     string `json:"title,omitempty" jsonschema:"title of a new step (add)"`
+	Progress  *int   `json:"progress,omitempty" jsonschema:"0-100, with start or progress"`
+	Note      string `json:"note,omitempty"`
+	Result    string `json:"result,omitempty" jsonschema:"what the step produced (done)"`
+	Error     string `json:"error,omitempty" jsonschema:"what went wrong (fail)"`
+	IfVersion uint64 `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
+	requestArg
+}
+
+type stepOut struct {
+	Task    string   `json:"task"`
+	Step    toolStep `json:"step"`
+	Version uint64   `json:"version" jsonschema:"the task's version"`
+}
+
+// stepActions map step_update's actions to step statuses.
+var stepActions = map[string]string{
+	"start":    projection.StepInProgress,
+	"progress": projection.StepInProgress,
+	"done":     projection.StepCompleted,
+	"fail":     projection.StepFailed,
+	"skip":     projection.StepSkipped,
+}
+
+func addStepUpdateTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "step_update",
+		Description: "Add a step to a task, or move one: start, progress (0-100), done, fail, skip.",
+		Annotations: writeTool("Update a step", false, false)}, tool(s, false, true, stepUpdateTool))
+}
+
+func stepUpdateTool(c *call, in stepUpdateIn) (stepOut, string, error) {
+	w := flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}
+	var st *flow.TaskStep
+	var err error
+	switch to, ok := stepActions[in.Action]; {
+	case in.Action == "add":
+		if in.Task == "" {
+			return stepOut{}, "", invalid("add needs task (like T-3) and title")
+		}
+		id, perr := flow.ParseTaskID(in.Task)
+		if perr != nil {
+			return stepOut{}, "", perr
+		}
+		st, err = c.eng.AddStep(flow.NewStep{Project: c.project, Task: id, Title: in.Title, Write: w})
+	case ok:
+		if in.Step == "" {
+			return stepOut{}, "", invalid("%s needs step (like T-3.2)", in.Action)
+		}
+		if in.Action == "progress" && in.Progress == nil {
+			return stepOut{}, "", invalid("progress needs progress (0-100)")
+		}
+		st, err = c.eng.MoveStep(flow.StepMove{Project: c.project, ID: in.Step, To: to, Progress: in.Progress,
+			Note: in.Note, Result: in.Result, Error: in.Error, Write: w})
+	default:
+		return stepOut{}, "", invalid("action %q: use add, start, progress, done, fail or skip", in.Action)
+	}
+	if err != nil {
+		return stepOut{}, "", err
+	}
+	line := printable(fmt.Sprintf("step %s %q %s, %d%%", st.ID, st.Title, st.Status, st.Progress))
+	return stepOut{Task: st.Task, Step: stepView(st.Step), Version: st.Version}, line, nil
+}
+
+// ---- ctx_merge
+
+type ctxMergeIn struct {
+	scopeArg
+	Task      string     `json:"task" jsonschema:"task id, like T-3"`
+	Patch     jsonObject `json:"patch" jsonschema:"JSON object merged into the context (RFC 7396: objects merge, null deletes, arrays replace)"`
+	Replace   bool       `json:"replace,omitempty" jsonschema:"replace the whole context with patch"`
+	IfVersion uint64     `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
+	requestArg
+}
+
+type ctxOut struct {
+	Task           string     `json:"task"`
+	Context        jsonObject `json:"context"`
+	Version        uint64     `json:"version" jsonschema:"the task's new version"`
+	ContextVersion int        `json:"context_version"`
+}
+
+func addCtxMergeTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "ctx_merge",
+		Description: "Merge a JSON patch into a task's context (its working memory); returns the merged context and the task's new version.",
+		Annotations: writeTool("Merge task context", true, false)}, tool(s, false, true, ctxMergeTool))
+}
+
+func ctxMergeTool(c *call, in ctxMergeIn) (ctxOut, string, error) {
+	id, err := flow.ParseTaskID(in.Task)
+	if err != nil {
+		return ctxOut{}, "", err
+	}
+	patch, err := rawArg(c, "patch")
+	if err != nil {
+		return ctxOut{}, "", err
+	}
+	tc, err := c.eng.MergeContext(flow.ContextPatch{Project: c.project, ID: id, Patch: patch, Replace: in.Replace,
+		Write: flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}})
+	if err != nil {
+		return ctxOut{}, "", err
+	}
+	keys := contextKeyNames(tc.Context)
+	line := fmt.Sprintf("context of %s: %d keys (%s), v%d", tc.Task, len(keys), strings.Join(keys, ", "), tc.Version)
+	return ctxOut{Task: tc.Task, Context: objectOf(tc.Context), Version: tc.Version, ContextVersion: tc.ContextVersion},
+		printable(line), nil
+}
+
+// contextKeyNames lists the top-level keys of a context, in order.
+func contextKeyNames(doc projection.JSON) []string {
+	dec := json.NewDecoder(strings.NewReader(string(doc)))
+	var keys []string
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return keys
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if k, ok := tok.(string); ok {
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return keys
+}
+
+// ---- exec_record
+
+type execRecordIn struct {
+	scopeArg
+	Task         string   `json:"task,omitempty" jsonschema:"task id, like T-3"`
+	Step         string   `json:"step,omitempty" jsonschema:"step id, like T-3.2"`
+	Plan         string   `json:"plan,omitempty"`
+	Command      string   `json:"command,omitempty" jsonschema:"the command line that ran"`
+	Code         string   `json:"code,omitempty" jsonschema:"or the code snippet that ran"`
+	Cwd          string   `json:"cwd,omitempty"`
+	ExitCode     *int     `json:"exit_code,omitempty" jsonschema:"exit code; give it or success"`
+	Success      *bool    `json:"success,omitempty"`
+	ElapsedMS    float64  `json:"elapsed_ms,omitempty"`
+	Stdout       string   `json:"stdout,omitempty" jsonschema:"kept as head and tail, 16 KiB each"`
+	Stderr       string   `json:"stderr,omitempty"`
+	AddedVars    []string `json:"added_vars,omitempty"`
+	AddedImports []string `json:"added_imports,omitempty"`
+	GitHead      string   `json:"git_head,omitempty"`
+	requestArg
+}
+
+func addExecRecordTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "exec_record",
+		Description: "Record a command or code that ran: exit code, time, output, on a task or step.",
+		Annotations: writeTool("Record an execution", false, false)}, tool(s, false, true, execRecordTool))
+}
+
+func execRecordTool(c *call, in execRecordIn) (toolExec, string, error) {
+	b, err := json.Marshal(flow.ExecJSON{Code: in.Code, Command: in.Command, Stdout: in.Stdout, Stderr: in.Stderr,
+		Success: in.Success, ExitCode: in.ExitCode, ElapsedMS: in.ElapsedMS, AddedVars: in.AddedVars,
+		AddedImports: in.AddedImports, Cwd: in.Cwd, Task: in.Task, Step: in.Step, Plan: in.Plan})
+	if err != nil {
+		return toolExec{}, "", err
+	}
+	x, err := flow.DecodeExec(b)
+	if err != nil {
+		return toolExec{}, "", err
+	}
+	x.Project, x.GitHead, x.Write = c.project, in.GitHead, flow.Write{Key: in.RequestID}
+	rec, err := c.eng.RecordExec(x)
+	if err != nil {
+		return toolExec{}, "", err
+	}
+	v := execView(rec)
+	on := ""
+	if v.Task != "" {
+		on = " on " + v.Task
+	}
+	line := fmt.Sprintf("recorded %s%s: %q exit %d, %s ms", v.ID, on, v.Command, v.ExitCode,
+		strconv.FormatFloat(v.ElapsedMS, 'f', -1, 64))
+	return v, printable(line), nil
+}
+
+// ---- approval_request
+
+type approvalRequestIn struct {
+	scopeArg
+	Task    string `json:"task,omitempty" jsonschema:"task id, like T-3 (none: the project)"`
+	Step    string `json:"step,omitempty" jsonschema:"step id, like T-3.2"`
+	Message string `json:"message" jsonschema:"what a person is asked to approve"`
+	Code    string `json:"code,omitempty" jsonschema:"code to show with it"`
+	Action  any    `json:"action,omitempty" jsonschema:"the proposed action as JSON; a grant binds to its exact bytes"`
+	TTL     string `json:"ttl,omitempty" jsonschema:"expire after this long, like 1h (default: never)"`
+	requestArg
+}
+
+func addApprovalRequestTool(srv *mcp.Server, s *mcpServer) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "approval_request",
+		Description: "Ask a person to approve an action before you take it; a pending approval keeps its task from done.",
+		Annotations: writeTool("Request approval", false, false)}, tool(s, false, true, approvalRequestTool))
+}
+
+func approvalRequestTool(c *call, in approvalRequestIn) (toolApproval, string, error) {
+	ttl, err := parseDuration("ttl", in.TTL)
+	if err != nil {
+		return toolApproval{}, "", err
+	}
+	action, err := rawArg(c, "action")
+	if err != nil {
+		return toolApproval{}, "", err
+	}
+	a, err := c.eng.RequestApproval(flow.NewApproval{Project: c.project, Task: in.Task, Step: in.Step, Message: in.Message,
+		Code: in.Code, Action: action, TTL: ttl, Write: flow.Write{Key: in.RequestID}})
+	if err != nil {
+		return toolApproval{}, "", err
+	}
+	on := ""
+	if a.Task != "" {
+		on = " on " + a.Task
+	}
+	line := fmt.Sprintf("approval %s %s%s: %q (a person decides with 'flowctl approval grant %s' or 'deny')",
+		a.ID, a.Status, on, a.Message, a.ID)
+	return approvalView(a), printable(line), nil
+}
