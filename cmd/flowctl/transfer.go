@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
 )
 
@@ -37,23 +42,38 @@ func (a *app) runExport(since uint64) (err error) {
 func (a *app) importCommand() *cobra.Command {
 	var from string
 	cmd := &cobra.Command{
-		Use:   "import FILE",
+		Use:   "import FILE|DIR [--from events|workflow-json|history-json|context-dir|exec-jsonl]",
 		Short: "Append the events of an export (all or nothing, idempotent)",
 		Long: "import reads events as written by export (FILE, or - for stdin) and appends them in one\n" +
 			"transaction: all of them or none. Events already present (same id and content) are skipped,\n" +
-			"so importing a file twice changes nothing. Each event must continue its stream.",
-		Example: "  flowctl import events.jsonl\n  flowctl export --db a.db | flowctl import --db b.db -",
-		Args:    cobra.ExactArgs(1),
+			"so importing a file twice changes nothing. Each event must continue its stream.\n\n" +
+			"--from imports the files of the system flowctl replaces, each in one transaction, each\n" +
+			"idempotent, and prints what it created:\n" +
+			"  workflow-json  projects/<name>/workflow.json: the project (created if missing) and one task\n" +
+			"                 per entry, its id kept as the task's ref; entries already imported are skipped\n" +
+			"  history-json   projects/<name>/workflow_history.json: each event as a note, on the task it\n" +
+			"                 names (detail.task_id) or on the project, at its original time\n" +
+			"  context-dir    a directory of *.json dumps {task_id, context}: merged into each task's context\n" +
+			"  exec-jsonl     an execution log, one JSON object per line: one exec record per line\n" +
+			"A malformed entry is reported with its file and line, and nothing is imported.",
+		Example: "  flowctl import events.jsonl\n  flowctl export --db a.db | flowctl import --db b.db -\n" +
+			"  flowctl import --from workflow-json projects/myproj/workflow.json\n" +
+			"  flowctl import --from history-json --project myproj projects/myproj/workflow_history.json\n" +
+			"  flowctl import --from context-dir --project myproj context_dump/\n" +
+			"  flowctl import --from exec-jsonl --project myproj logs/T-0001.jsonl",
+		Args: cobra.ExactArgs(1),
 	}
-	cmd.Flags().StringVar(&from, "from", "events", "input format: events (the JSONL of export)")
-	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error { return a.runImport(args[0], from) })
+	cmd.Flags().StringVar(&from, "from", "events", "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
+	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
+		if from == "events" {
+			return a.runImport(args[0])
+		}
+		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))
+	})
 	return cmd
 }
 
-func (a *app) runImport(file, from string) (err error) {
-	if from != "events" {
-		return usageError{fmt.Errorf("--from %q: this version imports only 'events'", from)}
-	}
+func (a *app) runImport(file string) (err error) {
 	in := a.stdin
 	if file != "-" {
 		f, err := os.Open(a.abs(file))
@@ -75,4 +95,91 @@ func (a *app) runImport(file, from string) (err error) {
 	return a.printer().one(res, func(w io.Writer) {
 		fmt.Fprintf(w, "read %d events: %d appended, %d already present\n", res.Read, res.Appended, res.Skipped)
 	})
+}
+
+// runLegacyImport imports a file of the legacy system. workflow-json
+// takes its project from the file unless --project is given on the
+// command line (FLOW_PROJECT does not override the file); the other
+// formats import into the current project.
+func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
+	if !slices.Contains(flow.LegacyFormats(), from) {
+		return usageError{fmt.Errorf("--from %q: use events, %s", from, strings.Join(flow.LegacyFormats(), ", "))}
+	}
+	in := flow.LegacyImport{Format: from, Path: a.abs(file), Name: file}
+	if file == "-" {
+		if from == flow.FromContextDir {
+			return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}
+		}
+		in.Input, in.Name = a.stdin, "stdin"
+	}
+	eng, err := a.open(false)
+	if err != nil {
+		return err
+	}
+	defer closeEngine(eng, &err)
+	if from == flow.FromWorkflowJSON {
+		if projectFlag {
+			in.Project = a.g.project
+		}
+	} else if in.Project, err = a.currentProject(eng); err != nil {
+		return err
+	}
+	res, err := eng.ImportLegacy(in)
+	if err != nil {
+		return legacyHint(err, from)
+	}
+	for _, w := range res.Warnings {
+		a.warn(w)
+	}
+	return a.printer().one(res, func(w io.Writer) { printLegacyResult(w, in.Name, res) })
+}
+
+// legacyHint says what to do about the errors a first migration meets.
+func legacyHint(err error, from string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return withHint(err, "give the path of the file (or, for context-dir, the directory) to import")
+	case flow.ErrorCode(err) == flow.CodeNotFound && from != flow.FromWorkflowJSON:
+		var ie *flow.ImportError
+		if errors.As(err, &ie) {
+			return withHint(err, "import the project's workflow.json first (flowctl import --from workflow-json), so its tasks exist")
+		}
+		return withHint(err, "import the project's workflow.json first, or pass --project")
+	case from == flow.FromWorkflowJSON && flow.ErrorCode(err) == flow.CodeInvalid:
+		var ie *flow.ImportError
+		if errors.As(err, &ie) && ie.Line == 0 {
+			return withHint(err, "pass --project NAME to name the project to import into")
+		}
+	}
+	return err
+}
+
+func printLegacyResult(w io.Writer, file string, res *flow.LegacyResult) {
+	c := res.Created
+	var parts []string
+	for _, n := range []struct {
+		n    int
+		kind string
+	}{{c.Projects, "project"}, {c.Tasks, "task"}, {c.Notes, "note"}, {c.Contexts, "context merge"}, {c.Execs, "exec record"}} {
+		if n.n > 0 {
+			parts = append(parts, plural(uint64(n.n), n.kind))
+		}
+	}
+	created := "nothing"
+	if len(parts) > 0 {
+		created = strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "%s into project %s: read %d, created %s, %d already imported\n", file, res.Project, res.Read, created, res.Skipped)
+	if len(res.Tasks) == 0 {
+		return
+	}
+	rows := make([][]string, 0, len(res.Tasks))
+	for _, t := range res.Tasks {
+		state := "created"
+		if !t.Created {
+			state = "already imported"
+		}
+		rows = append(rows, []string{t.Ref, t.ID, state})
+	}
+	table(w, "REF\tID\tIMPORT", rows)
 }

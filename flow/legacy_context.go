@@ -1,0 +1,215 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flowctl/flowctl/projection"
+)
+
+// contextDump is one file of a context directory.
+type contextDump struct {
+	file  string // as errors name it: the directory's name joined with the file's
+	task  string // task_id: a ref or a T-n id
+	patch string // context, as compact JSON
+	o     *object
+}
+
+// importContextDir merges the context of every *.json file of a directory
+// (not its subdirectories), in name order, into the task its task_id
+// names (a ref, else a T-n id), as ctx merge does (RFC 7396). Each file
+// must stay inside the directory: a symbolic link that is absolute, that
+// leads out of it (through "..") or nowhere is refused. A merge's event id is derived from the task_id and the
+// context, so a second import skips it, and a merge that would change
+// nothing appends nothing.
+func (e *Engine) importContextDir(in LegacyImport) (*LegacyResult, error) {
+	if in.Input != nil {
+		return nil, fmt.Errorf("%w: a context directory is read from its path, not from a stream", ErrInvalid)
+	}
+	dumps, warns, err := readContextDir(in.Path, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	res := &LegacyResult{Format: FromContextDir, Project: in.Project, Read: len(dumps), Warnings: warns}
+	err = e.runImport(FromContextDir, in.Project, res, func(w *writer, res *LegacyResult) error {
+		return w.importContexts(dumps, in.Project, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// readContextDir reads and parses every *.json file of dir through an
+// os.Root, which refuses any path (a symlink, "..") that leads outside it.
+func readContextDir(dir, name string) ([]contextDump, []string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		return nil, nil, fmt.Errorf("%w: %s is not a directory (a context dump directory holds *.json files)", ErrInvalid, name)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, nil, err
+	}
+	var dumps []contextDump
+	var warns []string
+	for _, de := range entries { // sorted by name
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		file := filepath.Join(name, de.Name())
+		data, err := readRooted(root, de.Name(), file)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := parseContextDump(file, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		dumps = append(dumps, d)
+		warns = appendWarning(warns, d.o.unused(""))
+	}
+	return dumps, warns, nil
+}
+
+// readRooted reads one regular file of root, refusing what is not one
+// and a symbolic link whose target is outside root.
+func readRooted(root *os.Root, base, file string) ([]byte, error) {
+	lfi, err := root.Lstat(base)
+	if err != nil {
+		return nil, err
+	}
+	if lfi.Mode()&fs.ModeSymlink != 0 {
+		if _, err := root.Stat(base); err != nil {
+			return nil, &ImportError{File: file, Err: fmt.Errorf("%w: a symbolic link is imported only if it is relative and leads to a file inside the directory: %v", ErrInvalid, rootCause(err))}
+		}
+	}
+	f, err := root.Open(base)
+	if err != nil {
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: %v", ErrInvalid, rootCause(err))}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: not a regular file", ErrInvalid)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxInput {
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxInput)}
+	}
+	return data, nil
+}
+
+// rootCause drops the *PathError around an os.Root error: the file is
+// named already.
+func rootCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func parseContextDump(file string, data []byte) (contextDump, error) {
+	data = trimBOM(data)
+	if err := checkDocument(file, data); err != nil {
+		return contextDump{}, err
+	}
+	o, err := newObject(file, 0, "", data)
+	if err != nil {
+		return contextDump{}, err
+	}
+	d := contextDump{file: file, o: o}
+	if d.task, err = o.ident("task_id", true); err != nil {
+		return d, err
+	}
+	if strings.TrimSpace(d.task) == "" {
+		return d, o.errorf(ErrInvalid, `"task_id" is empty`)
+	}
+	ctx, ok := o.get("context")
+	if !ok {
+		return d, o.errorf(ErrInvalid, `"context" is missing (a dump is {"task_id": ..., "context": {...}})`)
+	}
+	if jsonKind(ctx) != "an object" {
+		return d, o.errorf(ErrInvalid, `"context" is %s, not an object`, jsonKind(ctx))
+	}
+	d.patch = compactJSON(ctx)
+	return d, nil
+}
+
+func trimBOM(b []byte) []byte {
+	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+		return b[3:]
+	}
+	return b
+}
+
+func (w *writer) importContexts(dumps []contextDump, project string, res *LegacyResult) error {
+	if _, err := openProject(w, project); err != nil {
+		return err
+	}
+	refs, err := loadRefs(w, project)
+	if err != nil {
+		return err
+	}
+	ids := newLegacyIDs(FromContextDir, project)
+	for _, d := range dumps {
+		created, err := w.importContext(d, project, refs, ids)
+		if err != nil {
+			return err
+		}
+		if created {
+			res.Created.Contexts++
+		} else {
+			res.Skipped++
+		}
+	}
+	return nil
+}
+
+// importContext merges one dump; created is false when it was imported
+// before or would change nothing.
+func (w *writer) importContext(d contextDump, project string, refs *refIndex, ids *legacyIDs) (created bool, err error) {
+	task, ok := refs.task(d.task)
+	if !ok {
+		return false, d.o.errorf(ErrNotFound, "task_id %q names no task of project %s (import its workflow.json first)", d.task, project)
+	}
+	id := ids.next(task + "\x00" + d.patch)
+	if w.imported(id) {
+		return false, nil
+	}
+	t, err := mustTask(w, project, task)
+	if err != nil {
+		return false, err
+	}
+	next, err := nextContext(t.Context, ContextPatch{Patch: d.patch})
+	if err != nil {
+		return false, d.o.wrap(err)
+	}
+	if next == t.Context {
+		return false, nil
+	}
+	err = w.emitImported(projection.TaskStream(project, task), project, projection.TypeTaskContextMerged,
+		projection.TaskContextMerged{Patch: d.patch}, id, time.Time{})
+	return err == nil, d.o.wrap(err)
+}
