@@ -47,6 +47,11 @@ func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, p
 	if err != nil {
 		return nil, err
 	}
+	return w.emitEvent(stream, exp, ev)
+}
+
+// emitEvent appends a built event to stream and folds it at once.
+func (w *writer) emitEvent(stream string, exp eventlog.Expect, ev eventlog.Event) (*eventlog.Record, error) {
 	res, err := w.tx.Append(stream, exp, ev)
 	if err != nil {
 		return nil, err
@@ -56,12 +61,12 @@ func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, p
 		return nil, err
 	}
 	if err := projection.Apply(w.txStore, r); err != nil {
-		return nil, fmt.Errorf("flow: folding %s: %w", typ, err)
+		return nil, fmt.Errorf("flow: folding %s: %w", ev.Type, err)
 	}
 	if w.emitted == nil {
 		w.emitted = map[string]uint64{}
 	}
-	w.emitted[project]++
+	w.emitted[ev.Project]++
 	return r, nil
 }
 

@@ -185,22 +185,8 @@ func (w *writer) emitImported(stream, project, typ string, payload any, id event
 	if !at.IsZero() && at.Before(ev.Time) {
 		ev.Time = at.UTC()
 	}
-	res, err := w.tx.Append(stream, eventlog.Any, ev)
-	if err != nil {
-		return err
-	}
-	r, err := w.tx.Record(res.Seqs[0])
-	if err != nil {
-		return err
-	}
-	if err := projection.Apply(w.txStore, r); err != nil {
-		return fmt.Errorf("flow: folding %s: %w", typ, err)
-	}
-	if w.emitted == nil {
-		w.emitted = map[string]uint64{}
-	}
-	w.emitted[project]++
-	return nil
+	_, err = w.emitEvent(stream, eventlog.Any, ev)
+	return err
 }
 
 // legacyIDs derives the event ids of an import from what the entries

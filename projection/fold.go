@@ -203,7 +203,11 @@ func (f *fold) touchStream() error {
 	if !ok || project != f.r.Project {
 		return nil // a stream outside the catalog: nothing to record
 	}
-	touch := func(m *Meta) { m.Version, m.Seq, m.UpdatedAt = f.r.Version, f.r.Seq, TimeOf(f.r.Time) }
+	// An imported event can be older than the entity's last change: the
+	// update time never goes back.
+	touch := func(m *Meta) {
+		m.Version, m.Seq, m.UpdatedAt = f.r.Version, f.r.Seq, max(m.UpdatedAt, TimeOf(f.r.Time))
+	}
 	switch kind {
 	case KindProject:
 		return f.project(func(p *Project) error { touch(&p.Meta); return nil })

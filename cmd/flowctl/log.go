@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,6 +18,7 @@ type logOptions struct {
 	stream, typ, actor string
 	since, until       string
 	limit              int
+	follow             bool // log only: keep printing new events (see watch.go)
 }
 
 func (o *logOptions) addFlags(cmd *cobra.Command) {
@@ -34,12 +37,20 @@ func (a *app) logCommand() *cobra.Command {
 		Use:   "log [filters]",
 		Short: "Show events, oldest first",
 		Long: "log prints the events that match every filter, in seq order, oldest first.\n" +
-			"--project (or FLOW_PROJECT) keeps one project's events.",
-		Example: "  flowctl log\n  flowctl log --type 'task.*' --since 2026-11-01T00:00:00Z --limit 20\n  flowctl log --stream project/website -o json",
+			"--project (or FLOW_PROJECT) keeps one project's events.\n" +
+			"--follow then keeps printing new matching events as any process appends them, until\n" +
+			"interrupted (exit 0), as watch does; it takes text or -o jsonl, and no --until.",
+		Example: "  flowctl log\n  flowctl log --type 'task.*' --since 2026-11-01T00:00:00Z --limit 20\n  flowctl log --stream project/website -o json\n  flowctl log --follow --limit 10",
 		Args:    cobra.NoArgs,
 	}
 	o.addFlags(cmd)
-	cmd.RunE = a.action(func(*cobra.Command, []string) error { return a.runLog(&o) })
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new events as they are appended (until interrupted)")
+	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error {
+		if o.follow {
+			return a.followLog(cmd.Context(), &o)
+		}
+		return a.runLog(&o)
+	})
 	return cmd
 }
 
@@ -89,6 +100,23 @@ func (a *app) runLog(o *logOptions) (err error) {
 		return err
 	}
 	return out.end()
+}
+
+// followLog is log --follow: the normal output, then new events as they
+// are appended (the loop is watch's).
+func (a *app) followLog(ctx context.Context, o *logOptions) error {
+	if o.until != "" {
+		return usageError{errors.New("--until cannot be used with --follow: a followed log has no end")}
+	}
+	format, err := a.followFormat("", false)
+	if err != nil {
+		return err
+	}
+	f, err := o.filter(a.g.project)
+	if err != nil {
+		return err
+	}
+	return a.follow(ctx, f, false, format)
 }
 
 // writeEventLine prints one event as a line of text.

@@ -1,8 +1,155 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
 
-// watchCommand is a placeholder until the watch command lands.
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+)
+
+// watchOptions are the flags of watch.
+type watchOptions struct {
+	format             string
+	since              string
+	stream, typ, actor string
+}
+
 func (a *app) watchCommand() *cobra.Command {
-	return &cobra.Command{Use: "watch", Short: "(not built yet)", Hidden: true}
+	var o watchOptions
+	cmd := &cobra.Command{
+		Use:   "watch [--format text|jsonl|mcp] [--since SEQ]",
+		Short: "Follow new events as any process appends them",
+		Long: "watch prints each new event as soon as any process appends it, until interrupted (exit 0).\n" +
+			"It opens the file read-only for each poll (every 200 ms) and closes it right after, so writers\n" +
+			"never wait for it; when a writer holds the file, it waits and tries again.\n" +
+			"--since replays from a seq (or an RFC 3339 time) first; without it only new events are shown.\n" +
+			"--format text prints log's lines, jsonl one event per line, and mcp per event one line\n" +
+			"'MCP::<type> {json}' followed by one line for people, flushed at once.\n" +
+			"--project (or FLOW_PROJECT), --stream, --type and --actor filter as in log.",
+		Example: "  flowctl watch\n  flowctl watch --format mcp\n  flowctl watch --since 1 --format jsonl | jq -c .data\n  flowctl watch --type 'task.*'",
+		Args:    cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.format, "format", "", "text, jsonl or mcp (default: text, or jsonl with -o jsonl)")
+	fs.StringVar(&o.since, "since", "", "replay from this seq, or this RFC 3339 time, first (default: only new events)")
+	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
+	fs.StringVar(&o.typ, "type", "", "only events of this type; a trailing * matches a prefix (task.*)")
+	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
+	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error { return a.runWatch(cmd.Context(), &o) })
+	return cmd
+}
+
+func (a *app) runWatch(ctx context.Context, o *watchOptions) error {
+	format, err := a.followFormat(o.format, true)
+	if err != nil {
+		return err
+	}
+	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Project: a.g.project}
+	if f.SinceSeq, f.Since, err = seqOrTime("--since", o.since); err != nil {
+		return err
+	}
+	return a.follow(ctx, f, o.since == "", format)
+}
+
+// followFormat picks how followed events are printed: --format when
+// given (watch), else from -o. -o json is refused: it prints one
+// document, and a followed log never ends.
+func (a *app) followFormat(flag string, mcp bool) (string, error) {
+	switch {
+	case flag == "text", flag == "jsonl", flag == "mcp" && mcp:
+		return flag, nil
+	case flag != "":
+		return "", usageError{fmt.Errorf("--format %q: use text, jsonl or mcp", flag)}
+	case a.g.output == "json":
+		return "", usageError{errors.New("-o json prints one document, and a followed log never ends: use -o jsonl")}
+	}
+	return a.g.output, nil // text or jsonl
+}
+
+// follow prints the events that match f as they are appended, until ctx
+// is cancelled (SIGINT, SIGTERM), which is a clean end. With onlyNew it
+// starts at the head; otherwise it first prints what is there, as log
+// does. watch and log --follow share it.
+func (a *app) follow(ctx context.Context, f flow.Filter, onlyNew bool, format string) error {
+	path, err := a.dbPath()
+	if err != nil {
+		return err
+	}
+	out := &eventPrinter{w: bufio.NewWriter(a.stdout), format: format}
+	f.Raw = format == "mcp" // Describe needs the payload
+	opts := flow.FollowOptions{Options: flow.Options{LockTimeout: a.g.lockTimeout, Warn: a.warn}, New: onlyNew}
+	err = flow.Follow(ctx, path, opts, f, out.print)
+	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil
+	case errors.Is(err, eventlog.ErrNotExist):
+		return withHint(err, "run 'flowctl init' to create it")
+	}
+	return err
+}
+
+// eventPrinter writes followed events, each flushed as soon as it is
+// written.
+type eventPrinter struct {
+	w      *bufio.Writer
+	format string
+}
+
+func (p *eventPrinter) print(ev flow.Event) error {
+	switch p.format {
+	case "text":
+		writeEventLine(p.w, ev)
+	case "jsonl":
+		if err := writeEventJSON(p.w, ev); err != nil {
+			return err
+		}
+	case "mcp":
+		if err := writeEventMCP(p.w, ev); err != nil {
+			return err
+		}
+	}
+	return p.w.Flush()
+}
+
+func writeEventJSON(w io.Writer, ev flow.Event) error {
+	ev.Raw = nil
+	b, err := marshalJSON(ev)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeEventMCP writes the seeds' stdout protocol: "MCP::<type> {json}"
+// and then one line for people (which starts with "#<seq>", never with
+// "MCP::").
+func writeEventMCP(w io.Writer, ev flow.Event) error {
+	human := flow.Describe(ev)
+	ev.Raw = nil
+	b, err := marshalJSON(ev)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "MCP::%s %s\n%s\n", mcpEventName(ev.Type), b, human)
+	return err
+}
+
+// mcpEventName makes an event type safe to put before the JSON: spaces
+// and control characters (possible only in an imported event's type)
+// become '_'. The JSON carries the type exactly.
+func mcpEventName(typ string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return '_'
+		}
+		return r
+	}, typ)
 }
