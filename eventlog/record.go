@@ -111,6 +111,12 @@ func decodeRecord(seq uint64, b []byte) (*Record, error) {
 	if got, want := crc32.Checksum(env, castagnoli), binary.BigEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, corruptf(seq, "record checksum mismatch (crc32c %08x, stored %08x)", got, want)
 	}
+	// The hash field is the one part of the envelope the hash does not
+	// cover: it must have its one encoding (bin8 of 32 bytes), so that a
+	// record has exactly one byte form.
+	if h := env[len(env)-hashFieldLen:]; h[0] != 0xc4 || h[1] != sha256.Size {
+		return nil, corruptf(seq, "record hash field is not a 32-byte bin8")
+	}
 	r, err := decodeEnvelope(env)
 	if err != nil {
 		return nil, corruptf(seq, "record does not decode: %v", err)
