@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,7 @@ type session struct {
 // withEngine opens the engine, resolves the current project (unless
 // noProject), runs fn and closes the engine.
 func (a *app) withEngine(readOnly bool, fn func(s *session) error) (err error) {
+	defer a.holdOutput(&err)()
 	eng, err := a.open(readOnly)
 	if err != nil {
 		return err
@@ -49,6 +51,22 @@ func (a *app) withEngine(readOnly bool, fn func(s *session) error) (err error) {
 		return err
 	}
 	return fn(s)
+}
+
+// holdOutput keeps what the command prints in memory until the returned
+// function runs, and then writes it. Deferred before the engine's close,
+// it runs after it: a slow reader of the output (a pager, a full pipe)
+// never keeps the file locked. Streaming commands (log, export, watch)
+// do not use it: they release the file between pages instead.
+func (a *app) holdOutput(err *error) func() {
+	out, buf := a.stdout, &bytes.Buffer{}
+	a.stdout = buf
+	return func() {
+		a.stdout = out
+		if _, werr := out.Write(buf.Bytes()); *err == nil {
+			*err = werr
+		}
+	}
 }
 
 // currentProject resolves the project: --project or FLOW_PROJECT, then

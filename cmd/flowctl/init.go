@@ -42,6 +42,7 @@ func (a *app) runInit() (err error) {
 	}
 	_, statErr := os.Stat(path)
 	res := initResult{Path: path, Created: errors.Is(statErr, os.ErrNotExist), Project: a.g.project}
+	defer a.holdOutput(&err)()
 	eng, err := flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session})
 	if err != nil {
 		return err

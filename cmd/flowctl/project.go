@@ -30,6 +30,7 @@ func (a *app) projectNewCommand() *cobra.Command {
 	cmd.Flags().StringVar(&desc, "description", "", "what the project is about")
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) (err error) {
+		defer a.holdOutput(&err)()
 		eng, err := a.open(false)
 		if err != nil {
 			return err
@@ -51,6 +52,7 @@ func (a *app) projectLsCommand() *cobra.Command {
 		Example: "  flowctl project ls",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) (err error) {
+			defer a.holdOutput(&err)()
 			eng, err := a.open(true)
 			if err != nil {
 				return err
@@ -89,6 +91,7 @@ func (a *app) projectSwitchCommand() *cobra.Command {
 		Example: "  flowctl project switch website",
 		Args:    cobra.ExactArgs(1),
 		RunE: a.action(func(_ *cobra.Command, args []string) (err error) {
+			defer a.holdOutput(&err)()
 			eng, err := a.open(true)
 			if err != nil {
 				return err

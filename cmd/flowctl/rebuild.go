@@ -17,6 +17,7 @@ func (a *app) rebuildCommand() *cobra.Command {
 		Example: "  flowctl rebuild",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) (err error) {
+			defer a.holdOutput(&err)()
 			eng, err := a.open(false)
 			if err != nil {
 				return err

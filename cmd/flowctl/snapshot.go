@@ -34,6 +34,7 @@ func (a *app) snapshotScope(all bool, fn func(eng *flow.Engine, project string) 
 	if !all {
 		return a.withEngine(true, func(s *session) error { return fn(s.eng, s.project) })
 	}
+	defer a.holdOutput(&err)()
 	eng, err := a.open(true)
 	if err != nil {
 		return err
@@ -233,6 +234,7 @@ func (a *app) snapshotImportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer a.holdOutput(&err)()
 			eng, err := a.open(false)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,21 +75,19 @@ func (a *app) importCommand() *cobra.Command {
 }
 
 func (a *app) runImport(file string) (err error) {
-	in := a.stdin
-	if file != "-" {
-		f, err := os.Open(a.abs(file))
-		if err != nil {
-			return withHint(err, "give the path of a file written by 'flowctl export', or - for stdin")
-		}
-		defer f.Close()
-		in = f
+	// Read the whole input before taking the file lock: a slow pipe must
+	// not keep everyone else out.
+	data, err := a.readWhole(file)
+	if err != nil {
+		return withHint(err, "give the path of a file written by 'flowctl export', or - for stdin")
 	}
+	defer a.holdOutput(&err)()
 	eng, err := a.open(false)
 	if err != nil {
 		return err
 	}
 	defer closeEngine(eng, &err)
-	res, err := eng.Import(in)
+	res, err := eng.Import(bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
@@ -106,12 +105,20 @@ func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
 		return usageError{fmt.Errorf("--from %q: use events, %s", from, strings.Join(flow.LegacyFormats(), ", "))}
 	}
 	in := flow.LegacyImport{Format: from, Path: a.abs(file), Name: file}
-	if file == "-" {
-		if from == flow.FromContextDir {
-			return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}
-		}
-		in.Input, in.Name = a.stdin, "stdin"
+	if file == "-" && from == flow.FromContextDir {
+		return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}
 	}
+	if from != flow.FromContextDir { // read it before taking the file lock
+		data, err := a.readWhole(file)
+		if err != nil {
+			return err
+		}
+		in.Input = bytes.NewReader(data)
+		if file == "-" {
+			in.Name = "stdin"
+		}
+	}
+	defer a.holdOutput(&err)()
 	eng, err := a.open(false)
 	if err != nil {
 		return err
@@ -182,4 +189,26 @@ func printLegacyResult(w io.Writer, file string, res *flow.LegacyResult) {
 		rows = append(rows, []string{t.Ref, t.ID, state})
 	}
 	table(w, "REF\tID\tIMPORT", rows)
+}
+
+// readWhole reads FILE, or stdin for -, into memory (bounded by the
+// largest import flowctl takes).
+func (a *app) readWhole(file string) ([]byte, error) {
+	r := a.stdin
+	if file != "-" {
+		f, err := os.Open(a.abs(file))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("%w: %s is a directory", flow.ErrInvalid, file)
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, flow.MaxLegacyFile+1))
+	if err == nil && len(b) > flow.MaxLegacyFile {
+		err = fmt.Errorf("%w: %s is over %d bytes", flow.ErrInvalid, file, flow.MaxLegacyFile)
+	}
+	return b, err
 }

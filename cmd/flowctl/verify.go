@@ -38,6 +38,7 @@ func (a *app) runVerify(expect string) (err error) {
 			return usageError{err}
 		}
 	}
+	defer a.holdOutput(&err)()
 	eng, err := a.open(true)
 	if err != nil {
 		return err
