@@ -204,8 +204,3 @@ func notReady(t *projection.Task, status map[string]string, actor string, now ti
 	}
 	return reasons
 }
-
-// notReady is notReady as seen by the engine's own actor.
-func (e *Engine) notReady(t *projection.Task, status map[string]string, now time.Time) []string {
-	return notReady(t, status, e.opts.Actor, now)
-}

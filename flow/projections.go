@@ -70,11 +70,6 @@ func (e *Engine) replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, err
 	return replayWith(tx, e.warn, nil)
 }
 
-// replay folds the whole log into memory, silently skipping unknown events.
-func replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
-	return replayWith(tx, func(string, ...any) {}, nil)
-}
-
 // progressEvery is how many events a replay folds between progress reports.
 const progressEvery = 10000
 

@@ -131,12 +131,28 @@ func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*R
 	if err != nil || payload == nil {
 		return res, nil, err
 	}
+	streamPositions(tx, in.Project, payload)
 	if in.Task != "" {
 		if err := checkRestoredDeps(src, in.Project, payload.Tasks); err != nil {
 			return nil, nil, err
 		}
 	}
 	return res, payload, nil
+}
+
+// streamPositions gives each restored task and plan its stream's current
+// version: an entity that comes back (removed by an earlier rollback)
+// would otherwise carry its version at the target, which --if-version
+// would then never match. The fold keeps the current version of entities
+// that still exist; this covers the others, inside the event, so that the
+// fold stays pure.
+func streamPositions(tx *eventlog.Tx, project string, p *projection.RollbackApplied) {
+	for i := range p.Tasks {
+		p.Tasks[i].Version, _ = tx.StreamVersion(projection.TaskStream(project, p.Tasks[i].ID))
+	}
+	for i := range p.Plans {
+		p.Plans[i].Version, _ = tx.StreamVersion(projection.PlanStream(project, p.Plans[i].ID))
+	}
 }
 
 // taskScopes narrows both states to one task, its approvals and its exec

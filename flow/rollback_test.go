@@ -221,3 +221,27 @@ func TestRollback_IdempotentRetryReturnsTheFirstResult(t *testing.T) {
 		t.Fatalf("retry appended: head %d -> %d", head, after)
 	}
 }
+
+func TestRollback_RestoredEntityKeepsItsStreamVersion(t *testing.T) {
+	e := rollbackFixture(t)
+	c2, err := e.CreateCheckpoint(NewCheckpoint{Project: "p", Label: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.MoveTask(Move{Project: "p", ID: "T-3", To: "doing"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil { // removes T-3
+		t.Fatal(err)
+	}
+	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: c2.ID}}); err != nil { // brings it back
+		t.Fatal(err)
+	}
+	t3, err := e.Task("p", "T-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.MoveTask(Move{Project: "p", ID: "T-3", To: "doing", Write: Write{IfVersion: t3.Version}}); err != nil {
+		t.Fatalf("move with the restored task's version %d: %v", t3.Version, err)
+	}
+}
