@@ -228,9 +228,10 @@ func contextKeys(doc projection.JSON) (map[string]projection.JSON, error) {
 
 // Context history operations.
 const (
-	ContextSet     = "set"     // a merge gave the key a new value
-	ContextUnset   = "unset"   // a merge (or a replace) removed the key
-	ContextReplace = "replace" // a replace gave the key a new value
+	ContextSet      = "set"      // a merge gave the key a new value
+	ContextUnset    = "unset"    // a merge (or a replace) removed the key
+	ContextReplace  = "replace"  // a replace gave the key a new value
+	ContextRollback = "rollback" // a rollback restored the key's value
 )
 
 // ContextEntry is one change to one top-level key of a task's context.
@@ -239,22 +240,22 @@ type ContextEntry struct {
 	Time  time.Time `json:"time"`
 	Actor string    `json:"actor"`
 	Key   string    `json:"key"`
-	Op    string    `json:"op"` // set | unset | replace
+	Op    string    `json:"op"` // set | unset | replace | rollback
 	// Value is the key's value after the change; null when it was removed.
 	Value projection.JSON `json:"value"`
 }
 
 // ContextHistory lists every change to each top-level key of a task's
-// context, oldest first (keys of one change in key order), by walking the
-// task's stream. With key, only that key's changes. A key whose value a
+// context, oldest first (keys of one change in key order): the task's
+// context changes, and the rollbacks (of the task or of its project) that
+// restored it. With key, only that key's changes. A key whose value a
 // change left as it was is not listed for that change.
 func (e *Engine) ContextHistory(project, id, key string) ([]ContextEntry, error) {
 	if _, err := e.Task(project, id); err != nil {
 		return nil, err
 	}
-	h := contextWalk{cur: map[string]projection.JSON{}, key: key}
-	f := Filter{Stream: projection.TaskStream(project, id), Type: projection.TypeTaskContextMerged, Raw: true}
-	if err := e.Events(f, h.event); err != nil {
+	h := contextWalk{cur: map[string]projection.JSON{}, key: key, task: id, stream: projection.TaskStream(project, id)}
+	if err := e.Events(Filter{Project: project, Raw: true}, h.event); err != nil {
 		return nil, err
 	}
 	return h.out, nil
@@ -262,15 +263,23 @@ func (e *Engine) ContextHistory(project, id, key string) ([]ContextEntry, error)
 
 // contextWalk folds a task's context changes, noting what each changed.
 type contextWalk struct {
-	cur map[string]projection.JSON
-	doc projection.JSON
-	key string
-	out []ContextEntry
+	cur    map[string]projection.JSON
+	doc    projection.JSON
+	key    string
+	task   string
+	stream string
+	out    []ContextEntry
 }
 
 func (h *contextWalk) event(ev Event) error {
 	if ev.Schema != projection.SchemaVersion {
 		return nil // a newer schema: the fold skips it too
+	}
+	switch {
+	case ev.Type == projection.TypeRollbackApplied:
+		return h.rollback(ev)
+	case ev.Type != projection.TypeTaskContextMerged || ev.Stream != h.stream:
+		return nil
 	}
 	var p projection.TaskContextMerged
 	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
@@ -292,8 +301,39 @@ func (h *contextWalk) event(ev Event) error {
 	return nil
 }
 
+// rollback takes the context a rollback restored to the task, if it
+// restored the task.
+func (h *contextWalk) rollback(ev Event) error {
+	var p projection.RollbackApplied
+	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
+		return &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("rollback does not decode: %v", err)}
+	}
+	for _, t := range p.Tasks {
+		if t.ID != h.task {
+			continue
+		}
+		keys, err := contextKeys(t.Context)
+		if err != nil {
+			return err
+		}
+		h.diffOp(ev, keys, ContextRollback)
+		h.doc, h.cur = t.Context, keys
+	}
+	return nil
+}
+
 // diff notes the keys whose values differ between h.cur and next.
 func (h *contextWalk) diff(ev Event, next map[string]projection.JSON, replace bool) {
+	op := ContextSet
+	if replace {
+		op = ContextReplace
+	}
+	h.diffOp(ev, next, op)
+}
+
+// diffOp notes the keys whose values differ between h.cur and next, as
+// changes by op (a key that went away is an unset).
+func (h *contextWalk) diffOp(ev Event, next map[string]projection.JSON, op string) {
 	var changed []string
 	for k, v := range next {
 		if old, ok := h.cur[k]; !ok || old != v {
@@ -310,12 +350,9 @@ func (h *contextWalk) diff(ev Event, next map[string]projection.JSON, replace bo
 		if h.key != "" && k != h.key {
 			continue
 		}
-		entry := ContextEntry{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Key: k, Op: ContextSet, Value: next[k]}
-		switch _, ok := next[k]; {
-		case !ok:
+		entry := ContextEntry{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Key: k, Op: op, Value: next[k]}
+		if _, ok := next[k]; !ok {
 			entry.Op, entry.Value = ContextUnset, "null"
-		case replace:
-			entry.Op = ContextReplace
 		}
 		h.out = append(h.out, entry)
 	}

@@ -245,3 +245,34 @@ func TestRollback_RestoredEntityKeepsItsStreamVersion(t *testing.T) {
 		t.Fatalf("move with the restored task's version %d: %v", t3.Version, err)
 	}
 }
+
+func TestContextHistory_IncludesRollbacks(t *testing.T) {
+	e := rollbackFixture(t)
+	merge := func(patch string) {
+		t.Helper()
+		if _, err := e.MergeContext(ContextPatch{Project: "p", ID: "T-1", Patch: patch}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merge(`{"a":1}`)
+	c, err := e.CreateCheckpoint(NewCheckpoint{Project: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merge(`{"b":2}`)
+	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: c.ID}, Task: "T-1"}); err != nil {
+		t.Fatal(err)
+	}
+	merge(`{"b":2}`)
+	h, err := e.ContextHistory("p", "T-1", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, x := range h {
+		ops = append(ops, x.Op)
+	}
+	if want := []string{"set", "unset", "set"}; len(ops) != 3 || ops[0] != want[0] || ops[1] != want[1] || ops[2] != want[2] {
+		t.Fatalf("history of b = %v, want %v (set, the rollback's unset, set again)", ops, want)
+	}
+}
