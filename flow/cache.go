@@ -91,7 +91,7 @@ func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, 
 		if err != nil {
 			return err
 		}
-		if !current || e.at != nil {
+		if !current || e.at != nil || e.tx != nil {
 			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
 		}
 		head, err := e.cache.sync(tx)

@@ -47,7 +47,8 @@ type Engine struct {
 	opts  Options
 	log   *eventlog.Log // nil while released between pages of a long read
 	cache *Cache
-	at    *at // set on a point-in-time view (At)
+	at    *at          // set on a point-in-time view (At)
+	tx    *eventlog.Tx // set on the view of a Batch: every read and write joins it
 }
 
 // Open opens the engine on the file at path.

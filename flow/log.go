@@ -51,10 +51,11 @@ const pageSize = 4096
 // own short transaction; fn runs outside any transaction, and a read-only
 // engine releases the file lock while fn runs.
 func (e *Engine) Events(f Filter, fn func(Event) error) error {
-	if err := e.acquire(); err != nil {
-		return err
-	}
-	head, _, err := e.log.Head()
+	var head uint64
+	err := e.view(func(tx *eventlog.Tx) error {
+		head, _ = tx.Head()
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (e *Engine) page(f *Filter, at cursor) ([]Event, cursor, error) {
 		}
 		return nil
 	}
-	err := e.log.View(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx *eventlog.Tx) error {
 		switch {
 		case f.Stream != "":
 			return tx.ReadStream(f.Stream, at.version, func(r *eventlog.Record) error {

@@ -14,6 +14,9 @@ func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
 	if e.at != nil {
 		return e.errAtWrite()
 	}
+	if e.tx != nil {
+		return fn(e.tx)
+	}
 	if err := e.acquire(); err != nil {
 		return err
 	}
@@ -22,6 +25,9 @@ func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
 
 // view runs fn in one read transaction.
 func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
+	if e.tx != nil {
+		return fn(e.tx)
+	}
 	if err := e.acquire(); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -417,19 +418,23 @@ func TestMCP_TaskCreate(t *testing.T) {
 		}
 		h.callErr("task_create", map[string]any{"title": "other", "request_id": "req-1"}, flow.CodeConflict)
 	})
-	t.Run("PartialBatchResumes", func(t *testing.T) {
+	t.Run("FailedBatchCreatesNothing", func(t *testing.T) {
 		args := map[string]any{"request_id": "req-3", "tasks": []map[string]any{
 			{"key": "a", "title": "part one"}, {"title": strings.Repeat("x", flow.MaxTitle+1), "deps": []string{"a"}}}}
+		before := f.bytes()
 		res := h.call("task_create", args)
 		te := wantToolError(t, "task_create", res, flow.CodeInvalid)
-		if !strings.Contains(te.Message, "T-10") || !strings.Contains(te.Hint, "request_id") {
-			t.Errorf("partial failure: %+v", te)
+		if !strings.Contains(te.Message, "tasks[1]") || !strings.Contains(te.Message, "nothing was created") {
+			t.Errorf("failed batch: %+v", te)
+		}
+		if !bytes.Equal(before, f.bytes()) {
+			t.Error("a failed batch changed the file")
 		}
 		args["tasks"].([]map[string]any)[1]["title"] = "part two"
 		var out taskCreateOut
 		h.mustCall("task_create", args, &out)
 		if len(out.Tasks) != 2 || out.Tasks[0].ID != "T-10" || out.Tasks[1].ID != "T-11" {
-			t.Errorf("resumed batch = %+v, want T-10 (not created again) and T-11", out.Tasks)
+			t.Errorf("batch after the fix = %+v, want T-10 and T-11", out.Tasks)
 		}
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
@@ -977,5 +982,18 @@ func TestMCP_ClosesFileBetweenCalls(t *testing.T) {
 	h.mustCall("task_get", map[string]any{"id": "T-1"}, &got)
 	if got.Title != "changed by a person" {
 		t.Errorf("after a CLI edit the server reads %q", got.Title)
+	}
+}
+
+// TestMCP_TaskUpdateIsAllOrNothing: a call whose last part is refused
+// applies none of its parts.
+func TestMCP_TaskUpdateIsAllOrNothing(t *testing.T) {
+	t.Parallel()
+	f := mcpFile(t)
+	h := startMCP(t, f, "agent", nil)
+	before := f.bytes()
+	h.callErr("task_update", map[string]any{"id": "T-2", "claim": "claim", "status": "done"}, flow.CodeConflict)
+	if !bytes.Equal(before, f.bytes()) {
+		t.Fatal("a refused task_update applied its claim")
 	}
 }

@@ -228,6 +228,26 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 	if err := checkBatch(c, items); err != nil {
 		return taskCreateOut{}, "", err
 	}
+	var out taskCreateOut
+	err = c.eng.Batch(func(b *flow.Engine) error {
+		bc := *c
+		bc.eng = b
+		out, err = createTasks(&bc, in, items)
+		return err
+	})
+	if err != nil {
+		return taskCreateOut{}, "", err
+	}
+	parts := make([]string, len(out.Tasks))
+	for i, t := range out.Tasks {
+		parts[i] = fmt.Sprintf("%s %q", t.ID, t.Title)
+	}
+	return out, printable("created " + strings.Join(parts, "; ")), nil
+}
+
+// createTasks creates the items in order through c's engine (a batch: all
+// of them or none), each item's deps naming earlier items by key.
+func createTasks(c *call, in taskCreateIn, items []batchTask) (taskCreateOut, error) {
 	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
 	ids := map[string]string{} // key -> T-n
 	for i, it := range items {
@@ -245,18 +265,14 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 		}
 		t, err := c.eng.AddTask(nt)
 		if err != nil {
-			return taskCreateOut{}, "", createError(out, i, err)
+			return out, createError(out, i, err)
 		}
 		if it.Key != "" {
 			ids[it.Key] = t.ID
 		}
 		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, toolBrief: briefView(t, time.Now())})
 	}
-	parts := make([]string, len(out.Tasks))
-	for i, t := range out.Tasks {
-		parts[i] = fmt.Sprintf("%s %q", t.ID, t.Title)
-	}
-	return out, printable("created " + strings.Join(parts, "; ")), nil
+	return out, nil
 }
 
 // items returns the tasks to create: tasks[], or the one given by title.
@@ -316,18 +332,13 @@ func checkBatch(c *call, items []batchTask) error {
 	return nil
 }
 
-// createError says which tasks of a batch were created before item i
-// failed; a retry with the same request_id creates only the rest.
+// createError names the item of a batch that failed: since the items are
+// created in one transaction, none of them was.
 func createError(out taskCreateOut, i int, err error) error {
 	if i == 0 {
 		return err
 	}
-	ids := make([]string, len(out.Tasks))
-	for j, t := range out.Tasks {
-		ids[j] = t.ID
-	}
-	return withHint(fmt.Errorf("tasks[%d] failed after %s were created: %w", i, strings.Join(ids, ", "), err),
-		"fix tasks["+strconv.Itoa(i)+"] and call again with the same request_id: the created tasks are not created twice")
+	return fmt.Errorf("tasks[%d]: %w (nothing was created: the tasks of one call are created together or not at all)", i, err)
 }
 
 // ---- task_update
@@ -382,6 +393,25 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if in.Claim == "" && in.Status == "" && !in.edits() {
 		return taskUpdateOut{}, "", invalid("nothing to update: give claim, status or a field")
 	}
+	// All parts run in one transaction: either every part is applied, or
+	// none is.
+	var u *taskUpdate
+	err = c.eng.Batch(func(b *flow.Engine) error {
+		bc := *c
+		bc.eng = b
+		u = runTaskUpdate(&bc, in, id, lease)
+		return u.err
+	})
+	if err != nil {
+		return taskUpdateOut{}, "", err
+	}
+	return taskUpdateOut{Task: taskView(u.task), Applied: u.applied},
+		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
+}
+
+// runTaskUpdate runs the parts of a task_update in order through c's
+// engine (a batch: they commit together).
+func runTaskUpdate(c *call, in taskUpdateIn, id string, lease time.Duration) *taskUpdate {
 	u := &taskUpdate{c: c, in: in, id: id, ifVersion: in.IfVersion, applied: []string{}}
 	claim := flow.Claim{Project: c.project, ID: id, Lease: lease, Force: in.Force}
 	switch in.Claim {
@@ -404,16 +434,11 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if in.Claim == "release" {
 		u.step("release", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ReleaseTask(claim) })
 	}
-	if u.err != nil {
-		return taskUpdateOut{}, "", u.err
-	}
-	return taskUpdateOut{Task: taskView(u.task), Applied: u.applied},
-		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
+	return u
 }
 
-// taskUpdate runs the parts of a task_update one after the other, each a
-// command of its own with a key derived from request_id; if_version
-// guards the first.
+// taskUpdate runs the parts of a task_update one after the other, each
+// with a key derived from request_id; if_version guards the first.
 type taskUpdate struct {
 	c         *call
 	in        taskUpdateIn
@@ -432,7 +457,7 @@ func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, er
 	u.ifVersion = 0
 	if err != nil {
 		if len(u.applied) > 0 {
-			err = fmt.Errorf("after %s: %s: %w", strings.Join(u.applied, ", "), name, err)
+			err = fmt.Errorf("%s (after %s; nothing was applied): %w", name, strings.Join(u.applied, ", "), err)
 		}
 		u.err = err
 		return
