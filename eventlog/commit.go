@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"fmt"
 	"errors"
 	bolt "go.etcd.io/bbolt"
 	"runtime/debug"
@@ -140,10 +141,28 @@ func (l *Log) commit(batch []*call) {
 }
 
 // runCall runs one call of a batch. A panic fails that call alone, as
-// an error does, so that the other calls are retried without it.
+// an error does, so that the other calls are retried without it. A panic
+// in the caller's code is a bug, not damage to the file: it is reported
+// as such (a memory fault on a mapped page is still corruption).
 func runCall(fn func(*Tx) error, tx *Tx) (err error) {
-	defer recoverCorruption(&err)
+	defer func() {
+		r := recover()
+		switch {
+		case r == nil:
+		case isFault(r):
+			err = &CorruptionError{Reason: fmt.Sprintf("damaged bbolt page: %v", r)}
+		default:
+			err = fmt.Errorf("eventlog: an update panicked: %v", r)
+		}
+	}()
 	return fn(tx)
+}
+
+// isFault reports whether a recovered panic is a memory fault (a read of
+// a mapped page past the end of a truncated file, with panic-on-fault).
+func isFault(r any) bool {
+	f, ok := r.(interface{ Addr() uintptr })
+	return ok && f.Addr() != 0
 }
 
 // errNothingWritten rolls back a transaction in which no call wrote:
