@@ -1,8 +1,8 @@
 package eventlog
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	bolt "go.etcd.io/bbolt"
 	"runtime/debug"
 	"time"
