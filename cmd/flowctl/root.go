@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,6 +223,13 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
 	if isTerminal(a.stderr) && !a.g.quiet {
 		opts.Progress = a.progress
+	}
+	if v := a.getenv("FLOW_SNAPSHOT_EVERY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("FLOW_SNAPSHOT_EVERY=%q is not a number of events (0: the default, negative: none)", v)}
+		}
+		opts.SnapshotEvery = n
 	}
 	if !readOnly {
 		opts.Actor = a.actor()
