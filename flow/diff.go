@@ -105,7 +105,7 @@ func diffScopes(a, b *projection.Scope) []Change {
 			}
 		}
 	}
-	return nonNil(out)
+	return projection.NonNil(out)
 }
 
 // kindOrder orders changes: the project first, then its parts.
@@ -127,7 +127,7 @@ func sortedKeys(a, b map[string]item) []string {
 		if c := strings.Compare(kindOrder[kx], kindOrder[ky]); c != 0 {
 			return c
 		}
-		return compareIDs(ix, iy)
+		return projection.CompareIDs(ix, iy)
 	})
 	return keys
 }

@@ -241,7 +241,7 @@ func restoreList[T any, P interface {
 		}
 		delete(now, v.EntityID())
 	}
-	for _, id := range slices.SortedFunc(maps.Keys(now), compareIDs) {
+	for _, id := range slices.SortedFunc(maps.Keys(now), projection.CompareIDs) {
 		*removed = append(*removed, projection.Removed{Kind: kind, ID: id})
 	}
 	return out, nil

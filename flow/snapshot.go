@@ -53,15 +53,8 @@ func scopeOf(src source, project string) (*projection.Scope, error) {
 // normalizeScope makes empty lists empty slices, as Memory.Scope does, so
 // that equal states encode alike.
 func normalizeScope(s *projection.Scope) *projection.Scope {
-	s.Plans, s.Tasks, s.Approvals = nonNil(s.Plans), nonNil(s.Tasks), nonNil(s.Approvals)
-	s.Execs, s.Checkpoints = nonNil(s.Execs), nonNil(s.Checkpoints)
-	return s
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
+	s.Plans, s.Tasks, s.Approvals = projection.NonNil(s.Plans), projection.NonNil(s.Tasks), projection.NonNil(s.Approvals)
+	s.Execs, s.Checkpoints = projection.NonNil(s.Execs), projection.NonNil(s.Checkpoints)
 	return s
 }
 

@@ -159,7 +159,7 @@ func taskStats(groups map[string][]*projection.Exec, tasks []*projection.Task) [
 		if (a.Task == "") != (b.Task == "") {
 			return cmp.Compare(b.Task, a.Task) // no task last
 		}
-		return compareIDs(a.Task, b.Task)
+		return projection.CompareIDs(a.Task, b.Task)
 	})
 	return out
 }

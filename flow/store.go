@@ -3,7 +3,6 @@ package flow
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -233,27 +232,8 @@ func (m memSource) Checkpoints(p string) ([]*projection.Checkpoint, error) {
 
 // sortByID orders entities of one kind by id number (T-2 before T-10).
 func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {
-	slices.SortFunc(items, func(a, b T) int { return compareIDs(a.EntityID(), b.EntityID()) })
+	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(a.EntityID(), b.EntityID()) })
 	return items, err
-}
-
-// compareIDs orders short ids of one kind: by prefix, then number.
-func compareIDs(a, b string) int {
-	pa, na := splitID(a)
-	pb, nb := splitID(b)
-	if c := strings.Compare(pa, pb); c != 0 {
-		return c
-	}
-	if na != nb {
-		return na - nb
-	}
-	return strings.Compare(a, b)
-}
-
-func splitID(id string) (string, int) {
-	prefix, num, _ := strings.Cut(id, "-")
-	n, _ := strconv.Atoi(num)
-	return prefix, n
 }
 
 func sortProjects(m map[string]*projection.Project) []*projection.Project {

@@ -608,7 +608,7 @@ func ttByID[T ttEntity](items []T) map[string]T {
 }
 
 func ttSortByID[T ttEntity](items []T) []T {
-	slices.SortFunc(items, func(a, b T) int { return compareIDs(a.EntityID(), b.EntityID()) })
+	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(a.EntityID(), b.EntityID()) })
 	return items
 }
 

@@ -184,16 +184,9 @@ func (f *fold) taskCreated() error {
 	slices.SortFunc(deps, CompareTaskIDs)
 	return f.s.PutTask(&Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
-		Status: status, Owner: p.Owner, Tags: nonNil(p.Tags), Priority: p.Priority, Deps: nonNil(deps),
+		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),
 	})
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // touchStream records the event on the entity of its stream: version, seq

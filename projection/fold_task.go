@@ -19,7 +19,7 @@ func (f *fold) taskEvent(t *Task) error {
 		setIf(&t.Priority, p.Priority)
 		setIf(&t.Plan, p.Plan)
 		if p.Tags != nil {
-			t.Tags = nonNil(slices.Clone(*p.Tags))
+			t.Tags = NonNil(slices.Clone(*p.Tags))
 		}
 	case TypeTaskDepsChanged:
 		var p TaskDepsChanged
@@ -144,7 +144,7 @@ func (f *fold) approvalRequested() error {
 	if p.Task != "" {
 		err := f.task(p.Task, func(t *Task) error {
 			t.PendingApprovals = append(t.PendingApprovals, p.ID)
-			slices.SortFunc(t.PendingApprovals, lessID(PrefixApproval))
+			slices.SortFunc(t.PendingApprovals, CompareIDs)
 			return nil
 		})
 		if err != nil {

@@ -76,17 +76,25 @@ func SplitStepID(id string) (task string, m int, ok bool) {
 	return task, m, err == nil && m > 0
 }
 
-// lessID orders ids of one kind by number: T-2 before T-10.
-func lessID(prefix string) func(a, b string) int {
-	return func(a, b string) int {
-		x, _ := IDNumber(prefix, a)
-		y, _ := IDNumber(prefix, b)
-		if x != y {
-			return x - y
-		}
-		return strings.Compare(a, b)
+// CompareIDs orders short ids: by prefix, then by number (T-2 before
+// T-10), then as strings.
+func CompareIDs(a, b string) int {
+	pa, na := splitID(a)
+	pb, nb := splitID(b)
+	if c := strings.Compare(pa, pb); c != 0 {
+		return c
 	}
+	if na != nb {
+		return na - nb
+	}
+	return strings.Compare(a, b)
+}
+
+func splitID(id string) (string, int) {
+	prefix, num, _ := strings.Cut(id, "-")
+	n, _ := strconv.Atoi(num)
+	return prefix, n
 }
 
 // CompareTaskIDs orders task ids by number.
-var CompareTaskIDs = lessID(PrefixTask)
+var CompareTaskIDs = CompareIDs

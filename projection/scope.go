@@ -16,15 +16,17 @@ type Scope struct {
 func (m *Memory) Scope(project string) *Scope {
 	return &Scope{
 		Project:     m.Projects[project],
-		Plans:       nonNilList(m.PlansOf(project)),
-		Tasks:       nonNilList(m.TasksOf(project)),
-		Approvals:   nonNilList(m.ApprovalsOf(project)),
-		Execs:       nonNilList(m.ExecsOf(project)),
-		Checkpoints: nonNilList(m.CheckpointsOf(project)),
+		Plans:       NonNil(m.PlansOf(project)),
+		Tasks:       NonNil(m.TasksOf(project)),
+		Approvals:   NonNil(m.ApprovalsOf(project)),
+		Execs:       NonNil(m.ExecsOf(project)),
+		Checkpoints: NonNil(m.CheckpointsOf(project)),
 	}
 }
 
-func nonNilList[T any](s []T) []T {
+// NonNil returns s, or an empty slice for nil: lists encode as [] and
+// equal states encode alike.
+func NonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}

@@ -96,7 +96,7 @@ func (m *Memory) Delete(kind, project, id string) error {
 
 // sortedValues returns the values of m whose key starts with prefix,
 // ordered by key number (T-2 before T-10).
-func sortedValues[V any](m map[string]*V, project, prefix string) []*V {
+func sortedValues[V any](m map[string]*V, project string) []*V {
 	type kv struct {
 		id string
 		v  *V
@@ -107,8 +107,7 @@ func sortedValues[V any](m map[string]*V, project, prefix string) []*V {
 			all = append(all, kv{id, v})
 		}
 	}
-	cmp := lessID(prefix)
-	slices.SortFunc(all, func(a, b kv) int { return cmp(a.id, b.id) })
+	slices.SortFunc(all, func(a, b kv) int { return CompareIDs(a.id, b.id) })
 	out := make([]*V, len(all))
 	for i, x := range all {
 		out[i] = x.v
@@ -117,20 +116,20 @@ func sortedValues[V any](m map[string]*V, project, prefix string) []*V {
 }
 
 // TasksOf returns the project's tasks in id order.
-func (m *Memory) TasksOf(project string) []*Task { return sortedValues(m.Tasks, project, PrefixTask) }
+func (m *Memory) TasksOf(project string) []*Task { return sortedValues(m.Tasks, project) }
 
 // PlansOf returns the project's plans in id order.
-func (m *Memory) PlansOf(project string) []*Plan { return sortedValues(m.Plans, project, PrefixPlan) }
+func (m *Memory) PlansOf(project string) []*Plan { return sortedValues(m.Plans, project) }
 
 // ApprovalsOf returns the project's approvals in id order.
 func (m *Memory) ApprovalsOf(project string) []*Approval {
-	return sortedValues(m.Approvals, project, PrefixApproval)
+	return sortedValues(m.Approvals, project)
 }
 
 // ExecsOf returns the project's exec records in id order.
-func (m *Memory) ExecsOf(project string) []*Exec { return sortedValues(m.Execs, project, PrefixExec) }
+func (m *Memory) ExecsOf(project string) []*Exec { return sortedValues(m.Execs, project) }
 
 // CheckpointsOf returns the project's checkpoints in id order.
 func (m *Memory) CheckpointsOf(project string) []*Checkpoint {
-	return sortedValues(m.Checkpoints, project, PrefixCheckpoint)
+	return sortedValues(m.Checkpoints, project)
 }

@@ -88,7 +88,7 @@ func (a *app) planShowCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				v := planView{Plan: p, Tasks: nonNilSlice(tasks)}
+				v := planView{Plan: p, Tasks: projection.NonNil(tasks)}
 				return a.printer().one(v, func(w io.Writer) {
 					fmt.Fprintf(w, "%s  %s  [%s]  v%d\n", p.ID, printable(p.Title), p.Status, p.Version)
 					if p.Description != "" {

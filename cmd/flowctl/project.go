@@ -172,14 +172,6 @@ func (a *app) projectArchiveCommand() *cobra.Command {
 	return cmd
 }
 
-// nonNilSlice makes an empty list print as [] rather than null.
-func nonNilSlice[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 func fmtTime(t projection.Time) string {
 	if t.IsZero() {
 		return "-"
