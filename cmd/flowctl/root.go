@@ -114,7 +114,26 @@ func (a *app) rootCommand() *cobra.Command {
 		a.primeCommand(),
 		a.watchCommand(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group answer an unknown
+// subcommand with a usage error (exit 2), as the root does; cobra would
+// print the group's help and exit 0, so a typo in a script would pass.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	if cmd.HasParent() && cmd.HasSubCommands() && cmd.Run == nil && cmd.RunE == nil {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())}
+			}
+			return c.Help()
+		}
+	}
 }
 
 // resolveGlobals fills unset flags from the environment and checks them.

@@ -283,3 +283,20 @@ func TestRun_Busy(t *testing.T) {
 		}
 	})
 }
+
+// TestRun_UnknownSubcommandOfAGroupIsUsage: a typo under a command group
+// exits 2, as at the root, instead of printing the group's help with 0.
+func TestRun_UnknownSubcommandOfAGroupIsUsage(t *testing.T) {
+	f := mustInit(t, "--project", "p")
+	for _, args := range [][]string{{"ctx", "show", "T-1"}, {"task", "nosuch"}, {"snapshot", "bogus"}, {"approval", "x"}} {
+		before := f.bytes()
+		_, stderr, code := f.run("", args...)
+		wantError(t, stderr, code, 2, "unknown command", args[1])
+		if string(before) != string(f.bytes()) {
+			t.Errorf("%v changed the file", args)
+		}
+	}
+	if _, _, code := f.run("", "task"); code != 0 {
+		t.Errorf("a bare command group exits %d, want 0 (its help)", code)
+	}
+}
