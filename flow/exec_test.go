@@ -231,10 +231,9 @@ func TestEngine_RecordExec(t *testing.T) {
 	})
 	t.Run("CheckExecAppendsNothing", func(t *testing.T) {
 		e := apprFixture(t)
-		before := apprCount(t, e)
 		in := execIn("")
 		in.Step = apprAddStep(t, e, "T-1")
-		before = apprCount(t, e)
+		before := apprCount(t, e)
 		got, err := e.CheckExec(in)
 		if err != nil || got.Task != "T-1" {
 			t.Fatalf("CheckExec = %+v, %v; want the task taken from the step", got, err)

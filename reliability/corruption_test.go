@@ -155,7 +155,7 @@ func corruptRecordOffsets(t testing.TB, path string, n int) (offs []int64, lens 
 				return fmt.Errorf("seq %d: no record", seq)
 			}
 			i := bytes.Index(file, v)
-			if i < 0 || bytes.Index(file[i+1:], v) >= 0 {
+			if i < 0 || bytes.Contains(file[i+1:], v) {
 				return fmt.Errorf("seq %d: record found %d times in the file, want once", seq, bytes.Count(file, v))
 			}
 			offs[seq], lens[seq] = int64(i), len(v)

@@ -137,9 +137,7 @@ func resourceError(uri string, err error) error {
 	te := newToolError(err)
 	code := int64(jsonrpc.CodeInternalError)
 	switch te.Code {
-	case flow.CodeNotFound:
-		code = mcp.CodeResourceNotFound
-	case flow.CodeInvalid:
+	case flow.CodeNotFound, flow.CodeInvalid: // the SDK's resource-not-found code is this one
 		code = jsonrpc.CodeInvalidParams
 	}
 	data, _ := marshalJSON(map[string]any{"uri": uri, "error": te})
