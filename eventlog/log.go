@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -127,7 +128,7 @@ func openBolt(path string, opts Options) (db *bolt.DB, err error) {
 	return bolt.Open(path, 0o644, &bolt.Options{
 		ReadOnly: opts.ReadOnly,
 		Timeout:  opts.Timeout,
-		NoSync:   opts.NoSync,
+		NoSync:   opts.NoSync || forceNoSync,
 		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
 	})
 }
@@ -197,7 +198,24 @@ func (l *Log) checkMeta() error {
 	if l.opts.ReadOnly || !l.opts.Create {
 		return &CorruptionError{Reason: "file is an empty bbolt database, not a flowctl log"}
 	}
-	return l.db.Update(l.initialize)
+	if err := l.db.Update(l.initialize); err != nil {
+		return err
+	}
+	return l.syncDir()
+}
+
+// syncDir makes a new file's directory entry durable: bbolt syncs the
+// file, not the directory that names it.
+func (l *Log) syncDir() error {
+	if l.opts.NoSync || forceNoSync {
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(l.path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // checkSize refuses a file shorter than bbolt's meta page says it is
