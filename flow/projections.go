@@ -106,23 +106,8 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 // writeMemory stores a replayed state as the inline projections.
 func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 	s := newTxStore(tx)
-	for _, v := range mem.Projects {
-		s.PutProject(v)
-	}
-	for _, v := range mem.Plans {
-		s.PutPlan(v)
-	}
-	for _, v := range mem.Tasks {
-		s.PutTask(v)
-	}
-	for _, v := range mem.Approvals {
-		s.PutApproval(v)
-	}
-	for _, v := range mem.Execs {
-		s.PutExec(v)
-	}
-	for _, v := range mem.Checkpoints {
-		s.PutCheckpoint(v)
+	if err := mem.PutAll(s); err != nil {
+		return err
 	}
 	if err := s.flush(); err != nil {
 		return err

@@ -54,3 +54,29 @@ func (m *Memory) Load(s *Scope) {
 		m.PutCheckpoint(v)
 	}
 }
+
+// PutAll puts every entity of m into dst.
+func (m *Memory) PutAll(dst Store) error {
+	for _, put := range []func() error{
+		func() error { return putEach(m.Projects, dst.PutProject) },
+		func() error { return putEach(m.Plans, dst.PutPlan) },
+		func() error { return putEach(m.Tasks, dst.PutTask) },
+		func() error { return putEach(m.Approvals, dst.PutApproval) },
+		func() error { return putEach(m.Execs, dst.PutExec) },
+		func() error { return putEach(m.Checkpoints, dst.PutCheckpoint) },
+	} {
+		if err := put(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putEach[V any](m map[string]*V, put func(*V) error) error {
+	for _, v := range m {
+		if err := put(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

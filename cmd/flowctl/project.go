@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/flowctl/flowctl/flow"
@@ -101,7 +100,10 @@ func (a *app) projectSwitchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeFileAtomic(filepath.Join(filepath.Dir(eng.Path()), currentFile), []byte(name+"\n")); err != nil {
+			if err := writeFileAtomic(filepath.Join(filepath.Dir(eng.Path()), currentFile), func(w io.Writer) error {
+				_, err := io.WriteString(w, name+"\n")
+				return err
+			}); err != nil {
 				return err
 			}
 			p, err := eng.Project(name)
@@ -177,39 +179,4 @@ func fmtTime(t projection.Time) string {
 		return "-"
 	}
 	return t.Std().Format("2006-01-02 15:04:05Z")
-}
-
-// writeFileAtomic writes a small file by temp file, fsync, rename and
-// fsync of the directory.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir fsyncs a directory, so that a rename in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
@@ -148,7 +146,7 @@ func (a *app) runSnapshotExport(s *session, file string, point *flow.Point) erro
 	}
 	path := a.abs(file)
 	var info flow.SnapshotInfo
-	err := writeSnapshotFile(path, func(w io.Writer) (err error) {
+	err := writeFileAtomic(path, func(w io.Writer) (err error) {
 		info, err = export(w)
 		return err
 	})
@@ -166,57 +164,6 @@ func (a *app) runSnapshotExport(s *session, file string, point *flow.Point) erro
 type snapshotFileResult struct {
 	flow.SnapshotInfo
 	File string `json:"file,omitempty"` // the path written or read; empty for stdin and stdout
-}
-
-// writeSnapshotFile writes path through write: to a temporary file in the
-// same directory that is synced, renamed over path, and the directory
-// synced. On any failure path is untouched and the temporary file gone.
-// A directory at path is refused (ErrInvalid).
-func writeSnapshotFile(path string, write func(w io.Writer) error) (err error) {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("%w: %s is a directory; give a file name", flow.ErrInvalid, path)
-		}
-		mode = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncSnapshotDir(dir)
-}
-
-// syncSnapshotDir makes a rename in dir durable.
-func syncSnapshotDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func (a *app) snapshotImportCommand() *cobra.Command {
