@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strconv"
+	"syscall"
+)
+
+// fileSystems names the statfs magic numbers of common Linux file systems.
+var fileSystems = map[int64]string{
+	0xEF53:     "ext4",
+	0x58465342: "xfs",
+	0x9123683E: "btrfs",
+	0x01021994: "tmpfs",
+	0x794C7630: "overlayfs",
+	0x2FC12FC1: "zfs",
+	0x65735546: "fuse",
+	0x6969:     "nfs",
+}
+
+// fsType names the file system that holds dir.
+func fsType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return "unknown file system"
+	}
+	if name, ok := fileSystems[int64(st.Type)]; ok {
+		return name
+	}
+	return "file system type 0x" + strconv.FormatInt(int64(st.Type), 16)
+}

@@ -1,0 +1,24 @@
+// Command flowbench measures flowctl against the targets of DESIGN.md §11,
+// each against a baseline measured in the same run on the same disk. See
+// doc.go.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stderr)})
+	stop()
+	os.Exit(code)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

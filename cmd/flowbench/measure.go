@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// measurement is one round of one workload: a figure (µs per op, events/s,
+// ...) or an error.
+type measurement func() (float64, error)
+
+// interleave runs every measurement rounds times, taking turns (a, b, c,
+// a, b, c, ...) so that a burst of load from elsewhere on the machine
+// falls on all of them alike, and returns the median of each one's
+// rounds, in the order given.
+func interleave(ctx context.Context, rounds int, ms ...measurement) ([]float64, error) {
+	got := make([][]float64, len(ms))
+	for range rounds {
+		for i, m := range ms {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			x, err := m()
+			if err != nil {
+				return nil, err
+			}
+			got[i] = append(got[i], x)
+		}
+	}
+	out := make([]float64, len(ms))
+	for i, xs := range got {
+		out[i] = median(xs)
+	}
+	return out, nil
+}
+
+// median returns the middle of xs (the mean of the two middles for an
+// even count); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// timed runs f n times (with 0..n-1) and returns the total time.
+func timed(n int, f func(i int) error) (time.Duration, error) {
+	start := time.Now()
+	for i := range n {
+		if err := f(i); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// perOp measures f as the mean time of n calls, in units of unit
+// (time.Microsecond: µs per op).
+func perOp(n int, unit time.Duration, f func(i int) error) measurement {
+	return func() (float64, error) {
+		d, err := timed(n, f)
+		return float64(d) / float64(unit) / float64(n), err
+	}
+}
+
+// rate measures f, which handles events events a call, in events/s.
+func rate(events int, f func() error) measurement {
+	return func() (float64, error) {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		return float64(events) / time.Since(start).Seconds(), nil
+	}
+}

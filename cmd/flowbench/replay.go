@@ -1,0 +1,165 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/projection"
+	bolt "go.etcd.io/bbolt"
+)
+
+// foldKnown folds r into mem, skipping events the fold does not know, as
+// the engine's replay does.
+func foldKnown(mem *projection.Memory, r *eventlog.Record) error {
+	if err := projection.Apply(mem, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
+		return err
+	}
+	return nil
+}
+
+// replayRows measures reading the generated file four ways against a raw
+// bbolt cursor scan of its log bucket, and the same in SQLite:
+//
+//	replay             decode + fold (the engine's rebuild, minus writing)
+//	read_decode        decode only
+//	sqlite_read_decode select every row and decode it into a record
+//	sqlite_replay      the same, folded as replay folds
+func (b *bench) replayRows() ([]Row, error) {
+	sqlitePath := filepath.Join(b.dir, "gen-sqlite.db")
+	defer removeSQLite(sqlitePath)
+	if _, err := copyToSQLite(b.ctx, b.gen, sqlitePath); err != nil {
+		return nil, fmt.Errorf("copying the generated file to SQLite: %w", err)
+	}
+	var err error
+	if b.genSQLiteSize, err = sqliteSize(sqlitePath); err != nil {
+		return nil, err
+	}
+	r, err := openReplayers(b.gen, sqlitePath)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	n := int(b.genEvents)
+	m, err := interleave(b.ctx, b.size.replayRounds,
+		rate(n, r.scan), rate(n, r.decode), rate(n, r.replay), rate(n, r.sqliteDecode), rate(n, r.sqliteReplay))
+	if err != nil {
+		return nil, err
+	}
+	b.replayRate = m[2]
+	return []Row{
+		newRow("replay", m[2], m[0], "events/s", atLeast("value", 1_000_000)),
+		newRow("read_decode", m[1], m[0], "events/s", nil),
+		newRow("sqlite_read_decode", m[3], m[1], "events/s", nil),
+		newRow("sqlite_replay", m[4], m[2], "events/s", nil),
+	}, nil
+}
+
+// replayers hold the generated file open three ways, all read-only.
+type replayers struct {
+	log    *eventlog.Log
+	raw    *bolt.DB
+	sqlite *sql.DB
+	events int
+}
+
+func openReplayers(genPath, sqlitePath string) (*replayers, error) {
+	r := &replayers{}
+	var err error
+	if r.log, err = eventlog.Open(genPath, eventlog.Options{ReadOnly: true}); err != nil {
+		return nil, err
+	}
+	if r.raw, err = bolt.Open(genPath, 0o644, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second}); err == nil {
+		r.sqlite, err = sql.Open("sqlite", "file:"+sqlitePath+"?mode=ro")
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	head, _, err := r.log.Head()
+	r.events = int(head)
+	return r, err
+}
+
+func (r *replayers) close() {
+	if r.sqlite != nil {
+		r.sqlite.Close()
+	}
+	if r.raw != nil {
+		r.raw.Close()
+	}
+	if r.log != nil {
+		r.log.Close()
+	}
+}
+
+// count checks that a pass saw every event.
+func (r *replayers) count(what string, n int, err error) error {
+	if err == nil && n != r.events {
+		err = fmt.Errorf("%s saw %d events, want %d", what, n, r.events)
+	}
+	return err
+}
+
+// scan walks the log bucket with a bbolt cursor, touching every value.
+func (r *replayers) scan() error {
+	n := 0
+	err := r.raw.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket([]byte("log"))
+		if bk == nil {
+			return errors.New("no log bucket")
+		}
+		c := bk.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(v) > 0 {
+				n++
+			}
+		}
+		return nil
+	})
+	return r.count("bbolt scan", n, err)
+}
+
+func (r *replayers) decode() error {
+	n := 0
+	err := r.log.ReadRange(1, 0, func(*eventlog.Record) error { n++; return nil })
+	return r.count("read", n, err)
+}
+
+func (r *replayers) replay() error {
+	mem, n := projection.NewMemory(), 0
+	err := r.log.ReadRange(1, 0, func(rec *eventlog.Record) error { n++; return foldKnown(mem, rec) })
+	return r.count("replay", n, err)
+}
+
+func (r *replayers) sqliteDecode() error {
+	n, err := scanSQLite(r.sqlite, func(*eventlog.Record) error { return nil })
+	return r.count("sqlite read", n, err)
+}
+
+func (r *replayers) sqliteReplay() error {
+	n, err := sqliteReplay(r.sqlite)
+	return r.count("sqlite replay", n, err)
+}
+
+// rebuildRow measures the engine's full rebuild (replay, then writing
+// every projection in one transaction) of the generated file, once,
+// against the replay rate measured before.
+func (b *bench) rebuildRow() ([]Row, error) {
+	e, err := flow.Open(b.gen, flow.Options{NoSync: true, Actor: "bench", Session: "bench"})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	start := time.Now()
+	rep, err := e.Rebuild()
+	if err != nil {
+		return nil, err
+	}
+	v := float64(rep.Events) / time.Since(start).Seconds()
+	return []Row{newRow("rebuild", v, b.replayRate, "events/s", nil)}, nil
+}

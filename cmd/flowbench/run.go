@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// runOptions are the flags of `flowbench run`.
+type runOptions struct {
+	quick    bool
+	output   string
+	dir      string
+	flowctl  string
+	events   int
+	projects int
+	check    bool
+}
+
+func (o *runOptions) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.quick, "quick", false, "small sizes and few rounds: the whole run in under a minute")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVar(&o.dir, "dir", "", "directory to work in, kept (default: a new temporary directory, removed)")
+	fs.StringVar(&o.flowctl, "flowctl", "", "flowctl binary for the CLI rows (default: build it from the source tree)")
+	fs.IntVar(&o.events, "events", 0, "events of the generated file (default 1000000; 50000 with --quick)")
+	fs.IntVar(&o.projects, "projects", 10, "projects of the generated file")
+	fs.BoolVar(&o.check, "check", false, "exit 1 when a row misses its target")
+}
+
+func (o *runOptions) validate() error {
+	switch {
+	case o.output != "text" && o.output != "json":
+		return usageError{fmt.Errorf("-o %q: use text or json", o.output)}
+	case o.events < 0 || (o.events > 0 && o.events < 1000):
+		return usageError{fmt.Errorf("--events %d: want at least 1000", o.events)}
+	case o.projects < 1 || o.projects > 1000:
+		return usageError{fmt.Errorf("--projects %d: want 1 to 1000", o.projects)}
+	}
+	return nil
+}
+
+func runCommand(env env) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--check]",
+		Short: "Measure every target of DESIGN.md §11 against a baseline of the same run",
+		Long: "run builds flowctl (unless --flowctl), generates a realistic file (reused from --dir when\n" +
+			"there), and measures appends, group commit, replay, point-in-time reads, the cache, bytes\n" +
+			"on disk and CLI commands, each against a baseline measured in turns with it on the same\n" +
+			"disk. Rows that miss their target are marked FAIL; the exit code stays 0 unless --check.",
+		Example: "  flowbench run --quick\n  flowbench run --dir /var/tmp/flowbench -o json | jq '.[] | select(.pass | not)'",
+		Args:    cobra.NoArgs,
+	}
+	o.addFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return runBench(cmd.Context(), o, env)
+	}
+	return cmd
+}
+
+// sizes are how much each workload does.
+type sizes struct {
+	genEvents                 int
+	appendOps, appendRounds   int
+	groupEvents, serialEvents int
+	groupRounds               int
+	bytesEvents               int
+	replayRounds              int
+	pitReads, pitRounds       int
+	cacheHits, cacheMisses    int
+	cacheRounds               int
+	cliRuns                   int
+}
+
+var (
+	fullSizes = sizes{genEvents: 1_000_000, appendOps: 300, appendRounds: 5, groupEvents: 2400, serialEvents: 300,
+		groupRounds: 3, bytesEvents: 100_000, replayRounds: 3, pitReads: 500, pitRounds: 5,
+		cacheHits: 200_000, cacheMisses: 20_000, cacheRounds: 5, cliRuns: 15}
+	quickSizes = sizes{genEvents: 50_000, appendOps: 60, appendRounds: 3, groupEvents: 480, serialEvents: 60,
+		groupRounds: 2, bytesEvents: 20_000, replayRounds: 2, pitReads: 100, pitRounds: 3,
+		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 3, cliRuns: 5}
+)
+
+// bench is one run: where it works, how much, and what earlier workloads
+// found that later ones compare against.
+type bench struct {
+	ctx     context.Context
+	dir     string
+	size    sizes
+	gen     string // the generated file
+	flowctl string
+	log     func(format string, args ...any)
+
+	genEvents     uint64
+	genSQLiteSize int64   // the generated events in SQLite, set by replayRows
+	replayRate    float64 // set by replayRows
+	remove        []string
+}
+
+// runBench runs every workload and prints the rows.
+func runBench(ctx context.Context, o runOptions, env env) error {
+	start := time.Now()
+	b, err := newBench(ctx, o, env)
+	if err != nil {
+		return err
+	}
+	defer b.close(o.dir == "")
+	rows, err := b.runAll(o)
+	if err != nil {
+		return err
+	}
+	if err := writeRows(env.stdout, o, b, rows, time.Since(start)); err != nil {
+		return err
+	}
+	if o.check && !allPass(rows) {
+		return errMissed
+	}
+	return nil
+}
+
+func newBench(ctx context.Context, o runOptions, env env) (*bench, error) {
+	b := &bench{ctx: ctx, size: quickOr(o.quick), log: logTo(env)}
+	if o.events > 0 {
+		b.size.genEvents = o.events
+	}
+	dir, err := workDir(o.dir)
+	if err != nil {
+		return nil, err
+	}
+	b.dir = dir
+	return b, nil
+}
+
+func quickOr(quick bool) sizes {
+	if quick {
+		return quickSizes
+	}
+	return fullSizes
+}
+
+// workDir makes the run's directory: dir, or a new temporary one.
+func workDir(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "flowbench-")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Abs(dir)
+}
+
+// logTo reports progress on stderr when it is a terminal.
+func logTo(env env) func(string, ...any) {
+	if !env.tty {
+		return func(string, ...any) {}
+	}
+	return func(format string, args ...any) { fmt.Fprintf(env.stderr, "flowbench: "+format+"\n", args...) }
+}
+
+// cleanup marks path (a file of a workload) for removal at the end, and
+// removes what a former run left there.
+func (b *bench) cleanup(path string) {
+	os.Remove(path)
+	b.remove = append(b.remove, path)
+}
+
+// close removes the workloads' files, or the whole directory if it was a
+// temporary one.
+func (b *bench) close(all bool) {
+	if all {
+		os.RemoveAll(b.dir)
+		return
+	}
+	for _, p := range b.remove {
+		os.Remove(p)
+	}
+}
+
+// workload is one group of rows.
+type workload struct {
+	name string
+	rows func() ([]Row, error)
+}
+
+// runAll prepares flowctl and the generated file, then runs every
+// workload in order (replay before bytes and rebuild, which use its
+// figures).
+func (b *bench) runAll(o runOptions) ([]Row, error) {
+	if err := b.prepare(o); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, w := range []workload{
+		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
+		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
+		{"cli", b.cliRows}, {"rebuild", b.rebuildRow},
+	} {
+		start := time.Now()
+		got, err := w.rows()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.name, err)
+		}
+		b.log("%s: %.1f s", w.name, time.Since(start).Seconds())
+		rows = append(rows, got...)
+	}
+	return rows, nil
+}
+
+// prepare builds flowctl (unless given) and the generated file (unless
+// a former run left it in the directory).
+func (b *bench) prepare(o runOptions) error {
+	start := time.Now()
+	b.flowctl = o.flowctl
+	if b.flowctl == "" {
+		bin, err := buildFlowctl(b.ctx, b.dir)
+		if err != nil {
+			return err
+		}
+		b.flowctl = bin
+		b.cleanup(bin)
+		b.log("built flowctl in %.1f s", time.Since(start).Seconds())
+	}
+	return b.prepareGen(o.projects)
+}
+
+// prepareGen generates the file of the run's size, or reuses the one a
+// former run completed in the directory.
+func (b *bench) prepareGen(projects int) error {
+	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d.db", b.size.genEvents, projects))
+	done := b.gen + ".done"
+	if _, err := os.Stat(done); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := prepareTarget(b.gen, true); err != nil {
+			return err
+		}
+		o := genOptions{events: b.size.genEvents, db: b.gen, projects: projects, seed: 1}
+		res, err := generate(b.ctx, o, func(uint64, uint64) {})
+		if err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+		b.log("%s", res)
+		if err := os.WriteFile(done, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	head, err := headOf(b.gen)
+	b.genEvents = head
+	return err
+}
+
+// writeRows prints the rows: a JSON array, or the machine, a table and
+// the run's time.
+func writeRows(w io.Writer, o runOptions, b *bench, rows []Row, took time.Duration) error {
+	if o.output == "json" {
+		return writeJSON(w, rows)
+	}
+	writeMachine(w, b.dir)
+	fmt.Fprintf(w, "file:    %d events over %d projects (%s)\n\n", b.genEvents, o.projects, filepath.Base(b.gen))
+	if err := writeTable(w, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d rows, %d failed; took %.1f s\n", len(rows), failed(rows), took.Seconds())
+	return err
+}
+
+func failed(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if !r.Pass {
+			n++
+		}
+	}
+	return n
+}
