@@ -162,13 +162,9 @@ func (e *Engine) ReadyFor(project, actor string, all bool) ([]Readiness, error) 
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
-		tasks, err := src.Tasks(project)
+		tasks, status, err := readyCandidates(src, project, all)
 		if err != nil {
 			return err
-		}
-		status := map[string]string{}
-		for _, t := range tasks {
-			status[t.ID] = t.Status
 		}
 		for _, t := range tasks {
 			r := Readiness{Task: t, Reasons: notReady(t, status, actor, now)}
@@ -180,6 +176,21 @@ func (e *Engine) ReadyFor(project, actor string, all bool) ([]Readiness, error) 
 		return nil
 	})
 	return out, err
+}
+
+// readyCandidates are the tasks Ready looks at, sorted by id, with the
+// statuses it needs: every task with all, else only the todo tasks (the
+// only ones that can be ready), read through the summary index.
+func readyCandidates(src source, project string, all bool) ([]*projection.Task, map[string]string, error) {
+	if all {
+		tasks, err := src.Tasks(project)
+		return tasks, statusByID(tasks), err
+	}
+	ids, err := src.summaryIDs(bucketTasks, project, projection.StatusTodo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return summarizedTasks(src, project, ids)
 }
 
 func notReady(t *projection.Task, status map[string]string, actor string, now time.Time) []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
@@ -150,7 +151,8 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 	for k, v := range mem.Checkpoints {
 		add(bucketCheckpts, k, v)
 	}
-	for _, bucket := range entityBuckets {
+	want[bucketSummaries] = wantSummaries(mem)
+	for _, bucket := range slices.Concat(entityBuckets, []string{bucketSummaries}) {
 		if err := compareBucket(tx, bucket, want[bucket]); err != nil {
 			return err
 		}

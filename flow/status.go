@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"slices"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -122,11 +123,9 @@ func statusOf(src source, project, actor string, head uint64, now time.Time) (*S
 		return nil, err
 	}
 	st := &Status{Project: p.Name, Archived: p.Archived, HeadSeq: head}
-	tasks, err := src.Tasks(project)
-	if err != nil {
+	if err := st.addTasks(src, project, actor, now); err != nil {
 		return nil, err
 	}
-	st.addTasks(tasks, actor, now)
 	if err := st.addApprovals(src, project); err != nil {
 		return nil, err
 	}
@@ -137,23 +136,85 @@ func statusOf(src source, project, actor string, head uint64, now time.Time) (*S
 }
 
 // addTasks counts tasks and sorts them into ready, blocked and claimed.
-func (st *Status) addTasks(tasks []*projection.Task, actor string, now time.Time) {
+// It counts from the summary index and decodes only the tasks that can be
+// ready or blocked (todo, blocked) or hold a live claim.
+func (st *Status) addTasks(src source, project, actor string, now time.Time) error {
 	st.Ready, st.Blocked, st.Claims = []TaskBrief{}, []BlockedTask{}, []LiveClaim{}
-	status := statusByID(tasks)
-	for _, t := range tasks {
-		st.Tasks.add(t.Status)
-		if len(notReady(t, status, actor, now)) == 0 {
-			st.Ready = append(st.Ready, briefOf(t))
-		}
-		if waiting := openDepIDs(t, status); t.Status == projection.StatusBlocked ||
-			(t.Status == projection.StatusTodo && len(waiting) > 0) {
-			st.Blocked = append(st.Blocked, BlockedTask{TaskBrief: briefOf(t), WaitingFor: waiting})
-		}
-		if t.Claim.Live(now) {
-			c := t.Claim
-			st.Claims = append(st.Claims, LiveClaim{Task: t.ID, Title: t.Title, Actor: c.Actor, Session: c.Session, LeaseUntil: c.LeaseUntil})
+	counts, err := src.summaryCounts(bucketTasks, project)
+	if err != nil {
+		return err
+	}
+	for status, n := range counts {
+		for range n {
+			st.Tasks.add(status)
 		}
 	}
+	var ids []string
+	for _, status := range []string{projection.StatusTodo, projection.StatusBlocked} {
+		more, err := src.summaryIDs(bucketTasks, project, status)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, more...)
+	}
+	claimed, err := src.claimedTaskIDs(project, now)
+	if err != nil {
+		return err
+	}
+	tasks, status, err := summarizedTasks(src, project, sortIDs(slices.Compact(sortIDs(append(ids, claimed...)))))
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		st.addTask(t, status, actor, now)
+	}
+	return nil
+}
+
+func (st *Status) addTask(t *projection.Task, status map[string]string, actor string, now time.Time) {
+	if len(notReady(t, status, actor, now)) == 0 {
+		st.Ready = append(st.Ready, briefOf(t))
+	}
+	if waiting := openDepIDs(t, status); t.Status == projection.StatusBlocked ||
+		(t.Status == projection.StatusTodo && len(waiting) > 0) {
+		st.Blocked = append(st.Blocked, BlockedTask{TaskBrief: briefOf(t), WaitingFor: waiting})
+	}
+	if t.Claim.Live(now) {
+		c := t.Claim
+		st.Claims = append(st.Claims, LiveClaim{Task: t.ID, Title: t.Title, Actor: c.Actor, Session: c.Session, LeaseUntil: c.LeaseUntil})
+	}
+}
+
+// summarizedTasks reads the tasks ids of project, which the summary index
+// lists, and the statuses of them and of their dependencies. A listed
+// task that is missing means the index and the projections disagree.
+func summarizedTasks(src source, project string, ids []string) ([]*projection.Task, map[string]string, error) {
+	tasks := make([]*projection.Task, 0, len(ids))
+	status := map[string]string{}
+	for _, id := range ids {
+		t, err := src.Task(project, id)
+		if err == nil && t == nil {
+			err = projectionDiff(bucketSummaries, projection.Key(project, id), "lists a task the projections do not hold")
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		tasks = append(tasks, t)
+		status[t.ID] = t.Status
+	}
+	for _, t := range tasks {
+		for _, d := range t.Deps {
+			if _, ok := status[d]; ok {
+				continue
+			}
+			s, err := src.summaryStatus(bucketTasks, project, d)
+			if err != nil {
+				return nil, nil, err
+			}
+			status[d] = s
+		}
+	}
+	return tasks, status, nil
 }
 
 // statusByID maps task ids to their status.
@@ -198,36 +259,44 @@ func openDepIDs(t *projection.Task, status map[string]string) []string {
 
 func (st *Status) addApprovals(src source, project string) error {
 	st.PendingApprovals = []PendingBrief{}
-	all, err := src.Approvals(project)
-	for _, a := range all {
-		if a.Status == projection.ApprovalPending {
-			st.PendingApprovals = append(st.PendingApprovals, PendingBrief{
-				ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message,
-				RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires,
-			})
-		}
+	ids, err := src.summaryIDs(bucketApprovals, project, projection.ApprovalPending)
+	if err != nil {
+		return err
 	}
-	return err
+	for _, id := range ids {
+		a, err := src.Approval(project, id)
+		if err == nil && a == nil {
+			err = projectionDiff(bucketSummaries, projection.Key(project, id), "lists an approval the projections do not hold")
+		}
+		if err != nil {
+			return err
+		}
+		st.PendingApprovals = append(st.PendingApprovals, PendingBrief{
+			ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message,
+			RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires,
+		})
+	}
+	return nil
 }
 
 func (st *Status) addPlans(src source, project string) error {
-	all, err := src.Plans(project)
-	for _, p := range all {
-		if p.Status == "closed" {
-			st.Plans.Closed++
+	counts, err := src.summaryCounts(bucketPlans, project)
+	for status, n := range counts {
+		if status == "closed" {
+			st.Plans.Closed += n
 		} else {
-			st.Plans.Open++
+			st.Plans.Open += n
 		}
 	}
 	return err
 }
 
 func (st *Status) addExecs(src source, project string) error {
-	all, err := src.Execs(project)
-	for _, x := range all {
-		st.Execs.Total++
-		if !x.Success {
-			st.Execs.Failed++
+	counts, err := src.summaryCounts(bucketExecs, project)
+	for status, n := range counts {
+		st.Execs.Total += n
+		if status != "ok" {
+			st.Execs.Failed += n
 		}
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
@@ -23,7 +24,7 @@ const (
 )
 
 // projectionBuckets are dropped and refilled by a rebuild.
-var projectionBuckets = []string{bucketProjects, bucketPlans, bucketTasks, bucketApprovals, bucketExecs, bucketCheckpts, bucketProjMeta}
+var projectionBuckets = []string{bucketProjects, bucketPlans, bucketTasks, bucketApprovals, bucketExecs, bucketCheckpts, bucketProjMeta, bucketSummaries}
 
 // entityBuckets are the projection buckets that hold entities.
 var entityBuckets = projectionBuckets[:6]
@@ -48,6 +49,12 @@ type source interface {
 	Approvals(project string) ([]*projection.Approval, error)
 	Execs(project string) ([]*projection.Exec, error)
 	Checkpoints(project string) ([]*projection.Checkpoint, error)
+	// The summary index (summary.go): counts by status, the ids with a
+	// status, one entity's status, and the tasks with a live claim.
+	summaryCounts(bucket, project string) (map[string]int, error)
+	summaryIDs(bucket, project, status string) ([]string, error)
+	summaryStatus(bucket, project, id string) (string, error)
+	claimedTaskIDs(project string, now time.Time) ([]string, error)
 }
 
 // deleted marks an entity removed in the transaction.
@@ -105,6 +112,9 @@ func (s *txStore) put(bucket, key string, v any) error {
 func (s *txStore) flush() error {
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
+		if err := flushSummary(s.tx, bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
 		if _, gone := s.dirty[k].(deleted); gone {
 			if err := s.tx.Delete(bucket, []byte(key)); err != nil {
 				return err

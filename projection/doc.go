@@ -7,4 +7,4 @@ package projection
 // Version is the version of the projection layout and fold. When the code's
 // version differs from the one stored with a file's projections, the engine
 // rebuilds them from the log.
-const Version = 3
+const Version = 4

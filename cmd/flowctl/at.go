@@ -46,6 +46,9 @@ func (f *atFlag) add(cmd *cobra.Command) {
 	f.flag = cmd.Flags().Lookup("at")
 }
 
+// set reports whether --at was given.
+func (f *atFlag) set() bool { return f.flag != nil && f.flag.Changed }
+
 // view swaps the session's engine for a read-only view of its project at
 // the point, when --at was given. A bad point is invalid input (exit 2);
 // the view itself refuses a seq past the head (exit 2) and an unknown

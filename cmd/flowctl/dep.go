@@ -101,7 +101,11 @@ func (a *app) readyCommand() *cobra.Command {
 			if err := at.view(s); err != nil {
 				return err
 			}
-			rs, err := s.eng.ReadyFor(s.project, a.actor(), explain)
+			actor, err := a.readyActor(s, at.set())
+			if err != nil {
+				return err
+			}
+			rs, err := s.eng.ReadyFor(s.project, actor, explain)
 			if err != nil {
 				return err
 			}
@@ -119,4 +123,18 @@ func (a *app) readyCommand() *cobra.Command {
 		})
 	})
 	return cmd
+}
+
+// readyActor is who 'ready' answers for (see statusFor): the acting
+// person when one of the live claims is theirs, else nobody, which gives
+// the same answer without resolving who acts.
+func (a *app) readyActor(s *session, at bool) (string, error) {
+	if at {
+		return a.actor(), nil
+	}
+	st, err := s.eng.StatusFor(s.project, "")
+	if err != nil || !claimsOf(st, a.actor) {
+		return "", err
+	}
+	return a.actor(), nil
 }

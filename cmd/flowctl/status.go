@@ -25,7 +25,7 @@ func (a *app) statusCommand() *cobra.Command {
 				if err := at.view(s); err != nil {
 					return err
 				}
-				st, err := s.eng.StatusFor(s.project, a.actor())
+				st, err := a.statusFor(s, at.set())
 				if err != nil {
 					return err
 				}
@@ -35,6 +35,36 @@ func (a *app) statusCommand() *cobra.Command {
 	}
 	at.add(cmd)
 	return cmd
+}
+
+// statusFor reads the status as the acting person sees it: their own
+// live claims do not keep a task from being ready. Who that is may take
+// running git, so a read of the head asks only when some live claim could
+// be theirs; a view at a point (a replay) asks at once.
+func (a *app) statusFor(s *session, at bool) (*flow.Status, error) {
+	if at {
+		return s.eng.StatusFor(s.project, a.actor())
+	}
+	st, err := s.eng.StatusFor(s.project, "")
+	if err != nil || !claimsOf(st, a.actor) {
+		return st, err
+	}
+	return s.eng.StatusFor(s.project, a.actor())
+}
+
+// claimsOf reports whether one of st's live claims is the actor's,
+// resolving the actor only when there is a live claim.
+func claimsOf(st *flow.Status, actor func() string) bool {
+	if len(st.Claims) == 0 {
+		return false
+	}
+	me := actor()
+	for _, c := range st.Claims {
+		if c.Actor == me {
+			return true
+		}
+	}
+	return false
 }
 
 // writeProjectStatus prints the status for people: counts, then one short

@@ -145,6 +145,15 @@ func TestStatus(t *testing.T) {
 				t.Errorf("ready for %s = %q, want %q (as 'ready' says: %q)", actor, got, want,
 					strings.Join(strings.Fields(f.mustRun("", "ready", "--actor", actor)), " "))
 			}
+			// 'ready' answers for the actor too; only a claim of theirs
+			// makes them matter, and bob holds one.
+			var ready []string
+			for _, line := range strings.Split(strings.TrimSpace(f.mustRun("", "ready", "-q", "--actor", actor)), "\n")[1:] {
+				ready = append(ready, strings.Fields(line)[0])
+			}
+			if got := strings.Join(ready, " "); got != want {
+				t.Errorf("'ready --actor %s' lists %q, want %q", actor, got, want)
+			}
 		}
 	})
 
