@@ -22,12 +22,16 @@ func (b *bench) appendRows() ([]Row, error) {
 		return nil, err
 	}
 	defer l.Close()
-	raw, err := openRawBolt(filepath.Join(b.dir, "append-raw.db"))
+	rawPath := filepath.Join(b.dir, "append-raw.db")
+	b.cleanup(rawPath)
+	raw, err := openRawBolt(rawPath)
 	if err != nil {
 		return nil, err
 	}
 	defer raw.Close()
-	sq, err := newSQLiteAppender(filepath.Join(b.dir, "append-sqlite.db"))
+	sqPath := filepath.Join(b.dir, "append-sqlite.db")
+	b.cleanup(sqPath)
+	sq, err := newSQLiteAppender(sqPath)
 	if err != nil {
 		return nil, err
 	}
@@ -135,45 +139,51 @@ func appendConcurrently(l *eventlog.Log, writers, n int) error {
 }
 
 // bytesRows measures the size on disk of events with 200-byte payloads in
-// an event log file against the same records in SQLite, and of the
-// generated file (log, projections and snapshots) against its events in
-// SQLite.
+// an event log file against the same records in SQLite (the file's size,
+// and the bytes the file system allocated for it), and of the generated
+// file (log, projections and snapshots, as gen left it) against its
+// events in SQLite.
 func (b *bench) bytesRows() ([]Row, error) {
 	logPath := filepath.Join(b.dir, "bytes.db")
 	sqlPath := filepath.Join(b.dir, "bytes-sqlite.db")
 	b.cleanup(logPath)
-	defer removeSQLite(sqlPath)
-	n := b.size.bytesEvents
-	if err := fillLog(logPath, n); err != nil {
+	b.cleanup(sqlPath)
+	n := float64(b.size.bytesEvents)
+	if err := fillLog(logPath, b.size.bytesEvents); err != nil {
 		return nil, err
 	}
-	logSize, sqlSize, err := sizesOf(b, logPath, sqlPath)
+	if _, err := copyToSQLite(b.ctx, logPath, sqlPath); err != nil {
+		return nil, err
+	}
+	if err := checkpointSQLite(sqlPath); err != nil {
+		return nil, err
+	}
+	sizes, err := sizesOf(fileSize, logPath, sqlPath)
 	if err != nil {
 		return nil, err
 	}
-	genSize, err := fileSize(b.gen)
+	alloc, err := sizesOf(allocated, logPath, sqlPath)
 	if err != nil {
 		return nil, err
 	}
-	rows := []Row{newRow("bytes_per_event", float64(logSize)/float64(n), float64(sqlSize)/float64(n), "B", atMost("value", 600))}
-	if b.genSQLiteSize > 0 {
-		rows = append(rows, newRow("bytes_per_event_gen", float64(genSize)/float64(b.genEvents),
-			float64(b.genSQLiteSize)/float64(b.genEvents), "B", nil))
-	}
-	return rows, nil
+	gen := float64(b.genInfo.Size) / float64(b.genInfo.Events)
+	return []Row{
+		newRow("bytes_per_event", float64(sizes[0])/n, float64(sizes[1])/n, "B", atMost("value", 600)),
+		newRow("bytes_per_event_alloc", float64(alloc[0])/n, float64(alloc[1])/n, "B", nil),
+		newRow("bytes_per_event_gen", gen, float64(b.genSQLiteSize)/float64(b.genEvents), "B", nil),
+	}, nil
 }
 
-// sizesOf copies the log at logPath to SQLite at sqlPath and returns both
-// sizes.
-func sizesOf(b *bench, logPath, sqlPath string) (logSize, sqlSize int64, err error) {
-	if _, err := copyToSQLite(b.ctx, logPath, sqlPath); err != nil {
-		return 0, 0, err
+// sizesOf measures each path with size.
+func sizesOf(size func(string) (int64, error), paths ...string) ([]int64, error) {
+	out := make([]int64, len(paths))
+	for i, p := range paths {
+		var err error
+		if out[i], err = size(p); err != nil {
+			return nil, err
+		}
 	}
-	if logSize, err = fileSize(logPath); err != nil {
-		return 0, 0, err
-	}
-	sqlSize, err = sqliteSize(sqlPath)
-	return logSize, sqlSize, err
+	return out, nil
 }
 
 // fillLog appends n synthetic events to a new log at path without fsync,
@@ -211,11 +221,4 @@ func fileSize(path string) (int64, error) {
 		return 0, err
 	}
 	return st.Size(), nil
-}
-
-// removeSQLite removes a SQLite file and its WAL and shared-memory files.
-func removeSQLite(path string) {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		os.Remove(p)
-	}
 }

@@ -28,3 +28,14 @@ func fsType(dir string) string {
 	}
 	return "file system type 0x" + strconv.FormatInt(int64(st.Type), 16)
 }
+
+// allocated returns the bytes the file system allocated for the file at
+// path: less than its size where it is sparse (bbolt grows a file by
+// truncating it larger, in steps of 16 MB).
+func allocated(path string) (int64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Blocks * 512, nil
+}

@@ -92,9 +92,9 @@ func prepareTarget(path string, force bool) error {
 
 // genResult is what gen wrote.
 type genResult struct {
-	Events  uint64
-	Elapsed time.Duration
-	Size    int64
+	Events  uint64        `json:"events"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Size    int64         `json:"size"` // bytes
 }
 
 func (r genResult) String() string {

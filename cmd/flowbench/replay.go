@@ -31,12 +31,15 @@ func foldKnown(mem *projection.Memory, r *eventlog.Record) error {
 //	sqlite_replay      the same, folded as replay folds
 func (b *bench) replayRows() ([]Row, error) {
 	sqlitePath := filepath.Join(b.dir, "gen-sqlite.db")
-	defer removeSQLite(sqlitePath)
+	b.cleanup(sqlitePath)
 	if _, err := copyToSQLite(b.ctx, b.gen, sqlitePath); err != nil {
 		return nil, fmt.Errorf("copying the generated file to SQLite: %w", err)
 	}
+	if err := checkpointSQLite(sqlitePath); err != nil {
+		return nil, err
+	}
 	var err error
-	if b.genSQLiteSize, err = sqliteSize(sqlitePath); err != nil {
+	if b.genSQLiteSize, err = fileSize(sqlitePath); err != nil {
 		return nil, err
 	}
 	r, err := openReplayers(b.gen, sqlitePath)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,13 +83,16 @@ type sizes struct {
 	cliRuns                   int
 }
 
+// Rounds are many and short so that turns are taken often: the figures
+// of a round are the mean of its operations, and a row's figure is the
+// median of its rounds.
 var (
-	fullSizes = sizes{genEvents: 1_000_000, appendOps: 300, appendRounds: 5, groupEvents: 2400, serialEvents: 300,
-		groupRounds: 3, bytesEvents: 100_000, replayRounds: 3, pitReads: 500, pitRounds: 5,
-		cacheHits: 200_000, cacheMisses: 20_000, cacheRounds: 5, cliRuns: 15}
-	quickSizes = sizes{genEvents: 50_000, appendOps: 60, appendRounds: 3, groupEvents: 480, serialEvents: 60,
-		groupRounds: 2, bytesEvents: 20_000, replayRounds: 2, pitReads: 100, pitRounds: 3,
-		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 3, cliRuns: 5}
+	fullSizes = sizes{genEvents: 1_000_000, appendOps: 20, appendRounds: 40, groupEvents: 1200, serialEvents: 150,
+		groupRounds: 10, bytesEvents: 100_000, replayRounds: 3, pitReads: 200, pitRounds: 10,
+		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 15, cliRuns: 21}
+	quickSizes = sizes{genEvents: 50_000, appendOps: 10, appendRounds: 12, groupEvents: 240, serialEvents: 40,
+		groupRounds: 4, bytesEvents: 20_000, replayRounds: 2, pitReads: 50, pitRounds: 6,
+		cacheHits: 20_000, cacheMisses: 2_000, cacheRounds: 6, cliRuns: 7}
 )
 
 // bench is one run: where it works, how much, and what earlier workloads
@@ -101,9 +105,10 @@ type bench struct {
 	flowctl string
 	log     func(format string, args ...any)
 
-	genEvents     uint64
-	genSQLiteSize int64   // the generated events in SQLite, set by replayRows
-	replayRate    float64 // set by replayRows
+	genEvents     uint64    // events of the generated file now (the CLI rows add some)
+	genInfo       genResult // the generated file as gen left it
+	genSQLiteSize int64     // the generated events in SQLite, set by replayRows
+	replayRate    float64   // set by replayRows
 	remove        []string
 }
 
@@ -168,10 +173,17 @@ func logTo(env env) func(string, ...any) {
 }
 
 // cleanup marks path (a file of a workload) for removal at the end, and
-// removes what a former run left there.
+// removes what a former run left there (with SQLite's -wal and -shm).
 func (b *bench) cleanup(path string) {
-	os.Remove(path)
+	removeFile(path)
 	b.remove = append(b.remove, path)
+}
+
+// removeFile removes path and the files SQLite keeps beside it.
+func removeFile(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		os.Remove(p)
+	}
 }
 
 // close removes the workloads' files, or the whole directory if it was a
@@ -182,7 +194,7 @@ func (b *bench) close(all bool) {
 		return
 	}
 	for _, p := range b.remove {
-		os.Remove(p)
+		removeFile(p)
 	}
 }
 
@@ -222,42 +234,64 @@ func (b *bench) prepare(o runOptions) error {
 	start := time.Now()
 	b.flowctl = o.flowctl
 	if b.flowctl == "" {
+		b.cleanup(filepath.Join(b.dir, "flowctl"))
 		bin, err := buildFlowctl(b.ctx, b.dir)
 		if err != nil {
 			return err
 		}
 		b.flowctl = bin
-		b.cleanup(bin)
 		b.log("built flowctl in %.1f s", time.Since(start).Seconds())
 	}
 	return b.prepareGen(o.projects)
 }
 
 // prepareGen generates the file of the run's size, or reuses the one a
-// former run completed in the directory.
+// former run completed in the directory: its marker file (.done) holds
+// what gen reported.
 func (b *bench) prepareGen(projects int) error {
 	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d.db", b.size.genEvents, projects))
 	done := b.gen + ".done"
-	if _, err := os.Stat(done); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if err := prepareTarget(b.gen, true); err != nil {
-			return err
-		}
-		o := genOptions{events: b.size.genEvents, db: b.gen, projects: projects, seed: 1}
-		res, err := generate(b.ctx, o, func(uint64, uint64) {})
-		if err != nil {
-			return fmt.Errorf("gen: %w", err)
-		}
-		b.log("%s", res)
-		if err := os.WriteFile(done, nil, 0o644); err != nil {
-			return err
-		}
+	info, err := readGenInfo(done)
+	if errors.Is(err, os.ErrNotExist) {
+		info, err = b.generate(projects, done)
 	}
-	head, err := headOf(b.gen)
-	b.genEvents = head
+	if err != nil {
+		return err
+	}
+	b.genInfo = info
+	b.genEvents, err = headOf(b.gen)
 	return err
+}
+
+// generate writes the run's file and its marker.
+func (b *bench) generate(projects int, done string) (genResult, error) {
+	if err := prepareTarget(b.gen, true); err != nil {
+		return genResult{}, err
+	}
+	o := genOptions{events: b.size.genEvents, db: b.gen, projects: projects, seed: 1}
+	res, err := generate(b.ctx, o, func(uint64, uint64) {})
+	if err != nil {
+		return genResult{}, fmt.Errorf("gen: %w", err)
+	}
+	b.log("%s", res)
+	j, err := json.Marshal(res)
+	if err != nil {
+		return genResult{}, err
+	}
+	return res, os.WriteFile(done, j, 0o644)
+}
+
+// readGenInfo reads a marker that generate wrote.
+func readGenInfo(path string) (genResult, error) {
+	var info genResult
+	j, err := os.ReadFile(path)
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(j, &info); err != nil || info.Events == 0 {
+		return info, fmt.Errorf("%s: not a marker of a generated file (remove it and the file to generate anew)", path)
+	}
+	return info, nil
 }
 
 // writeRows prints the rows: a JSON array, or the machine, a table and

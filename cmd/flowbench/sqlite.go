@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -149,24 +148,18 @@ func (w *sqliteWriter) commit() error {
 	return err
 }
 
-// sqliteSize folds the WAL into the file and returns the file's size.
-func sqliteSize(dbPath string) (int64, error) {
+// checkpointSQLite folds the WAL into the database file, so that the
+// file's size is all of it.
+func checkpointSQLite(dbPath string) error {
 	db, err := sql.Open("sqlite", "file:"+dbPath)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return 0, err
-	}
-	st, err := os.Stat(dbPath)
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
+	return err
 }
 
 // scanSQLite selects every row in seq order, decodes each into a record,
