@@ -52,7 +52,7 @@ func newRow(name string, value, baseline float64, unit string, g *goal) Row {
 		if g.on == "ratio" {
 			x = r.Ratio
 		}
-		r.Pass = g.met(x)
+		r.Pass = g.met(x) && (g.on == "value" || baseline > 0) // no baseline, no ratio to judge
 	}
 	return r
 }
