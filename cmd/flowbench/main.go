@@ -1,6 +1,3 @@
-// Command flowbench measures flowctl against the targets of DESIGN.md §11,
-// each against a baseline measured in the same run on the same disk. See
-// doc.go.
 package main
 
 import (

@@ -1,0 +1,107 @@
+/*
+Command flowbench measures flowctl against the performance targets of
+DESIGN.md §11. Every figure is measured against a baseline taken in the
+same run, on the same disk, in turns with it, because the machines it runs
+on are shared and noisy: read the ratios.
+
+It is a module of its own (cmd/flowbench/go.mod, with a replace of the
+main module by ../..), so that its SQLite driver never becomes a
+dependency of flowctl. Build and test it from its directory:
+
+	cd cmd/flowbench && go build -o flowbench . && go test ./...
+
+# Basics
+
+	flowbench gen --events N --db PATH [--projects P] [--seed S] [--force]
+
+writes a new flowctl file with a realistic history of about N events,
+through the engine's own commands (flow.Engine.Batch, 1000 commands a
+transaction, without fsync): projects taking turns at random, each working
+through its tasks one at a time, 28 events a task (created with up to two
+dependencies, started, three steps each added, started, half done and
+completed, six context merges, two notes, three exec records, an approval
+requested and granted, done), a plan per 40 tasks and a checkpoint per 5000
+events of a project; automatic snapshots as the engine takes them. It
+refuses to overwrite a file unless --force, shows progress on stderr when
+that is a terminal, and prints one line: events, seconds, events/s, file
+size and bytes per event.
+
+	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check]
+
+builds flowctl (go build ./cmd/flowctl in the source tree, found from the
+working directory up: run it from the repository, or pass --flowctl),
+generates a file of --events events (default 1,000,000; 50,000 with
+--quick) into --dir, and measures the rows below. --dir (default: a new
+temporary directory, removed at the end) keeps the generated file and its
+marker (PATH.done, what gen reported) for the next run, which reuses them;
+every other file is removed. Text output starts with the machine (CPU,
+cores, OS/arch, Go version, the file system of --dir) and ends with the
+run's time; JSON output is the rows alone. --quick runs everything at
+small sizes in well under a minute on two cores (the flowctl build
+included, when Go's build cache is warm).
+
+# Rows
+
+	row                    value                                   baseline                                 target
+	append_single          µs per durable one-event Log.Append     µs per durable raw bbolt one-Put commit  ratio <= 1.3
+	sqlite_append_single   µs per durable one-row SQLite insert    append_single's value                    -
+	append_group8          events/s, 8 goroutines appending        events/s, 1 goroutine appending          ratio >= 5
+	replay                 events/s, decode + fold of the file     events/s, bbolt cursor over the log      value >= 1000000
+	read_decode            events/s, decode only                   the same bbolt scan                      -
+	sqlite_read_decode     events/s, SELECT all rows + decode      read_decode's value                      -
+	sqlite_replay          events/s, the same + fold               replay's value                           -
+	bytes_per_event        file size / events (200-byte payloads)  the same records in SQLite               value <= 600
+	bytes_per_event_alloc  allocated bytes / events, the same      the same, SQLite                         -
+	bytes_per_event_gen    the generated file as gen left it       its events in SQLite (no projections)    -
+	point_in_time          ms per task read at a random seq        ms per read of it at the head, uncached  value <= 2
+	cache_hit              ns per Engine.Task hitting the cache    ns per read through a 1-entry cache      value <= 200
+	cli_task_show          median ms of flowctl task show          median ms of flowctl --version           ratio <= 2
+	cli_status             median ms of flowctl status             the same                                 ratio <= 2
+	cli_ready              median ms of flowctl ready              the same                                 ratio <= 2
+	cli_task_add           median ms of flowctl task add           the same                                 -
+	rebuild                events/s of Engine.Rebuild (one run)    replay's value                           -
+
+Appends use events of a 200-byte msgpack payload (the eventlog package's
+benchmark payload). The SQLite baseline (modernc.org/sqlite, pure Go) runs
+in WAL mode with synchronous=FULL, one table with the fields of an event
+log record and unique indexes on (stream, version) and id; its single
+append reads the stream's version, chains a SHA-256 hash and inserts, in
+one transaction. The event log also keeps a project index and a stream
+head table that this schema has no equivalent of. The SQLite copies of the
+generated and the 200-byte files hold exactly the log's records.
+
+Each row's figure is the median of rounds that take turns with their
+baseline (a, b, a, b, ...); a round's figure is the mean of its
+operations, except for the CLI rows, where a round is one process.
+
+# JSON output (-o json)
+
+One array of objects, one per row, in the order above:
+
+	{"name": "append_single", "value": 512.3, "unit": "µs", "baseline": 430.1,
+	 "ratio": 1.19, "target": 1.3, "target_on": "ratio", "target_op": "<=", "pass": true}
+
+value and baseline are in unit (baseline_unit, when present, names the
+baseline's unit where it differs); ratio is value/baseline; target,
+target_on ("ratio" or "value") and target_op ("<=" or ">=") are null
+for a row without a target, which always passes. pass is target_on's
+figure compared with target; a ratio target fails without a baseline.
+Fields are only ever added.
+
+# Exit codes
+
+0 when the run finished, whether or not rows passed (it is a measuring
+tool); 1 on an error, or with --check when a row failed; 2 for a bad
+command line.
+
+# Caveats
+
+The durable rows need a real disk under --dir: a tmpfs makes fsync free.
+The cli_task_add and rebuild rows write to the generated file (a few tasks
+a run, and rewritten projections), so a reused file grows a little;
+bytes_per_event_gen reads the size gen recorded. A generated file of
+1,000,000 events takes about four minutes to write and several GB on disk
+(automatic snapshots of whole projects). --cpuprofile FILE writes a CPU
+profile of either command.
+*/
+package main
