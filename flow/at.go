@@ -13,25 +13,25 @@ type at struct {
 }
 
 // At returns a read-only view of the engine that answers every query
-// about project as it stood at point p: from the nearest snapshot at or
-// below the point plus the events in between. Writes through it fail.
+// about project as it stood at point p. A read of one entity by id (a
+// task, its context and steps, a plan, an approval, an exec record, a
+// checkpoint) folds only that entity's own stream and the rollbacks of
+// the project up to the point (see atSource); anything else reads the
+// project's whole state there: the nearest snapshot at or below the
+// point plus the events in between. Writes through it fail.
 func (e *Engine) At(project string, p Point) *Engine {
 	v := *e
 	v.at = &at{project: project, point: p}
 	return &v
 }
 
-// atState builds the state the view answers from, and the seq it is at.
+// atState returns the source the view answers from, and the seq it is at.
 func (e *Engine) atState(tx *eventlog.Tx) (source, uint64, error) {
 	seq, err := resolvePoint(tx, newTxStore(tx), e.at.project, e.at.point)
 	if err != nil {
 		return nil, 0, err
 	}
-	mem, err := e.stateAt(tx, e.at.project, seq)
-	if err != nil {
-		return nil, 0, err
-	}
-	return memSource{mem}, seq, nil
+	return newAtSource(e, tx, e.at.project, seq), seq, nil
 }
 
 // errAtWrite refuses a write through a point-in-time view.

@@ -70,23 +70,32 @@ func (w *writer) emitEvent(stream string, exp eventlog.Expect, ev eventlog.Event
 	return r, nil
 }
 
-// autoSnapshot stores a snapshot of each project whose event count
-// crossed a multiple of the snapshot interval in this command. It runs
-// after flush, at the head of the transaction.
+// autoSnapshot stores a snapshot of each project this command wrote to
+// that is due one (snapshotDue), and brings the project's rollback index
+// up to date (indexRollbacks). It runs after flush, at the head of the
+// transaction.
 func (w *writer) autoSnapshot() error {
 	every := w.e.snapshotEvery()
-	if every == 0 {
-		return nil
-	}
-	for project, n := range w.emitted {
-		p, err := w.Project(project)
-		if err != nil || p == nil {
+	for project := range w.emitted {
+		if err := indexRollbacks(w.tx, project); err != nil {
 			return err
 		}
-		if (p.Events-n)/every != p.Events/every {
-			if err := putSnapshot(w.tx, w.txStore, project); err != nil {
-				return err
-			}
+		if every == 0 {
+			continue
+		}
+		p, err := w.Project(project)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			continue
+		}
+		due, err := snapshotDue(w.tx, project, p.Events, every)
+		if err == nil && due {
+			err = putSnapshot(w.tx, w.txStore, project)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -13,9 +13,71 @@ import (
 // bucketSnapshots holds snapshot blobs by scope and seq.
 const bucketSnapshots = "snapshots"
 
-// DefaultSnapshotEvery is how many events of a project pass between
-// automatic snapshots of it.
+// DefaultSnapshotEvery is K, the fewest events of a project between its
+// last snapshot and an automatic one.
 const DefaultSnapshotEvery = 1000
+
+// SnapshotBytesPerEvent is B, what automatic snapshots may cost on disk
+// per event of a project, amortized. A snapshot holds a project's whole
+// state, which grows with its history: taken every K events, snapshots
+// would grow quadratically with the log. So once a project's last
+// snapshot is over snapshotFreeBytes, the next automatic one also waits
+// for at least one project event per B bytes of it: a snapshot of S bytes
+// comes at least S/B events after the one before, and snapshots add at
+// most about B bytes per event to the file, however large the project
+// grows. A read of the whole state at a point folds, in exchange, up to
+// S/B events after the nearest snapshot (reads of one entity do not use
+// snapshots: see atSource).
+const SnapshotBytesPerEvent = 64
+
+// snapshotFreeBytes is the size up to which snapshots are cheap enough to
+// take every K events, as a small K (FLOW_SNAPSHOT_EVERY) asks: at the
+// default K, K*B is about this size, so the two rules meet there.
+const snapshotFreeBytes = 64 << 10
+
+// bucketSnapshotMarks holds, per project, what the automatic snapshot
+// policy needs of its last snapshot (automatic or at a checkpoint):
+//
+//	project -> seq, the project's event count there, size in bytes (8 bytes BE each)
+//
+// It is advice, not data: reads never use it. A project without a mark
+// (a file from an older flowctl) gets a snapshot at its next K events.
+const bucketSnapshotMarks = "snapshot_marks"
+
+// snapshotMark describes a project's last snapshot.
+type snapshotMark struct {
+	seq, events, bytes uint64
+}
+
+func readSnapshotMark(tx *eventlog.Tx, project string) (snapshotMark, bool, error) {
+	b, err := tx.Get(bucketSnapshotMarks, []byte(project))
+	if err != nil || len(b) != 24 {
+		return snapshotMark{}, false, err
+	}
+	return snapshotMark{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])}, true, nil
+}
+
+func putSnapshotMark(tx *eventlog.Tx, project string, m snapshotMark) error {
+	b := binary.BigEndian.AppendUint64(nil, m.seq)
+	b = binary.BigEndian.AppendUint64(b, m.events)
+	return tx.Put(bucketSnapshotMarks, []byte(project), binary.BigEndian.AppendUint64(b, m.bytes))
+}
+
+// snapshotDue reports whether a project with events events is due an
+// automatic snapshot: at least every (K) of them since its last snapshot
+// and, when that one is over snapshotFreeBytes, at least one per
+// SnapshotBytesPerEvent bytes of it.
+func snapshotDue(tx *eventlog.Tx, project string, events, every uint64) (bool, error) {
+	m, _, err := readSnapshotMark(tx, project) // none: as if one of nothing at event 0
+	if err != nil || events < m.events {
+		return err == nil, err // a mark of another history: due
+	}
+	need := every
+	if m.bytes > snapshotFreeBytes {
+		need = max(need, m.bytes/SnapshotBytesPerEvent)
+	}
+	return events-m.events >= need, nil
+}
 
 // snapshotPrefix is the key prefix of a scope's snapshots: its 2-byte
 // length and the scope.
@@ -59,7 +121,7 @@ func normalizeScope(s *projection.Scope) *projection.Scope {
 }
 
 // putSnapshot stores the snapshot of project's current state in tx, at
-// the head of tx.
+// the head of tx, and marks it as the project's last (snapshotDue).
 func putSnapshot(tx *eventlog.Tx, src source, project string) error {
 	state, err := scopeOf(src, project)
 	if err != nil {
@@ -70,7 +132,10 @@ func putSnapshot(tx *eventlog.Tx, src source, project string) error {
 	if err != nil {
 		return err
 	}
-	return tx.Put(bucketSnapshots, snapshotKey(project, seq), b)
+	if err := tx.Put(bucketSnapshots, snapshotKey(project, seq), b); err != nil {
+		return err
+	}
+	return putSnapshotMark(tx, project, snapshotMark{seq: seq, events: state.Project.Events, bytes: uint64(len(b))})
 }
 
 // loadSnapshot decodes a stored snapshot and checks that it belongs to

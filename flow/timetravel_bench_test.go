@@ -8,11 +8,14 @@ package flow
 // FLOW_BENCH_EVENTS sets the size of the point-in-time file (default
 // 100000, so that CI stays quick; 1000000 gives the issue's 1M-event
 // figure) and FLOW_BENCH_PROJECTS how many projects share it (default 10).
-// The append benchmarks amortize one snapshot over DefaultSnapshotEvery
-// appends: give them -benchtime=10000x or more for a stable figure (their
-// "snapshots" metric says how many the timed loop took, "slowest-ms" the
-// longest single append: the one that took a snapshot, when one did).
-// FLOW_BENCH_DIR keeps the point-in-time file there between runs.
+// The append benchmarks amortize a snapshot over many appends (at least
+// DefaultSnapshotEvery, and one per SnapshotBytesPerEvent bytes of the
+// project's last snapshot): give them -benchtime=10000x or more for a
+// stable figure (their "snapshots" metric says how many the timed loop
+// took, "slowest-ms" the longest single append: the one that took a
+// snapshot, when one did; "file-B/event" and "snapshot-B/event" are the
+// bytes on disk per event of the file they start from). FLOW_BENCH_DIR
+// keeps the point-in-time file there between runs.
 
 import (
 	"encoding/json"
@@ -254,7 +257,7 @@ func ttFixtureFor(b *testing.B, n uint64, projects int) *ttFixture {
 	if keep == "" {
 		return ttBuild(b, filepath.Join(b.TempDir(), DefaultDir, DefaultFile), n, projects)
 	}
-	path := filepath.Join(keep, fmt.Sprintf("pit-%d-%d-v%d.db", n, projects, projection.Version))
+	path := filepath.Join(keep, fmt.Sprintf("pit-%d-%d-v%d-b%d.db", n, projects, projection.Version, SnapshotBytesPerEvent))
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return ttOpenFixture(b, path, 0)
 	}
@@ -321,10 +324,18 @@ func ttOpenFixture(b *testing.B, path string, built time.Duration) *ttFixture {
 	if built > 0 {
 		how = "built in " + built.Round(time.Millisecond).String()
 	}
-	b.Logf("fixture: %d events, %d projects, %s; file %.1f MB; %d snapshots, %.1f MB in all, mean %.0f KB, largest %.0f KB",
-		f.head, projects, how, float64(f.size)/1e6, f.snaps, float64(f.snapSum)/1e6,
-		float64(f.snapSum)/float64(max(f.snaps, 1))/1e3, float64(f.snapMax)/1e3)
+	b.Logf("fixture: %d events, %d projects, %s; file %.1f MB (%.0f B/event); %d snapshots, %.1f MB in all (%.0f B/event), mean %.0f KB, largest %.0f KB",
+		f.head, projects, how, float64(f.size)/1e6, float64(f.size)/float64(max(f.head, 1)), f.snaps, float64(f.snapSum)/1e6,
+		float64(f.snapSum)/float64(max(f.head, 1)), float64(f.snapSum)/float64(max(f.snaps, 1))/1e3, float64(f.snapMax)/1e3)
 	return f
+}
+
+// report adds the fixture's bytes on disk per event, in all and in
+// snapshots, to a benchmark's metrics.
+func (f *ttFixture) report(b *testing.B) {
+	n := float64(max(f.head, 1))
+	b.ReportMetric(float64(f.size)/n, "file-B/event")
+	b.ReportMetric(float64(f.snapSum)/n, "snapshot-B/event")
 }
 
 // ttRead is one point-in-time read: a task at a seq where it exists.
@@ -360,7 +371,13 @@ func ttReads(b *testing.B, e *Engine, head uint64, n int) []ttRead {
 // BenchmarkPointInTime reads a task at random seqs of a file of
 // FLOW_BENCH_EVENTS events (default 100000; 1000000 for the 1M figure of
 // DESIGN.md §11, whose target is <= 2 ms a read), each through a view at
-// that seq: the nearest snapshot at or below it plus the events between.
+// that seq, which folds the task's own stream and its project's rollbacks
+// up to the seq (atSource). The sub-benchmarks measure, for the same
+// reads: whole-state, the task read from the project's whole state there
+// (the nearest snapshot at or below the seq plus the events between: the
+// baseline of the view, what it did before it read entities on their
+// own); status, a query of the whole state (`status --at`); and
+// snapshot-only, the part of whole-state spent loading the snapshot.
 func BenchmarkPointInTime(b *testing.B) {
 	n := ttBenchEnv(b, "FLOW_BENCH_EVENTS", 100000)
 	projects := ttBenchEnv(b, "FLOW_BENCH_PROJECTS", 10)
@@ -376,10 +393,36 @@ func BenchmarkPointInTime(b *testing.B) {
 				b.Fatalf("%s %s at seq %d = %+v, %v", r.project, r.task, r.seq, t, err)
 			}
 		}
+		f.report(b)
 	})
-	// The part of a read spent loading (finding, copying, checking and
-	// decoding) the nearest snapshot, for the same reads: the rest is
-	// folding the events after it.
+	b.Run(name+"/whole-state", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r := reads[i%len(reads)]
+			err := f.e.view(func(tx *eventlog.Tx) error {
+				mem, err := f.e.stateAt(tx, r.project, r.seq)
+				if err == nil && mem.Tasks[projection.Key(r.project, r.task)].Seq != r.seq {
+					err = fmt.Errorf("%s %s at seq %d: not the task changed there", r.project, r.task, r.seq)
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(name+"/status", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r := reads[i%len(reads)]
+			if _, err := f.e.At(r.project, Point{Seq: r.seq}).Status(r.project); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The part of a whole-state read spent loading (finding, copying,
+	// checking and decoding) the nearest snapshot: the rest is folding
+	// the events after it.
 	b.Run(name+"/snapshot-only", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -432,4 +475,7 @@ func ttBenchAppend(b *testing.B, every int) {
 	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(ttSnapshots(b, e, project)-before), "snapshots")
 	b.ReportMetric(float64(slowest)/1e6, "slowest-ms")
+	if every >= 0 {
+		f.report(b)
+	}
 }

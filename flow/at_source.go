@@ -1,0 +1,340 @@
+package flow
+
+import (
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// maxEntityFolds is how many entities one point-in-time read folds from
+// their own streams before it builds the project's whole state instead:
+// a query that reads many entities by id is cheaper from one snapshot.
+const maxEntityFolds = 16
+
+// atSource is what a point-in-time view reads: project's state at seq.
+//
+// A read of one entity by id is answered without the project's whole
+// state. When the inline projections are current and the entity's last
+// change (Meta.Seq) is at or below seq, it is the entity as it is now: no
+// later event changed it. Otherwise the entity is folded from what it
+// depends on (entityAt): its own stream and the project's rollbacks, up
+// to seq. Approvals and exec records of a task are folded with their
+// task, whose stream holds their events. Anything else — lists, the
+// project itself, an entity of another project, an entity whose fold
+// fails — reads the whole state, built once: the nearest snapshot at or
+// below seq plus the project's events after it (Engine.stateAt).
+//
+// Both ways give the same entity, encoded byte for byte alike
+// (TestProperty_EntityAtEqualsWholeStateAt).
+type atSource struct {
+	e       *Engine
+	tx      *eventlog.Tx
+	project string
+	seq     uint64
+
+	whole   *projection.Memory            // the whole state, once built
+	now     *txStore                      // the inline projections, when current
+	checked bool                          // whether now was looked for
+	folds   map[string]*projection.Memory // entity folds by stream
+}
+
+var _ source = (*atSource)(nil)
+
+func newAtSource(e *Engine, tx *eventlog.Tx, project string, seq uint64) *atSource {
+	return &atSource{e: e, tx: tx, project: project, seq: seq, folds: map[string]*projection.Memory{}}
+}
+
+// state returns the project's whole state at seq, building it once.
+func (a *atSource) state() (*projection.Memory, error) {
+	if a.whole == nil {
+		mem, err := a.e.stateAt(a.tx, a.project, a.seq)
+		if err != nil {
+			return nil, err
+		}
+		a.whole = mem
+	}
+	return a.whole, nil
+}
+
+// fast reports whether an entity of project may be read on its own.
+func (a *atSource) fast(project string) bool {
+	return a.whole == nil && project == a.project
+}
+
+// current returns the inline projections when they were built by this
+// binary's fold (nil otherwise: another version's entities may differ).
+func (a *atSource) current() (*txStore, error) {
+	if !a.checked {
+		ok, err := projectionsCurrent(a.tx)
+		if err != nil {
+			return nil, err
+		}
+		a.checked = true
+		if ok {
+			a.now = newTxStore(a.tx)
+		}
+	}
+	return a.now, nil
+}
+
+// unchanged returns the entity as it is now when the projections are
+// current and its last change is at or below seq; nil otherwise.
+func unchanged[T any, P interface {
+	*T
+	EntityMeta() *projection.Meta
+}](a *atSource, get func(s *txStore) (P, error)) (P, error) {
+	now, err := a.current()
+	if err != nil || now == nil {
+		return nil, err
+	}
+	v, err := get(now)
+	if err != nil || v == nil || v.EntityMeta().Seq > a.seq {
+		return nil, err
+	}
+	return v, nil
+}
+
+// stream returns the fold of what the entity of stream depends on, up to
+// seq (entityAt), or nil when it must be read from the whole state.
+func (a *atSource) stream(stream string) (*projection.Memory, error) {
+	if mem, ok := a.folds[stream]; ok {
+		return mem, nil
+	}
+	if len(a.folds) >= maxEntityFolds {
+		return nil, nil
+	}
+	mem, err := entityAt(a.tx, a.project, stream, a.seq, a.e.warn)
+	if err != nil {
+		return nil, err
+	}
+	a.folds[stream] = mem // nil too: the fold failed, the whole state answers
+	return mem, nil
+}
+
+// Task reads a task at seq: see atSource.
+func (a *atSource) Task(project, id string) (*projection.Task, error) {
+	if a.fast(project) {
+		t, err := unchanged(a, func(s *txStore) (*projection.Task, error) { return s.Task(project, id) })
+		if err != nil || t != nil {
+			return t, err
+		}
+		mem, err := a.stream(projection.TaskStream(project, id))
+		if err != nil || mem != nil {
+			return taskOf(mem, project, id), err
+		}
+	}
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Task(project, id)
+}
+
+func taskOf(mem *projection.Memory, project, id string) *projection.Task {
+	if mem == nil {
+		return nil
+	}
+	t, _ := mem.Task(project, id)
+	return t
+}
+
+// Plan reads a plan at seq: see atSource.
+func (a *atSource) Plan(project, id string) (*projection.Plan, error) {
+	if a.fast(project) {
+		p, err := unchanged(a, func(s *txStore) (*projection.Plan, error) { return s.Plan(project, id) })
+		if err != nil || p != nil {
+			return p, err
+		}
+		mem, err := a.stream(projection.PlanStream(project, id))
+		if err != nil {
+			return nil, err
+		}
+		if mem != nil {
+			return mem.Plan(project, id)
+		}
+	}
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Plan(project, id)
+}
+
+// Approval reads an approval at seq: see atSource. Its task (which never
+// changes) is taken from the projections; an approval that is not there
+// now, or has no task, is read from the whole state.
+func (a *atSource) Approval(project, id string) (*projection.Approval, error) {
+	if a.fast(project) {
+		v, mem, err := taskPart(a, project, func(s *txStore) (*projection.Approval, error) { return s.Approval(project, id) },
+			func(v *projection.Approval) string { return v.Task })
+		if err != nil || v != nil {
+			return v, err
+		}
+		if mem != nil {
+			return mem.Approval(project, id)
+		}
+	}
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Approval(project, id)
+}
+
+// Exec reads an exec record at seq, as Approval reads an approval.
+func (a *atSource) Exec(project, id string) (*projection.Exec, error) {
+	if a.fast(project) {
+		v, mem, err := taskPart(a, project, func(s *txStore) (*projection.Exec, error) { return s.Exec(project, id) },
+			func(v *projection.Exec) string { return v.Task })
+		if err != nil || v != nil {
+			return v, err
+		}
+		if mem != nil {
+			return mem.Exec(project, id)
+		}
+	}
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Exec(project, id)
+}
+
+// taskPart reads an entity that belongs to a task (an approval, an exec
+// record): as it is now when that is also how it was at seq, else the
+// fold of its task's stream to read it from; both nil when only the
+// whole state can say.
+func taskPart[T any, P interface {
+	*T
+	EntityMeta() *projection.Meta
+}](a *atSource, project string, get func(s *txStore) (P, error), task func(P) string) (P, *projection.Memory, error) {
+	now, err := a.current()
+	if err != nil || now == nil {
+		return nil, nil, err
+	}
+	v, err := get(now)
+	switch {
+	case err != nil || v == nil:
+		return nil, nil, err
+	case v.EntityMeta().Seq <= a.seq:
+		return v, nil, nil
+	case task(v) == "":
+		return nil, nil, nil
+	}
+	mem, err := a.stream(projection.TaskStream(project, task(v)))
+	return nil, mem, err
+}
+
+// Checkpoint reads a checkpoint at seq. A checkpoint never changes once
+// created: it is there at seq when it was created at or below it.
+func (a *atSource) Checkpoint(project, id string) (*projection.Checkpoint, error) {
+	if a.fast(project) {
+		now, err := a.current()
+		if err != nil {
+			return nil, err
+		}
+		if now != nil {
+			c, err := now.Checkpoint(project, id)
+			if err != nil || c != nil && c.Seq <= a.seq {
+				return c, err
+			}
+		}
+	}
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Checkpoint(project, id)
+}
+
+// Project reads the project from the whole state: its counters and event
+// count depend on every event.
+func (a *atSource) Project(name string) (*projection.Project, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.Project(name)
+}
+
+// The lists read the whole state, as memSource does.
+
+func (a *atSource) Projects() ([]*projection.Project, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return memSource{mem}.Projects()
+}
+
+func (a *atSource) Plans(project string) ([]*projection.Plan, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.PlansOf(project), nil
+}
+
+func (a *atSource) Tasks(project string) ([]*projection.Task, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.TasksOf(project), nil
+}
+
+func (a *atSource) Approvals(project string) ([]*projection.Approval, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.ApprovalsOf(project), nil
+}
+
+func (a *atSource) Execs(project string) ([]*projection.Exec, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.ExecsOf(project), nil
+}
+
+func (a *atSource) Checkpoints(project string) ([]*projection.Checkpoint, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return mem.CheckpointsOf(project), nil
+}
+
+// The writes of projection.Store go to the whole state, as memSource's do:
+// a view is read-only, and nothing writes through it.
+
+func (a *atSource) put(put func(m *projection.Memory) error) error {
+	mem, err := a.state()
+	if err != nil {
+		return err
+	}
+	return put(mem)
+}
+
+func (a *atSource) PutProject(v *projection.Project) error {
+	return a.put(func(m *projection.Memory) error { return m.PutProject(v) })
+}
+func (a *atSource) PutPlan(v *projection.Plan) error {
+	return a.put(func(m *projection.Memory) error { return m.PutPlan(v) })
+}
+func (a *atSource) PutTask(v *projection.Task) error {
+	return a.put(func(m *projection.Memory) error { return m.PutTask(v) })
+}
+func (a *atSource) PutApproval(v *projection.Approval) error {
+	return a.put(func(m *projection.Memory) error { return m.PutApproval(v) })
+}
+func (a *atSource) PutExec(v *projection.Exec) error {
+	return a.put(func(m *projection.Memory) error { return m.PutExec(v) })
+}
+func (a *atSource) PutCheckpoint(v *projection.Checkpoint) error {
+	return a.put(func(m *projection.Memory) error { return m.PutCheckpoint(v) })
+}
+func (a *atSource) Delete(kind, project, id string) error {
+	return a.put(func(m *projection.Memory) error { return m.Delete(kind, project, id) })
+}
