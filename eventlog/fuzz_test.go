@@ -13,7 +13,8 @@ import (
 // FuzzDecodeRecord feeds arbitrary bytes to decodeRecord and
 // decodeEnvelope. They must never panic, must report every failure as a
 // *CorruptionError at the given seq, and a record they accept must
-// re-encode to a record that decodes to itself.
+// re-encode to a record that decodes to itself. decodeEnvelope must accept
+// exactly the envelopes in their one byte form (checkCodec).
 //
 // The input is also decoded a second time with a correct CRC appended, so
 // that mutations of the envelope get past the CRC check.
@@ -36,6 +37,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if r, err := decodeEnvelope(b); err == nil && r == nil {
 			t.Fatal("decodeEnvelope returned neither a record nor an error")
 		}
+		checkCodec(t, b)
 	})
 }
 
@@ -84,6 +86,9 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		copy(want.Causation[:], caus)
 		copy(want.Prev[:], prev)
 		b := encodeRecord(want)
+		if !bytes.Equal(b[:len(b)-crcLen-hashFieldLen], refBody(want)) {
+			t.Fatal("encodeRecord differs from the reference msgpack encoder")
+		}
 		got, err := decodeRecord(seq, b)
 		if err != nil {
 			t.Fatalf("decodeRecord: %v", err)

@@ -1,13 +1,11 @@
 package eventlog
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // MaxPayload is the largest event payload (Event.Data) accepted, in bytes.
@@ -57,29 +55,37 @@ type Record struct {
 // encodeRecord returns the stored bytes of r: the msgpack envelope followed
 // by the CRC32C of the envelope, big-endian. It computes r.Hash.
 func encodeRecord(r *Record) []byte {
-	var buf bytes.Buffer
-	buf.Grow(160 + len(r.Stream) + len(r.Type) + len(r.Actor) + len(r.Session) + len(r.Project) + len(r.Data))
-	enc := msgpack.NewEncoder(&buf)
-	// Errors from a bytes.Buffer writer cannot happen; the encoder only
-	// returns the writer's errors for these primitives.
-	_ = enc.EncodeArrayLen(envelopeFields)
-	_ = enc.EncodeUint(r.Seq)
-	_ = enc.EncodeBytes(r.ID[:])
-	_ = enc.EncodeString(r.Stream)
-	_ = enc.EncodeUint(r.Version)
-	_ = enc.EncodeString(r.Type)
-	_ = enc.EncodeUint(uint64(r.Schema))
-	_ = enc.EncodeInt(r.Time.UnixNano())
-	_ = enc.EncodeString(r.Actor)
-	_ = enc.EncodeString(r.Session)
-	_ = enc.EncodeString(r.Project)
-	_ = enc.EncodeBytes(optionalID(r.Correlation))
-	_ = enc.EncodeBytes(optionalID(r.Causation))
-	_ = enc.EncodeBytes(r.Data)
-	_ = enc.EncodeBytes(r.Prev[:])
-	r.Hash = chainHash(r.Prev, buf.Bytes())
-	_ = enc.EncodeBytes(r.Hash[:])
-	return binary.BigEndian.AppendUint32(buf.Bytes(), crc32.Checksum(buf.Bytes(), castagnoli))
+	b := appendBody(make([]byte, 0, recordSizeBound(r)), r)
+	r.Hash = chainHash(r.Prev, b)
+	b = append(append(b, mpBin8, sha256.Size), r.Hash[:]...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// recordSizeBound is at least the encoded size of r: the variable fields
+// plus the largest header and fixed part of each element.
+func recordSizeBound(r *Record) int {
+	const fixed = 1 + 9 + 18 + 5 + 9 + 5 + 5 + 9 + 3*5 + 2*18 + 5 + 2*hashFieldLen + crcLen
+	return fixed + len(r.Stream) + len(r.Type) + len(r.Actor) + len(r.Session) + len(r.Project) + len(r.Data)
+}
+
+// appendBody appends the envelope of r up to, not including, the hash
+// element: the bytes the hash covers.
+func appendBody(b []byte, r *Record) []byte {
+	b = append(b, mpFixArray|envelopeFields)
+	b = appendUint(b, r.Seq)
+	b = appendBin(b, r.ID[:])
+	b = appendStr(b, r.Stream)
+	b = appendUint(b, r.Version)
+	b = appendStr(b, r.Type)
+	b = appendUint(b, uint64(r.Schema))
+	b = appendInt(b, r.Time.UnixNano())
+	b = appendStr(b, r.Actor)
+	b = appendStr(b, r.Session)
+	b = appendStr(b, r.Project)
+	b = appendBin(b, optionalID(r.Correlation))
+	b = appendBin(b, optionalID(r.Causation))
+	b = appendBin(b, r.Data)
+	return appendBin(b, r.Prev[:])
 }
 
 // chainHash is SHA-256(prev || body), body being the envelope bytes up to
@@ -100,10 +106,41 @@ func optionalID(id ID) []byte {
 	return id[:]
 }
 
-// decodeRecord checks the CRC and the hash, then decodes b. It never
-// returns a record whose bytes failed a check. seq is the key the record
-// was stored under, used for error reports.
+// hashOnRead makes every read recompute the record's hash (checkHash).
+// Without it, CRC32C guards reads against damage and the hash is Verify's
+// to check (doc.go, "Reads and the hash chain").
+const hashOnRead = true
+
+// decodeRecord checks the CRC and the framing, then decodes b, and checks
+// the hash if hashOnRead. It never returns a record whose bytes failed a
+// check. seq is the key the record was stored under, used for error
+// reports.
+//
+// The record owns all its memory: its strings and Data are copies, never
+// aliases of b, so it stays valid after the transaction that read b.
 func decodeRecord(seq uint64, b []byte) (*Record, error) {
+	env, err := checkFrame(seq, b)
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeEnvelope(env)
+	if err != nil {
+		return nil, corruptf(seq, "record does not decode: %v", err)
+	}
+	if r.Seq != seq {
+		return nil, corruptf(seq, "record stored under seq %d says seq %d", seq, r.Seq)
+	}
+	if hashOnRead {
+		if err := checkHash(r, env); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// checkFrame checks b's length, CRC and hash field and returns the
+// envelope (b without the CRC).
+func checkFrame(seq uint64, b []byte) ([]byte, error) {
 	if len(b) < 1+hashFieldLen+crcLen {
 		return nil, corruptf(seq, "record is %d bytes, too short", len(b))
 	}
@@ -114,56 +151,68 @@ func decodeRecord(seq uint64, b []byte) (*Record, error) {
 	// The hash field is the one part of the envelope the hash does not
 	// cover: it must have its one encoding (bin8 of 32 bytes), so that a
 	// record has exactly one byte form.
-	if h := env[len(env)-hashFieldLen:]; h[0] != 0xc4 || h[1] != sha256.Size {
+	if h := env[len(env)-hashFieldLen:]; h[0] != mpBin8 || h[1] != sha256.Size {
 		return nil, corruptf(seq, "record hash field is not a 32-byte bin8")
 	}
-	r, err := decodeEnvelope(env)
-	if err != nil {
-		return nil, corruptf(seq, "record does not decode: %v", err)
-	}
-	if r.Seq != seq {
-		return nil, corruptf(seq, "record stored under seq %d says seq %d", seq, r.Seq)
-	}
-	if want := chainHash(r.Prev, env[:len(env)-hashFieldLen]); want != r.Hash {
-		return nil, corruptf(seq, "record hash does not match its content")
-	}
-	return r, nil
+	return env, nil
 }
 
+// checkHash checks that r, decoded from env, holds the hash of its content.
+func checkHash(r *Record, env []byte) error {
+	if chainHash(r.Prev, env[:len(env)-hashFieldLen]) != r.Hash {
+		return corruptf(r.Seq, "record hash does not match its content")
+	}
+	return nil
+}
+
+// decodeEnvelope parses the msgpack array of a record. The strings of the
+// record share one allocation, Data has its own.
 func decodeEnvelope(env []byte) (*Record, error) {
-	d := newDecoder(env)
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return nil, err
+	p := parser{b: env}
+	if c := p.code(); p.err == nil && c != mpFixArray|envelopeFields {
+		return nil, errorf("envelope starts with 0x%02x, want an array of %d fields", c, envelopeFields)
 	}
-	if n != envelopeFields {
-		return nil, errorf("envelope has %d fields, want %d", n, envelopeFields)
-	}
-	r := &Record{}
-	r.Seq = d.uint(&err)
-	d.fixed(r.ID[:], &err)
-	r.Stream = d.str(&err)
-	r.Version = d.uint(&err)
-	r.Type = d.str(&err)
-	schema := d.uint(&err)
-	r.Time = time.Unix(0, d.int(&err)).UTC()
-	r.Actor = d.str(&err)
-	r.Session = d.str(&err)
-	r.Project = d.str(&err)
-	d.optional(r.Correlation[:], &err)
-	d.optional(r.Causation[:], &err)
-	r.Data = d.bytes(&err)
-	d.fixed(r.Prev[:], &err)
-	d.fixed(r.Hash[:], &err)
-	if err != nil {
-		return nil, err
-	}
-	if schema > 1<<32-1 {
+	r := new(Record)
+	r.Seq = p.uint()
+	p.fixed(r.ID[:])
+	stream := p.str()
+	first := p.off - len(stream) // the strings lie in env[first:p.off]
+	r.Version = p.uint()
+	typ := p.str()
+	typEnd := p.off
+	schema := p.uint()
+	nanos := p.int()
+	actor := p.str()
+	actorEnd := p.off
+	session := p.str()
+	sessionEnd := p.off
+	project := p.str()
+	last := p.off
+	p.optional(&r.Correlation)
+	p.optional(&r.Causation)
+	data := p.bin()
+	p.fixed(r.Prev[:])
+	p.fixed(r.Hash[:])
+	switch {
+	case p.err != nil:
+		return nil, p.err
+	case p.off != len(env):
+		return nil, errorf("%d trailing bytes after the envelope", len(env)-p.off)
+	case schema > math.MaxUint32:
 		return nil, errorf("schema version %d out of range", schema)
 	}
+	s := string(env[first:last])
+	sub := func(end, n int) string { return s[end-first-n : end-first] }
+	r.Stream = s[:len(stream)]
+	r.Type = sub(typEnd, len(typ))
+	r.Actor = sub(actorEnd, len(actor))
+	r.Session = sub(sessionEnd, len(session))
+	r.Project = sub(last, len(project))
 	r.Schema = uint32(schema)
-	if d.remaining() != 0 {
-		return nil, errorf("trailing bytes after envelope")
+	r.Time = time.Unix(0, nanos).UTC()
+	if data != nil {
+		r.Data = make([]byte, len(data))
+		copy(r.Data, data)
 	}
 	return r, nil
 }

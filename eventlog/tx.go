@@ -82,6 +82,12 @@ func (tx *Tx) Record(seq uint64) (*Record, error) {
 // ReadRange calls fn for every record with from <= seq <= to, in seq
 // order; to == 0 means up to the head. fn returning ErrStop ends the scan.
 func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
+	return tx.scanLog(from, to, func(r *Record, _ []byte) error { return fn(r) })
+}
+
+// scanLog is ReadRange that also hands fn each record's envelope, which
+// is valid only during the call.
+func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) error {
 	from = max(from, 1)
 	c := tx.bucket(bucketLog).Cursor()
 	want := from
@@ -98,7 +104,7 @@ func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
 		if err != nil {
 			return err
 		}
-		if err := fn(r); err != nil {
+		if err := fn(r, v[:len(v)-crcLen]); err != nil {
 			return stopped(err)
 		}
 	}

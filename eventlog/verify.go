@@ -50,7 +50,12 @@ func verifyTx(tx *Tx) (Report, error) {
 	headSeq, headHash := tx.Head()
 	var seq uint64
 	var prev Hash
-	err := tx.ReadRange(1, 0, func(r *Record) error {
+	err := tx.scanLog(1, 0, func(r *Record, env []byte) error {
+		if !hashOnRead { // else decodeRecord has checked it
+			if err := checkHash(r, env); err != nil {
+				return err
+			}
+		}
 		if r.Prev != prev {
 			return corruptf(r.Seq, "hash chain broken: prev hash does not match the hash of seq %d", r.Seq-1)
 		}
