@@ -42,10 +42,28 @@ func TestProperty_EntityAtEqualsWholeStateAt(t *testing.T) {
 		actions := m.actions()
 		actions["Rollback2"], actions["Context2"], actions["AddStep2"] = m.Rollback, m.Context, m.AddStep
 		rt.Repeat(actions)
+		m.checkPlacements(rt)
 		m.checkEntitiesAtEverySeq(rt)
 		m.checkRollbackWindows(rt)
 		m.finish(rt)
 	})
+}
+
+// checkPlacements checks that every event the commands wrote is where
+// checkPlacement says it belongs, in the state before it.
+func (m *ttMachine) checkPlacements(t *rapid.T) {
+	mem := projection.NewMemory()
+	err := m.e.view(func(tx *eventlog.Tx) error {
+		return tx.ReadRange(1, 0, func(r *eventlog.Record) error {
+			if err := checkPlacement(mem, r); err != nil {
+				return err
+			}
+			return ttApply(mem, r)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ttIDs returns the ids of a kind a project has used, and the next one.
@@ -384,6 +402,81 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			}
 			if len(s.warned()) == 0 {
 				t.Errorf("no warning about the damaged index")
+			}
+		})
+	}
+}
+
+func TestCheckPlacement(t *testing.T) {
+	t.Parallel()
+	e := snapsOpen(t, 5).Engine
+	mustDo(t)(e.CreateProject(NewProject{Name: "p"}))
+	mustDo(t)(e.AddTask(NewTask{Project: "p", Title: "a"}))
+	mustDo(t)(e.AddTask(NewTask{Project: "p", Title: "b"}))
+	mustDo(t)(e.AddPlan(NewPlan{Project: "p", Title: "plan"}))
+	mustDo(t)(e.RequestApproval(NewApproval{Project: "p", Task: "T-1", Message: "ok?"}))
+	mustDo(t)(e.RecordExec(NewExec{Project: "p", Task: "T-1", Command: "make", Success: true}))
+	var src projection.Store
+	err := e.view(func(tx *eventlog.Tx) error {
+		var err error
+		src, err = e.stateAt(tx, "p", snapsHead(t, e))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(stream, typ string, payload any) *eventlog.Record {
+		b, err := marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema, _ := projection.Schema(typ)
+		return &eventlog.Record{Seq: 99, Stream: stream, Event: eventlog.Event{Type: typ, Schema: schema, Project: "p", Data: b}}
+	}
+	task1, task2, proj := projection.TaskStream("p", "T-1"), projection.TaskStream("p", "T-2"), projection.ProjectStream("p")
+	restored := func(ids ...string) []projection.Task {
+		var out []projection.Task
+		for _, id := range ids {
+			out = append(out, projection.Task{Project: "p", ID: id})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		r    *eventlog.Record
+		ok   bool
+	}{
+		{"NoteOnItsTask", rec(task1, projection.TypeNoteAdded, projection.NoteAdded{Task: "T-1", Text: "n"}), true},
+		{"NoteOfATaskOnTheProject", rec(proj, projection.TypeNoteAdded, projection.NoteAdded{Task: "T-1", Text: "n"}), false},
+		{"NoteOfATaskOnAnother", rec(task2, projection.TypeNoteAdded, projection.NoteAdded{Task: "T-1", Text: "n"}), false},
+		{"NoteOfTheProjectOnATask", rec(task1, projection.TypeNoteAdded, projection.NoteAdded{Text: "n"}), false},
+		{"DecisionOnItsTask", rec(task1, projection.TypeApprovalDecided, projection.ApprovalDecided{ID: "A-1", Decision: "granted"}), true},
+		{"DecisionOnTheProject", rec(proj, projection.TypeApprovalDecided, projection.ApprovalDecided{ID: "A-1", Decision: "granted"}), false},
+		{"ExecOnAnotherTask", rec(task2, projection.TypeExecRecorded, projection.ExecRecorded{ID: "X-2", Task: "T-1"}), false},
+		{"TaskCreatedOnAnotherStream", rec(task2, projection.TypeTaskCreated, projection.TaskCreated{ID: "T-3"}), false},
+		{"PlanClosedOnAnotherPlan", rec(projection.PlanStream("p", "P-2"), projection.TypePlanClosed, projection.PlanClosed{ID: "P-1"}), false},
+		{"TaskEventOnThePlan", rec(projection.PlanStream("p", "P-1"), projection.TypeTaskUpdated, projection.TaskUpdated{}), false},
+		{"AnotherProjectsStream", rec(projection.TaskStream("q", "T-1"), projection.TypeTaskReleased, projection.TaskReleased{}), false},
+		{"OutsideTheCatalog", rec("misc", projection.TypeNoteAdded, projection.NoteAdded{Text: "n"}), false},
+		{"UnknownTypeAnywhere", &eventlog.Record{Stream: "misc", Event: eventlog.Event{Type: "x.y", Project: "p"}}, true},
+		{"ProjectRollback", rec(proj, projection.TypeRollbackApplied, projection.RollbackApplied{Tasks: restored("T-1", "T-2"),
+			Removed: []projection.Removed{{Kind: projection.KindPlan, ID: "P-1"}}}), true},
+		{"TaskRollback", rec(task1, projection.TypeRollbackApplied, projection.RollbackApplied{Task: "T-1", Tasks: restored("T-1"),
+			Removed: []projection.Removed{{Kind: projection.KindApproval, ID: "A-1"}, {Kind: projection.KindExec, ID: "X-1"}}}), true},
+		{"TaskRollbackOfAnotherTask", rec(task1, projection.TypeRollbackApplied, projection.RollbackApplied{Task: "T-1", Tasks: restored("T-2")}), false},
+		{"TaskRollbackOnAnotherStream", rec(task2, projection.TypeRollbackApplied, projection.RollbackApplied{Task: "T-1", Tasks: restored("T-1")}), false},
+		{"TaskRollbackRemovingAnotherTasksApproval", rec(task2, projection.TypeRollbackApplied, projection.RollbackApplied{Task: "T-2",
+			Removed: []projection.Removed{{Kind: projection.KindApproval, ID: "A-1"}}}), false},
+		{"TaskRollbackOfAPlan", rec(task1, projection.TypeRollbackApplied, projection.RollbackApplied{Task: "T-1",
+			Plans: []projection.Plan{{Project: "p", ID: "P-1"}}}), false},
+		{"RollbackOnAPlan", rec(projection.PlanStream("p", "P-1"), projection.TypeRollbackApplied, projection.RollbackApplied{}), false},
+		{"RollbackRestoringAnotherProject", rec(proj, projection.TypeRollbackApplied, projection.RollbackApplied{
+			Tasks: []projection.Task{{Project: "q", ID: "T-1"}}}), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkPlacement(src, tt.r)
+			if tt.ok && err != nil || !tt.ok && ErrorCode(err) != CodeInvalid {
+				t.Fatalf("checkPlacement = %v, want ok: %v", err, tt.ok)
 			}
 		})
 	}
