@@ -32,8 +32,10 @@ builds flowctl (go build ./cmd/flowctl in the source tree, found from the
 working directory up: run it from the repository, or pass --flowctl),
 generates a file of --events events (default 1,000,000; 50,000 with
 --quick) into --dir, and measures the rows below. --dir (default: a new
-temporary directory, removed at the end) keeps the generated file and its
-marker (PATH.done, what gen reported) for the next run, which reuses them;
+temporary directory, removed at the end) keeps the generated file
+(gen-EVENTS-pPROJECTS-vFOLD.db, FOLD the projection version, so that a new
+fold gets a new file) and its marker (PATH.done, what gen reported) for
+the next run, which reuses them;
 every other file is removed. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
 run's time; JSON output is the rows alone. --quick runs everything at

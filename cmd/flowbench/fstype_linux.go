@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strconv"
 	"syscall"
 )
@@ -31,10 +32,20 @@ func fsType(dir string) string {
 
 // allocated returns the bytes the file system allocated for the file at
 // path: less than its size where it is sparse (bbolt grows a file by
-// truncating it larger, in steps of 16 MB).
+// truncating it larger, in steps of 16 MB). The file is synced first: a
+// file system that allocates at writeback (ext4, xfs) counts no blocks
+// for data still in the page cache.
 func allocated(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
 		return 0, err
 	}
 	return st.Blocks * 512, nil

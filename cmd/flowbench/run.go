@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flowctl/flowctl/projection"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -249,7 +250,7 @@ func (b *bench) prepare(o runOptions) error {
 // former run completed in the directory: its marker file (.done) holds
 // what gen reported.
 func (b *bench) prepareGen(projects int) error {
-	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d.db", b.size.genEvents, projects))
+	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d-v%d.db", b.size.genEvents, projects, projection.Version))
 	done := b.gen + ".done"
 	info, err := readGenInfo(done)
 	if errors.Is(err, os.ErrNotExist) {
