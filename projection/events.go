@@ -33,15 +33,84 @@ const SchemaVersion = 1
 // Schema returns the schema version this binary writes and reads for an
 // event type, and whether it knows the type at all.
 func Schema(typ string) (uint32, bool) {
-	switch typ {
-	case TypeProjectCreated, TypeProjectArchived, TypePlanCreated, TypePlanClosed,
-		TypeTaskCreated, TypeTaskUpdated, TypeTaskDepsChanged, TypeTaskStatusChanged,
-		TypeTaskClaimed, TypeTaskLeaseRenewed, TypeTaskReleased, TypeTaskContextMerged,
-		TypeStepAdded, TypeStepStatusChanged, TypeNoteAdded, TypeApprovalRequested,
-		TypeApprovalDecided, TypeExecRecorded, TypeCheckpointCreated, TypeRollbackApplied:
-		return SchemaVersion, true
+	if kindOf(typ) == kindUnknown {
+		return 0, false
 	}
-	return 0, false
+	return SchemaVersion, true
+}
+
+// eventKind is an event type as a number, for the fold's switches: one
+// string switch per event instead of one per switch.
+type eventKind uint8
+
+const (
+	kindUnknown eventKind = iota
+	kindProjectCreated
+	kindProjectArchived
+	kindPlanCreated
+	kindPlanClosed
+	kindTaskCreated
+	kindTaskUpdated
+	kindTaskDepsChanged
+	kindTaskStatusChanged
+	kindTaskClaimed
+	kindTaskLeaseRenewed
+	kindTaskReleased
+	kindTaskContextMerged
+	kindStepAdded
+	kindStepStatusChanged
+	kindNoteAdded
+	kindApprovalRequested
+	kindApprovalDecided
+	kindExecRecorded
+	kindCheckpointCreated
+	kindRollbackApplied
+)
+
+func kindOf(typ string) eventKind {
+	switch typ {
+	case TypeProjectCreated:
+		return kindProjectCreated
+	case TypeProjectArchived:
+		return kindProjectArchived
+	case TypePlanCreated:
+		return kindPlanCreated
+	case TypePlanClosed:
+		return kindPlanClosed
+	case TypeTaskCreated:
+		return kindTaskCreated
+	case TypeTaskUpdated:
+		return kindTaskUpdated
+	case TypeTaskDepsChanged:
+		return kindTaskDepsChanged
+	case TypeTaskStatusChanged:
+		return kindTaskStatusChanged
+	case TypeTaskClaimed:
+		return kindTaskClaimed
+	case TypeTaskLeaseRenewed:
+		return kindTaskLeaseRenewed
+	case TypeTaskReleased:
+		return kindTaskReleased
+	case TypeTaskContextMerged:
+		return kindTaskContextMerged
+	case TypeStepAdded:
+		return kindStepAdded
+	case TypeStepStatusChanged:
+		return kindStepStatusChanged
+	case TypeNoteAdded:
+		return kindNoteAdded
+	case TypeApprovalRequested:
+		return kindApprovalRequested
+	case TypeApprovalDecided:
+		return kindApprovalDecided
+	case TypeExecRecorded:
+		return kindExecRecorded
+	case TypeCheckpointCreated:
+		return kindCheckpointCreated
+	case TypeRollbackApplied:
+		return kindRollbackApplied
+	}
+	return kindUnknown
 }
 
 // ProjectCreated is the first event of stream project/<name>.

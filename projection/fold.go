@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/flowctl/flowctl/eventlog"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // ErrUnknown reports an event this binary does not know (a newer type or
@@ -22,27 +21,49 @@ var ErrInconsistent = errors.New("projection: event does not fit the state")
 // s and r, no clock, no randomness. Events of unknown types or schemas
 // return ErrUnknown and change nothing.
 func Apply(s Store, r *eventlog.Record) error {
-	schema, ok := Schema(r.Type)
-	if !ok || r.Schema != schema {
+	kind := kindOf(r.Type)
+	if kind == kindUnknown || r.Schema != SchemaVersion {
 		return fmt.Errorf("%w: %s (schema %d) at seq %d", ErrUnknown, r.Type, r.Schema, r.Seq)
 	}
-	f := fold{s: s, r: r}
+	f := fold{s: s, r: r, kind: kind}
+	f.stream.kind, f.stream.project, f.stream.id, f.stream.ok = ParseStream(r.Stream)
+	f.stream.ok = f.stream.ok && f.stream.project == r.Project
 	if err := f.apply(); err != nil {
 		return fmt.Errorf("seq %d (%s): %w", r.Seq, r.Type, err)
 	}
-	if err := f.project(func(p *Project) error { p.Events++; return nil }); err != nil {
+	err := f.project(func(p *Project) error {
+		p.Events++
+		if f.stream.ok && f.stream.kind == KindProject {
+			f.touch(&p.Meta)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("seq %d (%s): %w", r.Seq, r.Type, err)
 	}
 	return f.touchStream()
 }
 
 type fold struct {
-	s Store
-	r *eventlog.Record
+	s    Store
+	r    *eventlog.Record
+	kind eventKind
+	// stream is r.Stream parsed; ok when it is a stream of the catalog
+	// in r's project.
+	stream struct {
+		kind, project, id string
+		ok                bool
+	}
+	touched bool // the entity of the stream records the event already
 }
 
-func (f *fold) decode(v any) error {
-	if err := msgpack.Unmarshal(f.r.Data, v); err != nil {
+// payload reads the event's payload with a payload type's decoder, as
+// in f.payload(p.unmarshal): what msgpack.Unmarshal would read,
+// without reflection. Strings are copied, so the state keeps no
+// reference to r.Data. (A method value rather than an interface, so that
+// neither the payload nor the reader escapes to the heap.)
+func (f *fold) payload(unmarshal func([]byte) error) error {
+	if err := unmarshal(f.r.Data); err != nil {
 		return fmt.Errorf("%w: payload does not decode: %v", ErrInconsistent, err)
 	}
 	return nil
@@ -54,39 +75,39 @@ func (f *fold) meta() Meta {
 }
 
 func (f *fold) apply() error {
-	switch f.r.Type {
-	case TypeProjectCreated:
+	switch f.kind {
+	case kindProjectCreated:
 		var p ProjectCreated
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		return f.s.PutProject(&Project{Name: f.r.Project, Description: p.Description, Meta: f.meta()})
-	case TypeProjectArchived:
+	case kindProjectArchived:
 		return f.project(func(p *Project) error { p.Archived = true; return nil })
-	case TypePlanCreated:
+	case kindPlanCreated:
 		return f.planCreated()
-	case TypePlanClosed:
+	case kindPlanClosed:
 		var p PlanClosed
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		return f.plan(p.ID, func(pl *Plan) error { pl.Status = "closed"; return nil })
-	case TypeTaskCreated:
+	case kindTaskCreated:
 		return f.taskCreated()
-	case TypeTaskUpdated, TypeTaskDepsChanged, TypeTaskStatusChanged, TypeTaskClaimed,
-		TypeTaskLeaseRenewed, TypeTaskReleased, TypeTaskContextMerged, TypeStepAdded, TypeStepStatusChanged:
+	case kindTaskUpdated, kindTaskDepsChanged, kindTaskStatusChanged, kindTaskClaimed,
+		kindTaskLeaseRenewed, kindTaskReleased, kindTaskContextMerged, kindStepAdded, kindStepStatusChanged:
 		return f.streamTask(f.taskEvent)
-	case TypeNoteAdded:
+	case kindNoteAdded:
 		return f.noteAdded()
-	case TypeApprovalRequested:
+	case kindApprovalRequested:
 		return f.approvalRequested()
-	case TypeApprovalDecided:
+	case kindApprovalDecided:
 		return f.approvalDecided()
-	case TypeExecRecorded:
+	case kindExecRecorded:
 		return f.execRecorded()
-	case TypeCheckpointCreated:
+	case kindCheckpointCreated:
 		return f.checkpointCreated()
-	case TypeRollbackApplied:
+	case kindRollbackApplied:
 		return f.rollbackApplied()
 	}
 	return fmt.Errorf("%w: %s", ErrUnknown, f.r.Type)
@@ -135,13 +156,21 @@ func (f *fold) task(id string, change func(*Task) error) error {
 	return f.s.PutTask(t)
 }
 
-// streamTask changes the task whose stream the event is on.
+// streamTask changes the task whose stream the event is on, and records
+// the event on it.
 func (f *fold) streamTask(change func(*Task) error) error {
-	kind, _, id, ok := ParseStream(f.r.Stream)
-	if !ok || kind != KindTask {
+	if f.stream.kind != KindTask {
 		return fmt.Errorf("%w: %s on stream %q", ErrInconsistent, f.r.Type, f.r.Stream)
 	}
-	return f.task(id, change)
+	return f.task(f.stream.id, func(t *Task) error {
+		if err := change(t); err != nil {
+			return err
+		}
+		if f.stream.ok {
+			f.touch(&t.Meta)
+		}
+		return nil
+	})
 }
 
 // counter raises a project counter to the number of a new id.
@@ -159,7 +188,7 @@ func (f *fold) counter(prefix, id string, field func(*Counters) *int) error {
 
 func (f *fold) planCreated() error {
 	var p PlanCreated
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if err := f.counter(PrefixPlan, p.ID, func(c *Counters) *int { return &c.Plans }); err != nil {
@@ -170,7 +199,7 @@ func (f *fold) planCreated() error {
 
 func (f *fold) taskCreated() error {
 	var p TaskCreated
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if err := f.counter(PrefixTask, p.ID, func(c *Counters) *int { return &c.Tasks }); err != nil {
@@ -189,23 +218,25 @@ func (f *fold) taskCreated() error {
 	})
 }
 
-// touchStream records the event on the entity of its stream: version, seq
-// and update time.
+// touchStream records the event on the entity of its stream, unless that
+// was done already.
 func (f *fold) touchStream() error {
-	kind, project, id, ok := ParseStream(f.r.Stream)
-	if !ok || project != f.r.Project {
+	if !f.stream.ok || f.touched {
 		return nil // a stream outside the catalog: nothing to record
 	}
-	// An imported event can be older than the entity's last change: the
-	// update time never goes back.
-	touch := func(m *Meta) {
-		m.Version, m.Seq, m.UpdatedAt = f.r.Version, f.r.Seq, max(m.UpdatedAt, TimeOf(f.r.Time))
-	}
-	switch kind {
+	switch f.stream.kind {
 	case KindProject:
-		return f.project(func(p *Project) error { touch(&p.Meta); return nil })
+		return f.project(func(p *Project) error { f.touch(&p.Meta); return nil })
 	case KindPlan:
-		return f.plan(id, func(p *Plan) error { touch(&p.Meta); return nil })
+		return f.plan(f.stream.id, func(p *Plan) error { f.touch(&p.Meta); return nil })
 	}
-	return f.task(id, func(t *Task) error { touch(&t.Meta); return nil })
+	return f.task(f.stream.id, func(t *Task) error { f.touch(&t.Meta); return nil })
+}
+
+// touch records the event on m: version, seq and update time. An
+// imported event can be older than the entity's last change: the update
+// time never goes back.
+func (f *fold) touch(m *Meta) {
+	m.Version, m.Seq, m.UpdatedAt = f.r.Version, f.r.Seq, max(m.UpdatedAt, TimeOf(f.r.Time))
+	f.touched = true
 }

@@ -2,7 +2,7 @@ package projection
 
 func (f *fold) checkpointCreated() error {
 	var p CheckpointCreated
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if err := f.counter(PrefixCheckpoint, p.ID, func(c *Counters) *int { return &c.Checkpoints }); err != nil {
@@ -16,7 +16,7 @@ func (f *fold) checkpointCreated() error {
 // created after the target.
 func (f *fold) rollbackApplied() error {
 	var p RollbackApplied
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if p.Project != nil {

@@ -7,10 +7,10 @@ import (
 
 // taskEvent folds the events that change one task, on its own stream.
 func (f *fold) taskEvent(t *Task) error {
-	switch f.r.Type {
-	case TypeTaskUpdated:
+	switch f.kind {
+	case kindTaskUpdated:
 		var p TaskUpdated
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		setIf(&t.Title, p.Title)
@@ -21,9 +21,9 @@ func (f *fold) taskEvent(t *Task) error {
 		if p.Tags != nil {
 			t.Tags = NonNil(slices.Clone(*p.Tags))
 		}
-	case TypeTaskDepsChanged:
+	case kindTaskDepsChanged:
 		var p TaskDepsChanged
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		t.Deps = slices.DeleteFunc(t.Deps, func(d string) bool { return slices.Contains(p.Removed, d) })
@@ -33,33 +33,33 @@ func (f *fold) taskEvent(t *Task) error {
 			}
 		}
 		slices.SortFunc(t.Deps, CompareTaskIDs)
-	case TypeTaskStatusChanged:
+	case kindTaskStatusChanged:
 		var p TaskStatusChanged
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		t.Status, t.Forced = p.To, p.Forced
-	case TypeTaskClaimed, TypeTaskLeaseRenewed:
+	case kindTaskClaimed, kindTaskLeaseRenewed:
 		var p TaskClaimed
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		claimedAt := TimeOf(f.r.Time)
-		if f.r.Type == TypeTaskLeaseRenewed && t.Claim != nil {
+		if f.kind == kindTaskLeaseRenewed && t.Claim != nil {
 			claimedAt = t.Claim.ClaimedAt
 		}
 		t.Claim = &Claim{Actor: p.Actor, Session: p.Session, LeaseUntil: Time(p.LeaseUntil), ClaimedAt: claimedAt}
-	case TypeTaskReleased:
+	case kindTaskReleased:
 		t.Claim = nil
-	case TypeTaskContextMerged:
+	case kindTaskContextMerged:
 		return f.contextMerged(t)
-	case TypeStepAdded:
+	case kindStepAdded:
 		var p StepAdded
-		if err := f.decode(&p); err != nil {
+		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
 		t.Steps = append(t.Steps, Step{ID: p.ID, Title: p.Title, Status: StepPending, UpdatedAt: TimeOf(f.r.Time)})
-	case TypeStepStatusChanged:
+	case kindStepStatusChanged:
 		return f.stepStatus(t)
 	}
 	return nil
@@ -73,7 +73,7 @@ func setIf[T any](dst *T, v *T) {
 
 func (f *fold) contextMerged(t *Task) error {
 	var p TaskContextMerged
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	var next JSON
@@ -93,7 +93,7 @@ func (f *fold) contextMerged(t *Task) error {
 
 func (f *fold) stepStatus(t *Task) error {
 	var p StepStatusChanged
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	s := t.Step(p.ID)
@@ -124,7 +124,7 @@ func (f *fold) stepStatus(t *Task) error {
 
 func (f *fold) noteAdded() error {
 	var p NoteAdded
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if p.Task == "" {
@@ -135,7 +135,7 @@ func (f *fold) noteAdded() error {
 
 func (f *fold) approvalRequested() error {
 	var p ApprovalRequested
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if err := f.counter(PrefixApproval, p.ID, func(c *Counters) *int { return &c.Approvals }); err != nil {
@@ -160,7 +160,7 @@ func (f *fold) approvalRequested() error {
 
 func (f *fold) approvalDecided() error {
 	var p ApprovalDecided
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	a, err := f.s.Approval(f.r.Project, p.ID)
@@ -186,7 +186,7 @@ func (f *fold) approvalDecided() error {
 
 func (f *fold) execRecorded() error {
 	var p ExecRecorded
-	if err := f.decode(&p); err != nil {
+	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
 	if err := f.counter(PrefixExec, p.ID, func(c *Counters) *int { return &c.Execs }); err != nil {

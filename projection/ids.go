@@ -27,12 +27,16 @@ const (
 
 // ParseStream splits a catalog stream into its kind, project and id.
 func ParseStream(stream string) (kind, project, id string, ok bool) {
-	parts := strings.Split(stream, "/")
+	kind, rest, ok := strings.Cut(stream, "/")
+	if !ok {
+		return "", "", "", false
+	}
+	project, id, hasID := strings.Cut(rest, "/")
 	switch {
-	case len(parts) == 2 && parts[0] == KindProject:
-		return KindProject, parts[1], "", true
-	case len(parts) == 3 && (parts[0] == KindPlan || parts[0] == KindTask):
-		return parts[0], parts[1], parts[2], true
+	case kind == KindProject && !hasID:
+		return KindProject, project, "", true
+	case (kind == KindPlan || kind == KindTask) && hasID && strings.IndexByte(id, '/') < 0:
+		return kind, project, id, true
 	}
 	return "", "", "", false
 }

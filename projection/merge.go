@@ -2,8 +2,12 @@ package projection
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // EmptyContext is the context of a new task.
@@ -14,65 +18,684 @@ const EmptyContext JSON = "{}"
 // null deletes a key, anything else (arrays included) replaces. The patch
 // must be an object. Numbers keep their exact text.
 func MergePatch(doc, patch JSON) (JSON, error) {
-	target, err := decodeObject(doc)
-	if err != nil {
+	c := getCanon()
+	defer putCanon(c)
+	var err error
+	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
 		return "", err
 	}
-	p, err := decodeObject(patch)
-	if err != nil {
+	if c.patch, err = c.canonical(c.patch[:0], string(patch)); err != nil {
 		return "", err
 	}
-	return encodeCanonical(mergeObject(target, p))
+	c.scratch = appendMerge(c.scratch[:0], c.target, c.patch)
+	return JSON(c.scratch), nil
 }
 
 // Canonical returns the canonical form of a JSON object: keys sorted, no
 // insignificant space, numbers as written.
 func Canonical(doc JSON) (JSON, error) {
-	v, err := decodeObject(doc)
-	if err != nil {
+	c := getCanon()
+	defer putCanon(c)
+	var err error
+	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
 		return "", err
 	}
-	return encodeCanonical(v)
+	return JSON(c.target), nil
 }
 
-func mergeObject(target, patch map[string]any) map[string]any {
-	for k, pv := range patch {
-		switch pv := pv.(type) {
-		case nil:
-			delete(target, k)
-		case map[string]any:
-			t, ok := target[k].(map[string]any)
-			if !ok {
-				t = map[string]any{}
-			}
-			target[k] = mergeObject(t, pv)
-		default:
-			target[k] = pv
+// The canonical form is the one encoding/json gave the value decoded
+// with UseNumber (the implementation before this one, kept in the tests
+// as the reference): object keys sorted bytewise by their decoded text,
+// a repeated key's last value kept, strings re-escaped (only ", \ and
+// control characters, as \b \f \n \r \t or \u00xx, plus U+2028 and
+// U+2029; invalid UTF-8 becomes U+FFFD), numbers and literals as written,
+// no space. Like json.Decoder, it reads one value and ignores what
+// follows it, and refuses nesting deeper than 10000.
+
+var errNotObject = errors.New("not a JSON object")
+
+// maxNesting is encoding/json's limit on nesting.
+const maxNesting = 10000
+
+// canon holds the buffers of one canonicalization or merge.
+type canon struct {
+	src     string
+	i       int
+	depth   int
+	out     []byte
+	members []member // of the objects being read, innermost last
+	scratch []byte
+	target  []byte
+	patch   []byte
+	text    []byte // a decoded string
+}
+
+// member is a key and value of an object, written in canonical form at
+// out[start:end].
+type member struct {
+	key        string // decoded
+	start, end int
+}
+
+var canonPool = sync.Pool{New: func() any { return new(canon) }}
+
+func getCanon() *canon { return canonPool.Get().(*canon) }
+
+// maxPooled is the largest buffer a pooled canon keeps.
+const maxPooled = 1 << 16
+
+func putCanon(c *canon) {
+	c.src = ""
+	clear(c.members[:cap(c.members)])
+	c.members = c.members[:0]
+	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text} {
+		if cap(*b) > maxPooled {
+			*b = nil
 		}
 	}
-	return target
+	canonPool.Put(c)
 }
 
-func decodeObject(doc JSON) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+// canonical appends to dst the canonical form of the JSON object src
+// starts with.
+func (c *canon) canonical(dst []byte, src string) ([]byte, error) {
+	c.src, c.i, c.depth, c.out = src, 0, 0, dst
+	defer func() { c.src, c.out = "", nil }()
+	c.space()
+	if c.i >= len(src) {
+		return dst, errors.New("unexpected end of JSON input")
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
+	isObject := src[c.i] == '{'
+	if err := c.value(); err != nil {
+		return c.out, err
 	}
-	return m, nil
+	if !isObject {
+		return c.out, errNotObject
+	}
+	return c.out, nil
 }
 
-func encodeCanonical(v any) (JSON, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
+func (c *canon) space() {
+	for c.i < len(c.src) {
+		switch c.src[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
+		}
 	}
-	return JSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+type syntaxError struct {
+	msg string
+	at  int
+}
+
+func (e *syntaxError) Error() string { return "invalid JSON: " + e.msg + " at offset " + itoa(e.at) }
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for ; n > 0; n /= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+	}
+	return string(b[i:])
+}
+
+func (c *canon) fail(msg string) error { return &syntaxError{msg, c.i} }
+
+// value reads one value at c.i (after space) and writes it.
+func (c *canon) value() error {
+	c.space()
+	if c.i >= len(c.src) {
+		return c.fail("unexpected end")
+	}
+	switch ch := c.src[c.i]; {
+	case ch == '{':
+		return c.object()
+	case ch == '[':
+		return c.array()
+	case ch == '"':
+		_, err := c.string(false)
+		return err
+	case ch == '-' || ch >= '0' && ch <= '9':
+		return c.number()
+	case ch == 't':
+		return c.literal("true")
+	case ch == 'f':
+		return c.literal("false")
+	case ch == 'n':
+		return c.literal("null")
+	}
+	return c.fail("looking for the beginning of a value")
+}
+
+func (c *canon) literal(lit string) error {
+	if !strings.HasPrefix(c.src[c.i:], lit) {
+		return c.fail("in literal " + lit)
+	}
+	c.i += len(lit)
+	c.out = append(c.out, lit...)
+	return nil
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// number checks a number's grammar and writes it as it is.
+func (c *canon) number() error {
+	s, i := c.src, c.i
+	digits := func() bool {
+		j := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		return i > j
+	}
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		c.i = i
+		return c.fail("in numeric literal")
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			c.i = i
+			return c.fail("after decimal point in numeric literal")
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			c.i = i
+			return c.fail("in exponent of numeric literal")
+		}
+	}
+	c.out = append(c.out, s[c.i:i]...)
+	c.i = i
+	return nil
+}
+
+func (c *canon) nest() error {
+	if c.depth++; c.depth > maxNesting {
+		return c.fail("exceeded max depth")
+	}
+	return nil
+}
+
+func (c *canon) array() error {
+	if err := c.nest(); err != nil {
+		return err
+	}
+	c.i++
+	c.out = append(c.out, '[')
+	c.space()
+	if c.i < len(c.src) && c.src[c.i] == ']' {
+		c.i++
+		c.out = append(c.out, ']')
+		c.depth--
+		return nil
+	}
+	for {
+		if err := c.value(); err != nil {
+			return err
+		}
+		c.space()
+		if c.i >= len(c.src) {
+			return c.fail("unexpected end")
+		}
+		switch c.src[c.i] {
+		case ',':
+			c.i++
+			c.out = append(c.out, ',')
+			continue
+		case ']':
+			c.i++
+			c.out = append(c.out, ']')
+			c.depth--
+			return nil
+		}
+		return c.fail("after array element")
+	}
+}
+
+func (c *canon) object() error {
+	if err := c.nest(); err != nil {
+		return err
+	}
+	c.i++
+	start, base := len(c.out), len(c.members)
+	c.out = append(c.out, '{')
+	c.space()
+	if c.i < len(c.src) && c.src[c.i] == '}' {
+		c.i++
+		c.out = append(c.out, '}')
+		c.depth--
+		return nil
+	}
+	sorted := true
+	for {
+		c.space()
+		if c.i >= len(c.src) || c.src[c.i] != '"' {
+			return c.fail("looking for the beginning of an object key string")
+		}
+		m := member{start: len(c.out)}
+		key, err := c.string(true)
+		if err != nil {
+			return err
+		}
+		m.key = key
+		c.space()
+		if c.i >= len(c.src) || c.src[c.i] != ':' {
+			return c.fail("after object key")
+		}
+		c.i++
+		c.out = append(c.out, ':')
+		if err := c.value(); err != nil {
+			return err
+		}
+		m.end = len(c.out)
+		if n := len(c.members); n > base && c.members[n-1].key >= m.key {
+			sorted = false
+		}
+		c.members = append(c.members, m)
+		c.space()
+		if c.i >= len(c.src) {
+			return c.fail("unexpected end")
+		}
+		if c.src[c.i] == ',' {
+			c.i++
+			c.out = append(c.out, ',')
+			continue
+		}
+		if c.src[c.i] != '}' {
+			return c.fail("after object key:value pair")
+		}
+		c.i++
+		break
+	}
+	if !sorted {
+		c.sortMembers(start, base)
+	}
+	c.out = append(c.out, '}')
+	c.members = c.members[:base]
+	c.depth--
+	return nil
+}
+
+// sortMembers rewrites the members of the object at out[start:] in key
+// order, keeping the last of a repeated key.
+func (c *canon) sortMembers(start, base int) {
+	ms := c.members[base:]
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	tmp := append(c.scratch[:0], c.out[start:]...)
+	c.scratch = tmp
+	c.out = c.out[:start+1]
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].key == m.key {
+			continue // a later value of the same key wins
+		}
+		if len(c.out) > start+1 {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, tmp[m.start-start:m.end-start]...)
+	}
+}
+
+// string reads a string literal and writes it canonically; with key it
+// also returns the decoded text.
+func (c *canon) string(key bool) (string, error) {
+	s := c.src
+	i := c.i + 1
+	for i < len(s) {
+		b := s[i]
+		if b == '"' {
+			lit := s[c.i : i+1]
+			c.out = append(c.out, lit...)
+			c.i = i + 1
+			if key {
+				return lit[1 : len(lit)-1], nil
+			}
+			return "", nil
+		}
+		if b == '\\' || b < 0x20 {
+			break
+		}
+		if b < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			break
+		}
+		i += size
+	}
+	return c.slowString(key)
+}
+
+// slowString decodes a string with escapes, control characters or
+// characters that are written escaped, as encoding/json does, and writes
+// it re-escaped.
+func (c *canon) slowString(key bool) (string, error) {
+	s := c.src
+	t := c.text[:0]
+	i := c.i + 1
+	for {
+		if i >= len(s) {
+			c.i = i
+			return "", c.fail("unexpected end in string literal")
+		}
+		b := s[i]
+		switch {
+		case b == '"':
+			c.i = i + 1
+			c.text = t
+			c.out = appendJSONString(c.out, t)
+			if key {
+				return string(t), nil
+			}
+			return "", nil
+		case b < 0x20:
+			c.i = i
+			return "", c.fail("in string literal")
+		case b == '\\':
+			if i+1 >= len(s) {
+				c.i = i + 1
+				return "", c.fail("unexpected end in string escape code")
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				t = append(t, e)
+			case 'b':
+				t = append(t, '\b')
+			case 'f':
+				t = append(t, '\f')
+			case 'n':
+				t = append(t, '\n')
+			case 'r':
+				t = append(t, '\r')
+			case 't':
+				t = append(t, '\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				if r < 0 {
+					c.i = i + 2
+					return "", c.fail("in \\u hexadecimal character escape")
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2 := hex4u(s[i:]); r2 >= 0 {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							t = utf8.AppendRune(t, d)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				t = utf8.AppendRune(t, r)
+				continue
+			default:
+				c.i = i + 1
+				return "", c.fail("in string escape code")
+			}
+			i += 2
+		case b < utf8.RuneSelf:
+			t = append(t, b)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			t = utf8.AppendRune(t, r)
+			i += size
+		}
+	}
+}
+
+// hex4 reads four hex digits; -1 when they are not.
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// hex4u reads a \uXXXX escape; -1 when there is none.
+func hex4u(s string) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	return hex4(s[2:])
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as encoding/json does without HTML escaping.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Merging canonical objects.
+
+// appendMerge writes the merge of the canonical object patch into the
+// canonical object target: both list their keys in order, so the result
+// is one pass over both.
+func appendMerge(dst, target, patch []byte) []byte {
+	dst = append(dst, '{')
+	first := true
+	emit := func(k, v []byte) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, k...)
+		dst = append(dst, ':')
+		dst = append(dst, v...)
+	}
+	emitPatch := func(k, pv, tv []byte) {
+		switch pv[0] {
+		case 'n': // null: delete
+		case '{':
+			if tv == nil || tv[0] != '{' {
+				tv = []byte(EmptyContext)
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = append(dst, k...)
+			dst = append(dst, ':')
+			dst = appendMerge(dst, tv, pv)
+		default:
+			emit(k, pv)
+		}
+	}
+	t, p := members(target), members(patch)
+	tk, tv, tok := t.next()
+	pk, pv, pok := p.next()
+	for tok || pok {
+		cmp := -1
+		switch {
+		case !tok:
+			cmp = 1
+		case pok:
+			cmp = compareKeys(tk, pk)
+		}
+		switch {
+		case cmp < 0:
+			emit(tk, tv)
+			tk, tv, tok = t.next()
+		case cmp > 0:
+			emitPatch(pk, pv, nil)
+			pk, pv, pok = p.next()
+		default:
+			emitPatch(pk, pv, tv)
+			tk, tv, tok = t.next()
+			pk, pv, pok = p.next()
+		}
+	}
+	return append(dst, '}')
+}
+
+// memberIter walks the members of a canonical object.
+type memberIter struct {
+	b []byte
+	i int
+}
+
+func members(obj []byte) memberIter { return memberIter{obj, 1} }
+
+// next returns the next key (quoted, as written) and value.
+func (it *memberIter) next() (key, val []byte, ok bool) {
+	b := it.b
+	if it.i >= len(b) || b[it.i] == '}' {
+		return nil, nil, false
+	}
+	if b[it.i] == ',' {
+		it.i++
+	}
+	k := skipCanonical(b, it.i)
+	v := skipCanonical(b, k+1)
+	key, val = b[it.i:k], b[k+1:v]
+	it.i = v
+	return key, val, true
+}
+
+// skipCanonical returns the end of the canonical value at b[i].
+func skipCanonical(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		i++
+	}
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	for i++; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+// compareKeys orders two canonical (quoted) keys by their decoded text.
+func compareKeys(a, b []byte) int {
+	a, b = a[1:len(a)-1], b[1:len(b)-1]
+	if !hasBackslash(a) && !hasBackslash(b) {
+		return bytes.Compare(a, b)
+	}
+	return strings.Compare(decodeKey(a), decodeKey(b))
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeKey decodes the text of a canonical string.
+func decodeKey(raw []byte) string {
+	c := canon{src: `"` + string(raw) + `"`}
+	key, err := c.string(true)
+	if err != nil {
+		panic("projection: a canonical key does not decode: " + err.Error())
+	}
+	return key
 }

@@ -59,22 +59,48 @@ func NewMemory() *Memory {
 // Key is the key of an entity within its kind: "project/id".
 func Key(project, id string) string { return project + "/" + id }
 
-func (m *Memory) Project(name string) (*Project, error)    { return m.Projects[name], nil }
-func (m *Memory) Plan(p, id string) (*Plan, error)         { return m.Plans[Key(p, id)], nil }
-func (m *Memory) Task(p, id string) (*Task, error)         { return m.Tasks[Key(p, id)], nil }
-func (m *Memory) Approval(p, id string) (*Approval, error) { return m.Approvals[Key(p, id)], nil }
-func (m *Memory) Exec(p, id string) (*Exec, error)         { return m.Execs[Key(p, id)], nil }
-func (m *Memory) Checkpoint(p, id string) (*Checkpoint, error) {
-	return m.Checkpoints[Key(p, id)], nil
+// keyBuf holds a key built for a lookup, on the stack for most keys:
+// m[string(b)] does not allocate, m[Key(p, id)] does.
+type keyBuf [64]byte
+
+func (b *keyBuf) key(project, id string) []byte {
+	k := append(b[:0], project...)
+	k = append(k, '/')
+	return append(k, id...)
 }
 
+// get looks up the entity of project and id in m.
+func get[V any](m map[string]*V, project, id string) *V {
+	var b keyBuf
+	return m[string(b.key(project, id))]
+}
+
+// put stores v as the entity of project and id in m. Putting back the
+// entity that is there already (as the fold does after every change)
+// costs a lookup and no new key.
+func put[V any](m map[string]*V, project, id string, v *V) {
+	var b keyBuf
+	k := b.key(project, id)
+	if old, ok := m[string(k)]; ok && old == v {
+		return
+	}
+	m[string(k)] = v
+}
+
+func (m *Memory) Project(name string) (*Project, error)        { return m.Projects[name], nil }
+func (m *Memory) Plan(p, id string) (*Plan, error)             { return get(m.Plans, p, id), nil }
+func (m *Memory) Task(p, id string) (*Task, error)             { return get(m.Tasks, p, id), nil }
+func (m *Memory) Approval(p, id string) (*Approval, error)     { return get(m.Approvals, p, id), nil }
+func (m *Memory) Exec(p, id string) (*Exec, error)             { return get(m.Execs, p, id), nil }
+func (m *Memory) Checkpoint(p, id string) (*Checkpoint, error) { return get(m.Checkpoints, p, id), nil }
+
 func (m *Memory) PutProject(v *Project) error   { m.Projects[v.Name] = v; return nil }
-func (m *Memory) PutPlan(v *Plan) error         { m.Plans[Key(v.Project, v.ID)] = v; return nil }
-func (m *Memory) PutTask(v *Task) error         { m.Tasks[Key(v.Project, v.ID)] = v; return nil }
-func (m *Memory) PutApproval(v *Approval) error { m.Approvals[Key(v.Project, v.ID)] = v; return nil }
-func (m *Memory) PutExec(v *Exec) error         { m.Execs[Key(v.Project, v.ID)] = v; return nil }
+func (m *Memory) PutPlan(v *Plan) error         { put(m.Plans, v.Project, v.ID, v); return nil }
+func (m *Memory) PutTask(v *Task) error         { put(m.Tasks, v.Project, v.ID, v); return nil }
+func (m *Memory) PutApproval(v *Approval) error { put(m.Approvals, v.Project, v.ID, v); return nil }
+func (m *Memory) PutExec(v *Exec) error         { put(m.Execs, v.Project, v.ID, v); return nil }
 func (m *Memory) PutCheckpoint(v *Checkpoint) error {
-	m.Checkpoints[Key(v.Project, v.ID)] = v
+	put(m.Checkpoints, v.Project, v.ID, v)
 	return nil
 }
 

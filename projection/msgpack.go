@@ -1,0 +1,747 @@
+package projection
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Hand-written msgpack for the hot types: the payloads the fold decodes
+// and the entities a snapshot holds. It writes exactly the bytes, and
+// reads exactly what, vmihailenco/msgpack/v5's reflection codec writes
+// and reads for these types (the codec the stored bytes were made with,
+// and still the reference in the tests):
+//
+//   - a struct is a map of its fields in declaration order (embedded
+//     structs inlined), omitempty fields left out when empty; on reading,
+//     fields come in any order, unknown ones are skipped, a nil is the
+//     zero struct, and an array of exactly as many values as the struct
+//     has fields is read field by field (an empty array is the zero
+//     struct);
+//   - int is written in its shortest form, int64 (Time among them) as
+//     int64 and uint64 as uint64, both in 9 bytes, float64 as a double;
+//     on reading any integer code fits any integer field, a double field
+//     also takes a float or an integer, and nil is zero;
+//   - a string is str (bin is read too, nil is ""); a nil slice or
+//     pointer is nil.
+//
+// Values are read into the destination in place, as reflection does, so
+// that even a repeated key ends with the same value.
+
+var errShort = errors.New("msgpack: unexpected end of data")
+
+// mpReader reads msgpack values from b.
+type mpReader struct {
+	b []byte
+	i int
+	// arena, when set, is string(b): strings are cut from it rather than
+	// allocated one by one (they keep the whole arena alive).
+	arena string
+	// intern, when set, maps short strings already seen to one copy.
+	intern map[string]string
+}
+
+func (r *mpReader) code() (byte, error) {
+	if r.i >= len(r.b) {
+		return 0, errShort
+	}
+	c := r.b[r.i]
+	r.i++
+	return c, nil
+}
+
+// be reads a big-endian unsigned integer of width 1, 2, 4 or 8 bytes.
+func (r *mpReader) be(width int) (uint64, error) {
+	if len(r.b)-r.i < width {
+		r.i = len(r.b)
+		return 0, errShort
+	}
+	b := r.b[r.i : r.i+width]
+	r.i += width
+	switch width {
+	case 1:
+		return uint64(b[0]), nil
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b)), nil
+	case 4:
+		return uint64(binary.BigEndian.Uint32(b)), nil
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// take returns the next n bytes.
+func (r *mpReader) take(n uint64) (start, end int, err error) {
+	if n > uint64(len(r.b)-r.i) {
+		r.i = len(r.b)
+		return 0, 0, errShort
+	}
+	start = r.i
+	r.i += int(n)
+	return start, r.i, nil
+}
+
+func isFixNum(c byte) bool { return c <= 0x7f || c >= 0xe0 }
+
+// int reads any integer (or nil) as an int64, as DecodeInt64 does.
+func (r *mpReader) int() (int64, error) {
+	c, err := r.code()
+	if err != nil {
+		return 0, err
+	}
+	if isFixNum(c) {
+		return int64(int8(c)), nil
+	}
+	return r.intCode(c)
+}
+
+func (r *mpReader) intCode(c byte) (int64, error) {
+	var v uint64
+	var err error
+	switch c {
+	case 0xc0:
+		return 0, nil
+	case 0xcc:
+		v, err = r.be(1)
+	case 0xd0:
+		v, err = r.be(1)
+		v = uint64(int8(v))
+	case 0xcd:
+		v, err = r.be(2)
+	case 0xd1:
+		v, err = r.be(2)
+		v = uint64(int16(v))
+	case 0xce:
+		v, err = r.be(4)
+	case 0xd2:
+		v, err = r.be(4)
+		v = uint64(int32(v))
+	case 0xcf, 0xd3:
+		v, err = r.be(8)
+	default:
+		return 0, fmt.Errorf("msgpack: invalid code=%x decoding int64", c)
+	}
+	return int64(v), err
+}
+
+// uint reads any integer (or nil) as a uint64, as DecodeUint64 does:
+// negative numbers wrap.
+func (r *mpReader) uint() (uint64, error) {
+	n, err := r.int()
+	return uint64(n), err
+}
+
+func (r *mpReader) float64() (float64, error) {
+	c, err := r.code()
+	if err != nil {
+		return 0, err
+	}
+	switch c {
+	case 0xca:
+		v, err := r.be(4)
+		return float64(math.Float32frombits(uint32(v))), err
+	case 0xcb:
+		v, err := r.be(8)
+		return math.Float64frombits(v), err
+	}
+	if isFixNum(c) {
+		return float64(int8(c)), nil
+	}
+	n, err := r.intCode(c)
+	return float64(n), err
+}
+
+func (r *mpReader) bool() (bool, error) {
+	c, err := r.code()
+	switch {
+	case err != nil:
+		return false, err
+	case c == 0xc0, c == 0xc2:
+		return false, nil
+	case c == 0xc3:
+		return true, nil
+	}
+	return false, fmt.Errorf("msgpack: invalid code=%x decoding bool", c)
+}
+
+// bytesLen reads the header of a str or bin: its length, -1 for nil.
+func (r *mpReader) bytesLen() (int64, error) {
+	c, err := r.code()
+	if err != nil {
+		return 0, err
+	}
+	if c >= 0xa0 && c <= 0xbf {
+		return int64(c & 0x1f), nil
+	}
+	var n uint64
+	switch c {
+	case 0xc0:
+		return -1, nil
+	case 0xd9, 0xc4:
+		n, err = r.be(1)
+	case 0xda, 0xc5:
+		n, err = r.be(2)
+	case 0xdb, 0xc6:
+		n, err = r.be(4)
+	default:
+		return 0, fmt.Errorf("msgpack: invalid code=%x decoding string/bytes length", c)
+	}
+	return int64(n), err
+}
+
+// rawStr reads a str or bin (nil: empty) and returns where its bytes are.
+func (r *mpReader) rawStr() (start, end int, err error) {
+	n, err := r.bytesLen()
+	if err != nil || n <= 0 {
+		return r.i, r.i, err
+	}
+	return r.take(uint64(n))
+}
+
+// str reads a string into *dst.
+func (r *mpReader) str(dst *string) error {
+	start, end, err := r.rawStr()
+	if err != nil {
+		return err
+	}
+	*dst = r.string(start, end)
+	return nil
+}
+
+func (r *mpReader) json(dst *JSON) error {
+	start, end, err := r.rawStr()
+	if err != nil {
+		return err
+	}
+	*dst = JSON(r.string(start, end))
+	return nil
+}
+
+// string returns b[start:end] as a string: a known constant, a piece of
+// the arena, an interned copy, or a new one.
+func (r *mpReader) string(start, end int) string {
+	b := r.b[start:end]
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := knownString(b); ok {
+		return s
+	}
+	if r.arena != "" {
+		return r.arena[start:end]
+	}
+	if r.intern != nil && len(b) <= maxIntern {
+		if s, ok := r.intern[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		r.intern[s] = s
+		return s
+	}
+	return string(b)
+}
+
+// maxIntern is the longest string an interning reader shares.
+const maxIntern = 64
+
+// knownString returns the constant of the catalog b spells, so that the
+// many statuses and kinds of a state share one string.
+func knownString(b []byte) (string, bool) {
+	switch string(b) {
+	case StatusTodo:
+		return StatusTodo, true
+	case StatusDoing:
+		return StatusDoing, true
+	case StatusDone:
+		return StatusDone, true
+	case StatusBlocked:
+		return StatusBlocked, true
+	case StatusCancelled:
+		return StatusCancelled, true
+	case StepPending:
+		return StepPending, true
+	case StepInProgress:
+		return StepInProgress, true
+	case StepCompleted:
+		return StepCompleted, true
+	case StepFailed:
+		return StepFailed, true
+	case StepSkipped:
+		return StepSkipped, true
+	case ApprovalGranted:
+		return ApprovalGranted, true
+	case ApprovalDenied:
+		return ApprovalDenied, true
+	case "open":
+		return "open", true
+	case "closed":
+		return "closed", true
+	case "note":
+		return "note", true
+	case "memory":
+		return "memory", true
+	case string(EmptyContext):
+		return string(EmptyContext), true
+	}
+	return "", false
+}
+
+// strings reads a []string as reflection does: nil leaves *dst as it
+// is, an array replaces its elements (an empty one gives a non-nil empty
+// slice).
+func (r *mpReader) strings(dst *[]string) error {
+	n, err := r.arrayLen()
+	if err != nil || n < 0 {
+		return err
+	}
+	ss := (*dst)[:0]
+	if ss == nil {
+		ss = make([]string, 0, min(n, r.left()))
+	}
+	for range n {
+		var s string
+		if err := r.str(&s); err != nil {
+			return err
+		}
+		ss = append(ss, s)
+	}
+	*dst = ss
+	return nil
+}
+
+// left is an upper bound on the values that can still follow: each
+// takes at least one byte.
+func (r *mpReader) left() int { return len(r.b) - r.i }
+
+// arrayLen reads an array header: its length, -1 for nil.
+func (r *mpReader) arrayLen() (int, error) {
+	c, err := r.code()
+	if err != nil {
+		return 0, err
+	}
+	if c >= 0x90 && c <= 0x9f {
+		return int(c & 0x0f), nil
+	}
+	var n uint64
+	switch c {
+	case 0xc0:
+		return -1, nil
+	case 0xdc:
+		n, err = r.be(2)
+	case 0xdd:
+		n, err = r.be(4)
+	default:
+		return 0, fmt.Errorf("msgpack: invalid code=%x decoding array length", c)
+	}
+	return int(n), err
+}
+
+// skip reads past one value of any kind.
+func (r *mpReader) skip() error {
+	for n := uint64(1); n > 0; n-- {
+		c, err := r.code()
+		if err != nil {
+			return err
+		}
+		switch {
+		case isFixNum(c), c == 0xc0, c == 0xc2, c == 0xc3:
+			continue
+		case c <= 0x8f:
+			n += 2 * uint64(c&0x0f)
+			continue
+		case c <= 0x9f:
+			n += uint64(c & 0x0f)
+			continue
+		case c <= 0xbf:
+			_, _, err = r.take(uint64(c & 0x1f))
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var skip, size uint64
+		switch c {
+		case 0xcc, 0xd0:
+			skip = 1
+		case 0xcd, 0xd1:
+			skip = 2
+		case 0xca, 0xce, 0xd2:
+			skip = 4
+		case 0xcb, 0xcf, 0xd3:
+			skip = 8
+		case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16 and a type byte
+			skip = 1 + 1<<(c-0xd4)
+		case 0xc4, 0xd9:
+			skip, err = r.be(1)
+		case 0xc5, 0xda:
+			skip, err = r.be(2)
+		case 0xc6, 0xdb:
+			skip, err = r.be(4)
+		case 0xc7:
+			size, err = r.be(1)
+			skip = size + 1
+		case 0xc8:
+			size, err = r.be(2)
+			skip = size + 1
+		case 0xc9:
+			size, err = r.be(4)
+			skip = size + 1
+		case 0xdc:
+			size, err = r.be(2)
+			n += size
+		case 0xdd:
+			size, err = r.be(4)
+			n += size
+		case 0xde:
+			size, err = r.be(2)
+			n += 2 * size
+		case 0xdf:
+			size, err = r.be(4)
+			n += 2 * size
+		default:
+			return fmt.Errorf("msgpack: unknown code %x", c)
+		}
+		if err != nil {
+			return err
+		}
+		if _, _, err := r.take(skip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errArrayStruct = errors.New("msgpack: number of fields in array-encoded struct has changed")
+
+// mpStruct is a pointer to a struct with a hand-written decoder.
+type mpStruct[T any] interface {
+	*T
+	decodeMsgpack(r *mpReader) error
+}
+
+// decodeStruct reads a struct into *v in place, as reflection does: names
+// are its fields in declaration order, and field(i) reads field i.
+func decodeStruct[T any](r *mpReader, v *T, names []string, field func(i int) error) error {
+	c, err := r.code()
+	if err != nil {
+		return err
+	}
+	var n uint64
+	byName := true
+	switch {
+	case c == 0xc0:
+		*v = *new(T)
+		return nil
+	case c >= 0x80 && c <= 0x8f:
+		n = uint64(c & 0x0f)
+	case c == 0xde:
+		n, err = r.be(2)
+	case c == 0xdf:
+		n, err = r.be(4)
+	case c >= 0x90 && c <= 0x9f:
+		n, byName = uint64(c&0x0f), false
+	case c == 0xdc:
+		n, err = r.be(2)
+		byName = false
+	case c == 0xdd:
+		n, err = r.be(4)
+		byName = false
+	default:
+		return fmt.Errorf("msgpack: invalid code=%x decoding map length", c)
+	}
+	if err != nil {
+		return err
+	}
+	if !byName {
+		if n == 0 {
+			*v = *new(T)
+			return nil
+		}
+		if n != uint64(len(names)) {
+			return errArrayStruct
+		}
+		for i := range names {
+			if err := field(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	next := 0 // fields usually come in declaration order
+	for range n {
+		f, err := r.fieldIndex(names, &next)
+		if err != nil {
+			return err
+		}
+		if f < 0 {
+			err = r.skip()
+		} else {
+			err = field(f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldIndex reads a key and returns the index of its field in names,
+// or -1.
+func (r *mpReader) fieldIndex(names []string, next *int) (int, error) {
+	start, end, err := r.rawStr()
+	if err != nil {
+		return 0, err
+	}
+	key := r.b[start:end]
+	if i := *next; i < len(names) && names[i] == string(key) {
+		*next = i + 1
+		return i, nil
+	}
+	for i, name := range names {
+		if name == string(key) {
+			*next = i + 1
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+// structPtr reads a pointer to a struct in place: nil sets it to nil,
+// anything else decodes into the struct it points to (a new one when it
+// was nil).
+func structPtr[T any, P mpStruct[T]](r *mpReader, dst **T) error {
+	if r.i < len(r.b) && r.b[r.i] == 0xc0 {
+		r.i++
+		*dst = nil
+		return nil
+	}
+	if *dst == nil {
+		*dst = new(T)
+	}
+	return P(*dst).decodeMsgpack(r)
+}
+
+// structs reads a []T as reflection does: nil gives nil, an array
+// decodes into the elements already there and appends zero ones as it
+// needs them.
+func structs[T any, P mpStruct[T]](r *mpReader, dst *[]T) error {
+	return slice(r, dst, func(v *T) error { return P(v).decodeMsgpack(r) })
+}
+
+// structPtrs reads a []*T as reflection does.
+func structPtrs[T any, P mpStruct[T]](r *mpReader, dst *[]*T) error {
+	return slice(r, dst, func(v **T) error { return structPtr[T, P](r, v) })
+}
+
+// sliceAllocLimit is how many elements reflection adds to a slice at a
+// time: a forged length allocates no more than that before the data
+// runs out.
+const sliceAllocLimit = 1e4
+
+func slice[T any](r *mpReader, dst *[]T, elem func(*T) error) error {
+	n, err := r.arrayLen()
+	if err != nil {
+		return err
+	}
+	v := *dst
+	switch {
+	case n < 0:
+		*dst = nil
+		return nil
+	case n == 0 && v == nil:
+		*dst = []T{}
+		return nil
+	case cap(v) >= n:
+		v = v[:n]
+	case len(v) < cap(v):
+		v = v[:cap(v)]
+	}
+	for i := range n {
+		if i >= len(v) {
+			v = append(v, make([]T, min(n-len(v), sliceAllocLimit))...)
+		}
+		if err := elem(&v[i]); err != nil {
+			*dst = v
+			return err
+		}
+	}
+	*dst = v
+	return nil
+}
+
+// intField reads an int field.
+func (r *mpReader) intField(dst *int) error {
+	n, err := r.int()
+	*dst = int(n)
+	return err
+}
+
+func (r *mpReader) int64Field(dst *int64) error {
+	n, err := r.int()
+	*dst = n
+	return err
+}
+
+func (r *mpReader) timeField(dst *Time) error {
+	n, err := r.int()
+	*dst = Time(n)
+	return err
+}
+
+func (r *mpReader) uintField(dst *uint64) error {
+	n, err := r.uint()
+	*dst = n
+	return err
+}
+
+func (r *mpReader) boolField(dst *bool) error {
+	v, err := r.bool()
+	*dst = v
+	return err
+}
+
+func (r *mpReader) float64Field(dst *float64) error {
+	v, err := r.float64()
+	*dst = v
+	return err
+}
+
+// isNil reads a nil if one is next.
+func (r *mpReader) isNil() bool {
+	if r.i < len(r.b) && r.b[r.i] == 0xc0 {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// ptrField reads a pointer to a scalar: nil sets it to nil, anything
+// else decodes into the value it points to (a new one when it was nil).
+func ptrField[T any](r *mpReader, dst **T, read func(*T) error) error {
+	if r.isNil() {
+		*dst = nil
+		return nil
+	}
+	if *dst == nil {
+		*dst = new(T)
+	}
+	return read(*dst)
+}
+
+// Writing.
+
+func appendMapLen(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x80|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xde), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdf), uint32(n))
+}
+
+func appendArrayLen(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x90|byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
+}
+
+func appendStr(b []byte, s string) []byte {
+	switch n := len(s); {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n < 256:
+		b = append(b, 0xd9, byte(n))
+	case n <= math.MaxUint16:
+		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
+	}
+	return append(b, s...)
+}
+
+// appendKey writes a field name.
+func appendKey(b []byte, name string) []byte { return appendStr(b, name) }
+
+func appendNil(b []byte) []byte { return append(b, 0xc0) }
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 0xc3)
+	}
+	return append(b, 0xc2)
+}
+
+// appendInt writes an int in its shortest form (EncodeInt).
+func appendInt(b []byte, n int64) []byte {
+	switch {
+	case n >= 0:
+		return appendUint(b, uint64(n))
+	case n >= -32:
+		return append(b, byte(n))
+	case n >= math.MinInt8:
+		return append(b, 0xd0, byte(n))
+	case n >= math.MinInt16:
+		return binary.BigEndian.AppendUint16(append(b, 0xd1), uint16(n))
+	case n >= math.MinInt32:
+		return binary.BigEndian.AppendUint32(append(b, 0xd2), uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(n))
+}
+
+// appendUint writes a uint in its shortest form (EncodeUint).
+func appendUint(b []byte, n uint64) []byte {
+	switch {
+	case n <= math.MaxInt8:
+		return append(b, byte(n))
+	case n <= math.MaxUint8:
+		return append(b, 0xcc, byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(n))
+	case n <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0xcf), n)
+}
+
+// appendInt64 writes an int64 field: always 9 bytes.
+func appendInt64(b []byte, n int64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(n))
+}
+
+// appendUint64 writes a uint64 field: always 9 bytes.
+func appendUint64(b []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, 0xcf), n)
+}
+
+func appendFloat64(b []byte, f float64) []byte {
+	return binary.BigEndian.AppendUint64(append(b, 0xcb), math.Float64bits(f))
+}
+
+// appendStrings writes a []string: nil as nil.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return appendNil(b)
+	}
+	b = appendArrayLen(b, len(ss))
+	for _, s := range ss {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+// count returns how many of the conditions hold: the number of
+// omitempty fields a struct writes.
+func count(present ...bool) int {
+	n := 0
+	for _, p := range present {
+		if p {
+			n++
+		}
+	}
+	return n
+}
