@@ -142,6 +142,8 @@ func (f *fold) plan(id string, change func(*Plan) error) error {
 	return f.s.PutPlan(p)
 }
 
+// task changes task id of the event's project; when it is the entity of
+// the event's stream, it also records the event on it.
 func (f *fold) task(id string, change func(*Task) error) error {
 	t, err := f.s.Task(f.r.Project, id)
 	if err != nil {
@@ -153,24 +155,18 @@ func (f *fold) task(id string, change func(*Task) error) error {
 	if err := change(t); err != nil {
 		return err
 	}
+	if f.stream.ok && f.stream.kind == KindTask && f.stream.id == id {
+		f.touch(&t.Meta)
+	}
 	return f.s.PutTask(t)
 }
 
-// streamTask changes the task whose stream the event is on, and records
-// the event on it.
+// streamTask changes the task whose stream the event is on.
 func (f *fold) streamTask(change func(*Task) error) error {
 	if f.stream.kind != KindTask {
 		return fmt.Errorf("%w: %s on stream %q", ErrInconsistent, f.r.Type, f.r.Stream)
 	}
-	return f.task(f.stream.id, func(t *Task) error {
-		if err := change(t); err != nil {
-			return err
-		}
-		if f.stream.ok {
-			f.touch(&t.Meta)
-		}
-		return nil
-	})
+	return f.task(f.stream.id, change)
 }
 
 // counter raises a project counter to the number of a new id.
@@ -230,7 +226,7 @@ func (f *fold) touchStream() error {
 	case KindPlan:
 		return f.plan(f.stream.id, func(p *Plan) error { f.touch(&p.Meta); return nil })
 	}
-	return f.task(f.stream.id, func(t *Task) error { f.touch(&t.Meta); return nil })
+	return f.task(f.stream.id, func(*Task) error { return nil }) // task records it
 }
 
 // touch records the event on m: version, seq and update time. An

@@ -360,6 +360,10 @@ func (c *canon) string(key bool) (string, error) {
 	i := c.i + 1
 	for i < len(s) {
 		b := s[i]
+		if plainByte[b] {
+			i++
+			continue
+		}
 		if b == '"' {
 			lit := s[c.i : i+1]
 			c.out = append(c.out, lit...)
@@ -369,12 +373,8 @@ func (c *canon) string(key bool) (string, error) {
 			}
 			return "", nil
 		}
-		if b == '\\' || b < 0x20 {
+		if b < utf8.RuneSelf { // \ or a control character
 			break
-		}
-		if b < utf8.RuneSelf {
-			i++
-			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
@@ -384,6 +384,14 @@ func (c *canon) string(key bool) (string, error) {
 	}
 	return c.slowString(key)
 }
+
+// plainByte holds the ASCII bytes a canonical string has as they are.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
 
 // slowString decodes a string with escapes, control characters or
 // characters that are written escaped, as encoding/json does, and writes
