@@ -193,11 +193,22 @@ func (l *Log) update(fn func(*Tx) error) (err error) {
 
 // Append appends events to stream in its own transaction (group committed
 // with concurrent callers). See Tx.Append.
+//
+// The events are checked, and given ids and times, before the call joins
+// a commit, so that concurrent callers do that work in parallel rather
+// than one after the other inside the shared transaction.
 func (l *Log) Append(stream string, exp Expect, events ...Event) (Appended, error) {
+	if l.opts.ReadOnly {
+		return Appended{}, ErrReadOnly
+	}
+	b, err := prepare(stream, events, l.opts.Now)
+	if err != nil {
+		return Appended{}, err
+	}
 	var out Appended
-	err := l.Update(func(tx *Tx) error {
+	err = l.Update(func(tx *Tx) error {
 		var err error
-		out, err = tx.Append(stream, exp, events...)
+		out, err = tx.appendBatch(b, exp)
 		return err
 	})
 	return out, err

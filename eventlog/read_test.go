@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // readFixture appends 10 events: streams "a" (seqs 1,3,5,7,9), "ab" (2,6,10)
@@ -191,5 +193,50 @@ func TestTx_Lookups(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTx_StreamVersion reads stream heads from stream_idx: the last entry
+// of a stream whose keys are followed by another stream's, by none (the
+// end of the bucket), and streams that do not exist around them.
+func TestTx_StreamVersion(t *testing.T) {
+	l := readFixture(t) // keys in order: a (v5, seq 9), b (v2, seq 8), ab (v3, seq 10)
+	tests := []struct {
+		stream       string
+		version, seq uint64
+	}{
+		{"a", 5, 9}, {"b", 2, 8}, {"ab", 3, 10},
+		{"0", 0, 0}, {"aa", 0, 0}, {"c", 0, 0}, {"zz", 0, 0}, {"abc", 0, 0}, {"a\xff", 0, 0},
+	}
+	err := l.View(func(tx *Tx) error {
+		for _, tt := range tests {
+			if v, seq := tx.StreamVersion(tt.stream); v != tt.version || seq != tt.seq {
+				t.Errorf("StreamVersion(%q) = %d, %d; want %d, %d", tt.stream, v, seq, tt.version, tt.seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTx_Append_MalformedStreamHead: a damaged last stream_idx entry is
+// corruption, never a stream that starts over at version 1.
+func TestTx_Append_MalformedStreamHead(t *testing.T) {
+	path := newLogFile(t, fixtureN)
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s1", 99), []byte{1, 2, 3})
+	})
+	l, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append("s1", Any, ev("e", "x")); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Append: err = %v, want ErrCorrupt", err)
+	}
+	if got := mustHead(t, l); got != fixtureN {
+		t.Fatalf("head %d after a refused append, want %d", got, fixtureN)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -58,13 +59,34 @@ func (tx *Tx) flushHead() error {
 }
 
 // StreamVersion returns the stream's head version and the seq of its last
-// event; 0, 0 when the stream does not exist.
+// event; 0, 0 when the stream does not exist (or its head is malformed).
 func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
-	v := tx.bucket(bucketStreams).Get([]byte(stream))
-	if len(v) != 16 {
-		return 0, 0
+	version, seq, _ = tx.streamHead(stream)
+	return version, seq
+}
+
+// streamHead reads the stream's last stream_idx entry: one seek, as a Get
+// would be. A malformed entry is a *CorruptionError, so that an append
+// never starts the stream over on top of it.
+func (tx *Tx) streamHead(stream string) (version, seq uint64, err error) {
+	prefix := streamPrefix(stream)
+	c := tx.bucket(bucketStreamIdx).Cursor()
+	// Seek to just past the stream's largest possible key, then step back.
+	k, v := c.Seek(binary.BigEndian.AppendUint64(prefix, math.MaxUint64))
+	if !bytes.HasPrefix(k, prefix) {
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
 	}
-	return binary.BigEndian.Uint64(v[:8]), binary.BigEndian.Uint64(v[8:])
+	switch {
+	case !bytes.HasPrefix(k, prefix):
+		return 0, 0, nil
+	case len(k) != len(prefix)+8 || len(v) != 8:
+		return 0, 0, corruptf(0, "stream index entry of %q is malformed", stream)
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v), nil
 }
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
@@ -189,9 +211,11 @@ func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) 
 
 // streamPrefix is the 2-byte big-endian length of s followed by s: the
 // prefix of the stream and project index keys.
-func streamPrefix(s string) []byte {
-	b := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(s)+8), uint16(len(s)))
-	return append(b, s...)
+func streamPrefix(s string) []byte { return appendPrefix(make([]byte, 0, 2+len(s)+8), s) }
+
+// appendPrefix appends the 2-byte big-endian length of s and s to b.
+func appendPrefix(b []byte, s string) []byte {
+	return append(binary.BigEndian.AppendUint16(b, uint16(len(s))), s...)
 }
 
 func streamIdxKey(stream string, version uint64) []byte {
@@ -203,7 +227,7 @@ func streamIdxKey(stream string, version uint64) []byte {
 // own buckets are refused.
 
 func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
-	for _, b := range logBuckets {
+	for _, b := range reservedBuckets {
 		if name == string(b) {
 			return nil, fmt.Errorf("%w: bucket %q belongs to the log", ErrInvalid, name)
 		}

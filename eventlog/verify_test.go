@@ -216,14 +216,6 @@ func TestVerify_Corruption(t *testing.T) {
 		{"ExtraProjectIdx", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketProjIdx).Put(binary.BigEndian.AppendUint64(streamPrefix("q"), 5), nil)
 		}, 0},
-		{"WrongStreamHead", func(tx *bolt.Tx) error {
-			head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, 3), 7)
-			return tx.Bucket(bucketStreams).Put([]byte("s2"), head) // really version 3 at seq 8
-		}, 8},
-		{"ExtraStream", func(tx *bolt.Tx) error {
-			head := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, 1), 1)
-			return tx.Bucket(bucketStreams).Put([]byte("s9"), head)
-		}, 0},
 		{"MetaHeadSeqBehind", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketMeta).Put(metaHeadSeq, seqKey(fixtureN-1))
 		}, fixtureN},
