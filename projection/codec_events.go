@@ -3,7 +3,7 @@ package projection
 // The msgpack decoders of the payloads (see msgpack.go for the rules).
 // unmarshal reads a whole payload; decodeMsgpack reads it from a reader.
 
-var projectCreatedFields = []string{"name", "description"}
+var projectCreatedFields = fieldsOf("name", "description")
 
 func (p *ProjectCreated) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -24,7 +24,7 @@ func (p *ProjectCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var projectArchivedFields = []string{"reason"}
+var projectArchivedFields = fieldsOf("reason")
 
 func (p *ProjectArchived) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -42,7 +42,7 @@ func (p *ProjectArchived) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var planCreatedFields = []string{"id", "title", "description"}
+var planCreatedFields = fieldsOf("id", "title", "description")
 
 func (p *PlanCreated) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -65,7 +65,7 @@ func (p *PlanCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var planClosedFields = []string{"id", "reason"}
+var planClosedFields = fieldsOf("id", "reason")
 
 func (p *PlanClosed) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -86,7 +86,7 @@ func (p *PlanClosed) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskCreatedFields = []string{"id", "plan", "title", "description", "deps", "owner", "tags", "priority", "ref", "status"}
+var taskCreatedFields = fieldsOf("id", "plan", "title", "description", "deps", "owner", "tags", "priority", "ref", "status")
 
 func (p *TaskCreated) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -123,7 +123,7 @@ func (p *TaskCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskUpdatedFields = []string{"title", "description", "owner", "tags", "priority", "plan"}
+var taskUpdatedFields = fieldsOf("title", "description", "owner", "tags", "priority", "plan")
 
 func (p *TaskUpdated) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -152,7 +152,7 @@ func (p *TaskUpdated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskDepsChangedFields = []string{"added", "removed"}
+var taskDepsChangedFields = fieldsOf("added", "removed")
 
 func (p *TaskDepsChanged) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -173,7 +173,7 @@ func (p *TaskDepsChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskStatusChangedFields = []string{"from", "to", "reason", "forced"}
+var taskStatusChangedFields = fieldsOf("from", "to", "reason", "forced")
 
 func (p *TaskStatusChanged) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -198,7 +198,7 @@ func (p *TaskStatusChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskClaimedFields = []string{"actor", "session", "lease_until"}
+var taskClaimedFields = fieldsOf("actor", "session", "lease_until")
 
 func (p *TaskClaimed) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -221,7 +221,7 @@ func (p *TaskClaimed) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskReleasedFields = []string{"actor", "session", "reason"}
+var taskReleasedFields = fieldsOf("actor", "session", "reason")
 
 func (p *TaskReleased) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -244,7 +244,7 @@ func (p *TaskReleased) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskContextMergedFields = []string{"patch", "replace"}
+var taskContextMergedFields = fieldsOf("patch", "replace")
 
 func (p *TaskContextMerged) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -265,7 +265,7 @@ func (p *TaskContextMerged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var stepAddedFields = []string{"id", "title"}
+var stepAddedFields = fieldsOf("id", "title")
 
 func (p *StepAdded) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -286,7 +286,7 @@ func (p *StepAdded) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var stepStatusChangedFields = []string{"id", "to", "progress", "note", "result", "error"}
+var stepStatusChangedFields = fieldsOf("id", "to", "progress", "note", "result", "error")
 
 func (p *StepStatusChanged) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -315,7 +315,7 @@ func (p *StepStatusChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var noteAddedFields = []string{"task", "text", "kind"}
+var noteAddedFields = fieldsOf("task", "text", "kind")
 
 func (p *NoteAdded) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -338,7 +338,7 @@ func (p *NoteAdded) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var approvalRequestedFields = []string{"id", "task", "step", "message", "code", "action", "action_hash", "expires"}
+var approvalRequestedFields = fieldsOf("id", "task", "step", "message", "code", "action", "action_hash", "expires")
 
 func (p *ApprovalRequested) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -371,7 +371,7 @@ func (p *ApprovalRequested) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var approvalDecidedFields = []string{"id", "decision", "by", "comment"}
+var approvalDecidedFields = fieldsOf("id", "decision", "by", "comment")
 
 func (p *ApprovalDecided) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -396,7 +396,7 @@ func (p *ApprovalDecided) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var checkpointCreatedFields = []string{"id", "label", "at_seq", "task", "git_head"}
+var checkpointCreatedFields = fieldsOf("id", "label", "at_seq", "task", "git_head")
 
 func (p *CheckpointCreated) unmarshal(b []byte) error {
 	r := mpReader{b: b}
@@ -423,7 +423,7 @@ func (p *CheckpointCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var removedFields = []string{"kind", "id"}
+var removedFields = fieldsOf("kind", "id")
 
 func (p *Removed) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, removedFields, func(i int) error { return p.decodeField(r, i) })
@@ -439,8 +439,8 @@ func (p *Removed) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var rollbackAppliedFields = []string{"to_seq", "checkpoint", "task", "reason", "project", "plans", "tasks",
-	"approvals", "execs", "removed"}
+var rollbackAppliedFields = fieldsOf("to_seq", "checkpoint", "task", "reason", "project", "plans", "tasks",
+	"approvals", "execs", "removed")
 
 func (p *RollbackApplied) unmarshal(b []byte) error {
 	r := mpReader{b: b}

@@ -28,18 +28,24 @@ func AppendScope(b []byte, s *Scope) []byte {
 }
 
 // DecodeScope decodes the msgpack of a Scope as msgpack.Unmarshal does
-// into a new Scope: the same value, or an error for the same inputs.
-// Like Unmarshal it reads one value and ignores what follows. Strings are
-// copied (one copy of each distinct short string), so the state keeps no
-// reference to b.
-func DecodeScope(b []byte) (*Scope, error) {
-	r := mpReader{b: b, intern: make(map[string]string, 256)}
+// into a new Scope: the same value, or an error for the same inputs,
+// except that it refuses an unknown field whose value is nested deeper
+// than MaxSkipDepth (reflection recurses into it without bound). Like
+// Unmarshal it reads one value and ignores what follows; it returns how
+// many bytes the value took. Strings are copied (a short string that
+// repeats mostly shares one copy), so the state keeps no reference to b.
+func DecodeScope(b []byte) (*Scope, int, error) {
+	r := mpReader{b: b, seen: new(stringCache), maxDepth: MaxSkipDepth}
 	s := new(Scope)
 	if err := s.decodeMsgpack(&r); err != nil {
-		return nil, err
+		return nil, r.i, err
 	}
-	return s, nil
+	return s, r.i, nil
 }
+
+// MaxSkipDepth is the deepest nesting DecodeScope reads past in a field
+// it does not know.
+const MaxSkipDepth = 32
 
 type mpAppender interface{ appendMsgpack([]byte) []byte }
 
@@ -77,7 +83,7 @@ func appendValues[T any, P interface {
 	return b
 }
 
-var scopeFields = []string{"project", "plans", "tasks", "approvals", "execs", "checkpoints"}
+var scopeFields = fieldsOf("project", "plans", "tasks", "approvals", "execs", "checkpoints")
 
 func (s *Scope) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, s, scopeFields, func(i int) error { return s.decodeField(r, i) })
@@ -136,7 +142,7 @@ func (m *Meta) decodeField(r *mpReader, i int) error {
 // withMeta returns the field names of an entity followed by Meta's.
 func withMeta(names ...string) []string { return append(names, metaFields...) }
 
-var countersFields = []string{"plans", "tasks", "approvals", "execs", "checkpoints"}
+var countersFields = fieldsOf("plans", "tasks", "approvals", "execs", "checkpoints")
 
 func (c *Counters) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, c, countersFields, func(i int) error { return c.decodeField(r, i) })
@@ -167,7 +173,7 @@ func (c *Counters) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var projectFields = withMeta("name", "description", "archived", "counters", "events")
+var projectFields = fieldsOf(withMeta("name", "description", "archived", "counters", "events")...)
 
 func (p *Project) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, projectFields, func(i int) error { return p.decodeField(r, i) })
@@ -201,7 +207,7 @@ func (p *Project) decodeField(r *mpReader, i int) error {
 	return p.Meta.decodeField(r, i-5)
 }
 
-var planFields = withMeta("project", "id", "title", "description", "status")
+var planFields = fieldsOf(withMeta("project", "id", "title", "description", "status")...)
 
 func (p *Plan) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, planFields, func(i int) error { return p.decodeField(r, i) })
@@ -235,7 +241,7 @@ func (p *Plan) decodeField(r *mpReader, i int) error {
 	return p.Meta.decodeField(r, i-5)
 }
 
-var claimFields = []string{"actor", "session", "lease_until", "claimed_at"}
+var claimFields = fieldsOf("actor", "session", "lease_until", "claimed_at")
 
 func (c *Claim) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, c, claimFields, func(i int) error { return c.decodeField(r, i) })
@@ -265,7 +271,7 @@ func (c *Claim) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var stepFields = []string{"id", "title", "status", "progress", "note", "result", "error", "updated_at"}
+var stepFields = fieldsOf("id", "title", "status", "progress", "note", "result", "error", "updated_at")
 
 func (s *Step) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, s, stepFields, func(i int) error { return s.decodeField(r, i) })
@@ -311,9 +317,9 @@ func (s *Step) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var taskFields = withMeta("project", "id", "plan", "title", "description", "status", "owner", "tags",
+var taskFields = fieldsOf(withMeta("project", "id", "plan", "title", "description", "status", "owner", "tags",
 	"priority", "deps", "ref", "claim", "steps", "context", "context_version", "pending_approvals",
-	"notes", "execs", "forced")
+	"notes", "execs", "forced")...)
 
 func (t *Task) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, t, taskFields, func(i int) error { return t.decodeField(r, i) })
@@ -402,8 +408,8 @@ func (t *Task) decodeField(r *mpReader, i int) error {
 	return t.Meta.decodeField(r, i-19)
 }
 
-var approvalFields = withMeta("project", "id", "task", "step", "message", "code", "action", "action_hash",
-	"expires", "status", "requested_by", "decided_by", "comment", "decided_at")
+var approvalFields = fieldsOf(withMeta("project", "id", "task", "step", "message", "code", "action", "action_hash",
+	"expires", "status", "requested_by", "decided_by", "comment", "decided_at")...)
 
 func (a *Approval) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, a, approvalFields, func(i int) error { return a.decodeField(r, i) })
@@ -475,7 +481,7 @@ func (a *Approval) decodeField(r *mpReader, i int) error {
 	return a.Meta.decodeField(r, i-14)
 }
 
-var outputFields = []string{"head", "tail", "bytes", "sha256"}
+var outputFields = fieldsOf("head", "tail", "bytes", "sha256")
 
 func (o *Output) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, o, outputFields, func(i int) error { return o.decodeField(r, i) })
@@ -510,8 +516,8 @@ func (o *Output) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var execRecordedFields = []string{"id", "task", "step", "plan", "command", "code", "cwd", "exit_code",
-	"success", "elapsed_ms", "stdout", "stderr", "added_vars", "added_imports", "git_head"}
+var execRecordedFields = fieldsOf("id", "task", "step", "plan", "command", "code", "cwd", "exit_code",
+	"success", "elapsed_ms", "stdout", "stderr", "added_vars", "added_imports", "git_head")
 
 const execRecordedLen = 15
 
@@ -593,7 +599,7 @@ func (x *ExecRecorded) decodeField(r *mpReader, i int) error {
 
 // Exec: project, then ExecRecorded's fields inlined, then actor, then
 // Meta's.
-var execFields = withMeta(append(append([]string{"project"}, execRecordedFields...), "actor")...)
+var execFields = fieldsOf(withMeta(append(append([]string{"project"}, execRecordedFields.names...), "actor")...)...)
 
 func (x *Exec) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, x, execFields, func(i int) error { return x.decodeField(r, i) })
@@ -619,7 +625,7 @@ func (x *Exec) decodeField(r *mpReader, i int) error {
 	return x.Meta.decodeField(r, i-execRecordedLen-2)
 }
 
-var checkpointFields = withMeta("project", "id", "label", "at_seq", "task", "git_head")
+var checkpointFields = fieldsOf(withMeta("project", "id", "label", "at_seq", "task", "git_head")...)
 
 func (c *Checkpoint) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, c, checkpointFields, func(i int) error { return c.decodeField(r, i) })

@@ -86,8 +86,7 @@ var readerModes = []struct {
 	new  func(b []byte) *mpReader
 }{
 	{"Copy", func(b []byte) *mpReader { return &mpReader{b: b} }},
-	{"Arena", func(b []byte) *mpReader { return &mpReader{b: b, arena: string(b)} }},
-	{"Intern", func(b []byte) *mpReader { return &mpReader{b: b, intern: map[string]string{}} }},
+	{"Seen", func(b []byte) *mpReader { return &mpReader{b: b, seen: new(stringCache)} }},
 }
 
 // checkDecode decodes b with reflection and by hand, in every reader

@@ -35,11 +35,12 @@ var errShort = errors.New("msgpack: unexpected end of data")
 type mpReader struct {
 	b []byte
 	i int
-	// arena, when set, is string(b): strings are cut from it rather than
-	// allocated one by one (they keep the whole arena alive).
-	arena string
-	// intern, when set, maps short strings already seen to one copy.
-	intern map[string]string
+	// seen, when set, keeps short strings already read, so that a
+	// string that repeats (a project name, an actor, a command) is one
+	// copy rather than one per entity.
+	seen *stringCache
+	// maxDepth, when set, bounds the nesting of a skipped value.
+	maxDepth int
 }
 
 func (r *mpReader) code() (byte, error) {
@@ -200,6 +201,14 @@ func (r *mpReader) rawStr() (start, end int, err error) {
 
 // str reads a string into *dst.
 func (r *mpReader) str(dst *string) error {
+	if r.i < len(r.b) { // a fixstr
+		if c := r.b[r.i]; c >= 0xa0 && c <= 0xbf && int(c&0x1f) < len(r.b)-r.i {
+			start := r.i + 1
+			r.i = start + int(c&0x1f)
+			*dst = r.string(start, r.i)
+			return nil
+		}
+	}
 	start, end, err := r.rawStr()
 	if err != nil {
 		return err
@@ -217,8 +226,8 @@ func (r *mpReader) json(dst *JSON) error {
 	return nil
 }
 
-// string returns b[start:end] as a string: a known constant, a piece of
-// the arena, an interned copy, or a new one.
+// string returns b[start:end] as a string: a known constant, a copy
+// read before, or a new one.
 func (r *mpReader) string(start, end int) string {
 	b := r.b[start:end]
 	if len(b) == 0 {
@@ -227,22 +236,34 @@ func (r *mpReader) string(start, end int) string {
 	if s, ok := knownString(b); ok {
 		return s
 	}
-	if r.arena != "" {
-		return r.arena[start:end]
-	}
-	if r.intern != nil && len(b) <= maxIntern {
-		if s, ok := r.intern[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		r.intern[s] = s
-		return s
+	if r.seen != nil && len(b) <= maxSeen {
+		return r.seen.get(b)
 	}
 	return string(b)
 }
 
-// maxIntern is the longest string an interning reader shares.
-const maxIntern = 64
+// maxSeen is the longest string a stringCache keeps.
+const maxSeen = 128
+
+// stringCache is a direct-mapped cache of strings by a hash of their
+// bytes: cheaper than a map, and a miss only costs the copy it saves on
+// a hit.
+type stringCache [512]string
+
+func (c *stringCache) get(b []byte) string {
+	// A hash of the length and three bytes: strings that differ only
+	// elsewhere share a slot, which only costs hits.
+	n := len(b)
+	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])<<16 ^ uint32(b[n/2])<<8 ^ uint32(b[n-1])
+	h ^= h >> 15
+	slot := &c[(h*0x85ebca6b)>>23]
+	if *slot == string(b) {
+		return *slot
+	}
+	s := string(b)
+	*slot = s
+	return s
+}
 
 // knownString returns the constant of the catalog b spells, so that the
 // many statuses and kinds of a state share one string.
@@ -333,79 +354,111 @@ func (r *mpReader) arrayLen() (int, error) {
 	return int(n), err
 }
 
-// skip reads past one value of any kind.
+// skip reads past one value of any kind, nested at most r.maxDepth deep
+// when that is set.
 func (r *mpReader) skip() error {
+	if r.maxDepth > 0 {
+		return r.skipNested()
+	}
 	for n := uint64(1); n > 0; n-- {
-		c, err := r.code()
+		inner, err := r.skipHeader()
 		if err != nil {
 			return err
 		}
-		switch {
-		case isFixNum(c), c == 0xc0, c == 0xc2, c == 0xc3:
-			continue
-		case c <= 0x8f:
-			n += 2 * uint64(c&0x0f)
-			continue
-		case c <= 0x9f:
-			n += uint64(c & 0x0f)
-			continue
-		case c <= 0xbf:
-			_, _, err = r.take(uint64(c & 0x1f))
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		var skip, size uint64
-		switch c {
-		case 0xcc, 0xd0:
-			skip = 1
-		case 0xcd, 0xd1:
-			skip = 2
-		case 0xca, 0xce, 0xd2:
-			skip = 4
-		case 0xcb, 0xcf, 0xd3:
-			skip = 8
-		case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16 and a type byte
-			skip = 1 + 1<<(c-0xd4)
-		case 0xc4, 0xd9:
-			skip, err = r.be(1)
-		case 0xc5, 0xda:
-			skip, err = r.be(2)
-		case 0xc6, 0xdb:
-			skip, err = r.be(4)
-		case 0xc7:
-			size, err = r.be(1)
-			skip = size + 1
-		case 0xc8:
-			size, err = r.be(2)
-			skip = size + 1
-		case 0xc9:
-			size, err = r.be(4)
-			skip = size + 1
-		case 0xdc:
-			size, err = r.be(2)
-			n += size
-		case 0xdd:
-			size, err = r.be(4)
-			n += size
-		case 0xde:
-			size, err = r.be(2)
-			n += 2 * size
-		case 0xdf:
-			size, err = r.be(4)
-			n += 2 * size
-		default:
-			return fmt.Errorf("msgpack: unknown code %x", c)
-		}
-		if err != nil {
-			return err
-		}
-		if _, _, err := r.take(skip); err != nil {
-			return err
-		}
+		n += inner
 	}
 	return nil
+}
+
+// skipNested is skip with a bound on nesting.
+func (r *mpReader) skipNested() error {
+	pending := make([]uint64, 1, 16) // values still to read at each open level
+	pending[0] = 1
+	for len(pending) > 0 {
+		if pending[len(pending)-1] == 0 {
+			pending = pending[:len(pending)-1]
+			continue
+		}
+		pending[len(pending)-1]--
+		inner, err := r.skipHeader()
+		if err != nil {
+			return err
+		}
+		if inner == 0 {
+			continue
+		}
+		if len(pending) >= r.maxDepth {
+			return fmt.Errorf("msgpack: a value nested deeper than %d", r.maxDepth)
+		}
+		pending = append(pending, inner)
+	}
+	return nil
+}
+
+// skipHeader reads past the header of one value and the data of a
+// scalar; it returns how many values a map or array holds (a map's keys
+// and values both count).
+func (r *mpReader) skipHeader() (inner uint64, err error) {
+	c, err := r.code()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case isFixNum(c), c == 0xc0, c == 0xc2, c == 0xc3:
+		return 0, nil
+	case c <= 0x8f:
+		return 2 * uint64(c&0x0f), nil
+	case c <= 0x9f:
+		return uint64(c & 0x0f), nil
+	case c <= 0xbf:
+		_, _, err = r.take(uint64(c & 0x1f))
+		return 0, err
+	}
+	var skip, size uint64
+	switch c {
+	case 0xcc, 0xd0:
+		skip = 1
+	case 0xcd, 0xd1:
+		skip = 2
+	case 0xca, 0xce, 0xd2:
+		skip = 4
+	case 0xcb, 0xcf, 0xd3:
+		skip = 8
+	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16 and a type byte
+		skip = 1 + 1<<(c-0xd4)
+	case 0xc4, 0xd9:
+		skip, err = r.be(1)
+	case 0xc5, 0xda:
+		skip, err = r.be(2)
+	case 0xc6, 0xdb:
+		skip, err = r.be(4)
+	case 0xc7:
+		size, err = r.be(1)
+		skip = size + 1
+	case 0xc8:
+		size, err = r.be(2)
+		skip = size + 1
+	case 0xc9:
+		size, err = r.be(4)
+		skip = size + 1
+	case 0xdc:
+		inner, err = r.be(2)
+	case 0xdd:
+		inner, err = r.be(4)
+	case 0xde:
+		inner, err = r.be(2)
+		inner *= 2
+	case 0xdf:
+		inner, err = r.be(4)
+		inner *= 2
+	default:
+		return 0, fmt.Errorf("msgpack: unknown code %x", c)
+	}
+	if err != nil {
+		return 0, err
+	}
+	_, _, err = r.take(skip)
+	return inner, err
 }
 
 var errArrayStruct = errors.New("msgpack: number of fields in array-encoded struct has changed")
@@ -416,9 +469,24 @@ type mpStruct[T any] interface {
 	decodeMsgpack(r *mpReader) error
 }
 
-// decodeStruct reads a struct into *v in place, as reflection does: names
-// are its fields in declaration order, and field(i) reads field i.
-func decodeStruct[T any](r *mpReader, v *T, names []string, field func(i int) error) error {
+// fields are the msgpack fields of a struct in declaration order.
+type fields struct {
+	names []string
+	keys  []string // each name as it is written: a fixstr
+}
+
+func fieldsOf(names ...string) *fields {
+	f := &fields{names: names}
+	for _, n := range names {
+		f.keys = append(f.keys, string(appendStr(nil, n)))
+	}
+	return f
+}
+
+// decodeStruct reads a struct into *v in place, as reflection does: fs
+// are its fields, and field(i) reads field i.
+func decodeStruct[T any](r *mpReader, v *T, fs *fields, field func(i int) error) error {
+	names := fs.names
 	c, err := r.code()
 	if err != nil {
 		return err
@@ -466,7 +534,7 @@ func decodeStruct[T any](r *mpReader, v *T, names []string, field func(i int) er
 	}
 	next := 0 // fields usually come in declaration order
 	for range n {
-		f, err := r.fieldIndex(names, &next)
+		f, err := r.fieldIndex(fs, &next)
 		if err != nil {
 			return err
 		}
@@ -482,19 +550,23 @@ func decodeStruct[T any](r *mpReader, v *T, names []string, field func(i int) er
 	return nil
 }
 
-// fieldIndex reads a key and returns the index of its field in names,
-// or -1.
-func (r *mpReader) fieldIndex(names []string, next *int) (int, error) {
+// fieldIndex reads a key and returns the index of its field in fs, or
+// -1.
+func (r *mpReader) fieldIndex(fs *fields, next *int) (int, error) {
+	if i := *next; i < len(fs.keys) { // the next field, as it is written
+		k := fs.keys[i]
+		if len(r.b)-r.i >= len(k) && string(r.b[r.i:r.i+len(k)]) == k {
+			r.i += len(k)
+			*next = i + 1
+			return i, nil
+		}
+	}
 	start, end, err := r.rawStr()
 	if err != nil {
 		return 0, err
 	}
 	key := r.b[start:end]
-	if i := *next; i < len(names) && names[i] == string(key) {
-		*next = i + 1
-		return i, nil
-	}
-	for i, name := range names {
+	for i, name := range fs.names {
 		if name == string(key) {
 			*next = i + 1
 			return i, nil
@@ -545,9 +617,8 @@ func slice[T any](r *mpReader, dst *[]T, elem func(*T) error) error {
 	case n < 0:
 		*dst = nil
 		return nil
-	case n == 0 && v == nil:
-		*dst = []T{}
-		return nil
+	case v == nil:
+		v = make([]T, min(n, sliceAllocLimit)) // what appending to nil makes
 	case cap(v) >= n:
 		v = v[:n]
 	case len(v) < cap(v):
@@ -562,7 +633,7 @@ func slice[T any](r *mpReader, dst *[]T, elem func(*T) error) error {
 			return err
 		}
 	}
-	*dst = v
+	*dst = v[:n]
 	return nil
 }
 

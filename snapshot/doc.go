@@ -22,13 +22,25 @@ All integers big-endian.
 
 The body is deterministic: projection.Scope holds slices in id order and
 no Go maps, so the same state always encodes to the same bytes and the
-state hash identifies it.
+state hash identifies it. It is written and read by projection's
+hand-written codec (projection.AppendScope, projection.DecodeScope): the
+bytes msgpack's reflection encoder wrote for the same state, read as its
+decoder read them.
 
 # Checks
 
 Decode checks the length, the magic, the format version, that the
 declared lengths add up to exactly the blob's length, and the CRC, all
-before decoding a single byte of the body; then it checks the state hash,
-and decodes. Any failure is a *CorruptError (errors.Is(err, ErrCorrupt)).
+before decoding a single byte of the body; it checks the state hash (for
+a body of 256 KB or more, on another goroutine while the body decodes:
+the state is dropped if the hash does not match), that the body is
+exactly one value, and that a field it does not know nests no deeper
+than projection.MaxSkipDepth. Any failure is a *CorruptError
+(errors.Is(err, ErrCorrupt)).
+
+# Concurrency
+
+Encode, Check and Decode are safe for concurrent use. Decode keeps no
+reference to its input.
 */
 package snapshot

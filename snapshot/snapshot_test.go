@@ -441,3 +441,79 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// workState is the state of a project worked the way flow's time-travel
+// benchmark generator works one (ttGen): per task created, doing, three
+// steps each added, started, half done and completed, six context
+// merges, two notes, three exec records, an approval requested and
+// granted, done. 2,000 tasks make a body of a few MB.
+func workState(tb testing.TB, tasks int) *projection.Scope {
+	tb.Helper()
+	const p = "work"
+	events := []snapEvent{{projection.ProjectStream(p), projection.TypeProjectCreated, projection.ProjectCreated{Name: p, Description: "benchmark project"}}}
+	out := "ok  \tgithub.com/example/app/parser\t0.412s\nok  \tgithub.com/example/app/render\t0.207s\n"
+	stdout := projection.Output{Head: out, Bytes: int64(len(out)), SHA256: hexSHA(out)}
+	action := `{"cmd":"git push origin feature"}`
+	for n := 1; n <= tasks; n++ {
+		id := projection.ShortID(projection.PrefixTask, n)
+		ts := projection.TaskStream(p, id)
+		add := func(typ string, payload any) { events = append(events, snapEvent{ts, typ, payload}) }
+		in := projection.TaskCreated{ID: id, Title: fmt.Sprintf("implement part %d of the feature", n),
+			Description: "a description of the work, as an assistant would write it, a sentence or two long.",
+			Owner:       "agent", Tags: []string{"bench", "feature"}, Priority: n % 4}
+		if n > 1 {
+			in.Deps = []string{projection.ShortID(projection.PrefixTask, n-1)}
+		}
+		add(projection.TypeTaskCreated, in)
+		add(projection.TypeTaskStatusChanged, projection.TaskStatusChanged{From: projection.StatusTodo, To: projection.StatusDoing})
+		for s := 1; s <= 3; s++ {
+			step, half := projection.StepID(id, s), 50
+			add(projection.TypeStepAdded, projection.StepAdded{ID: step, Title: fmt.Sprintf("step %d: edit, build and test", s)})
+			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepInProgress})
+			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepInProgress, Progress: &half, Note: "halfway"})
+			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepCompleted, Result: "done, tests pass"})
+		}
+		for c := range 6 {
+			add(projection.TypeTaskContextMerged, projection.TaskContextMerged{Patch: fmt.Sprintf(
+				`{"files":["parser/part%d.go","parser/part%d_test.go"],"k%d":{"decision":"use a table-driven parser","merge":%d},"phase":"p%d"}`, n, n, c, c, c)})
+		}
+		for range 2 {
+			add(projection.TypeNoteAdded, projection.NoteAdded{Task: id, Kind: "note", Text: "found that the parser needs a second pass for nested blocks"})
+		}
+		for x := range 3 {
+			add(projection.TypeExecRecorded, projection.ExecRecorded{ID: projection.ShortID(projection.PrefixExec, 3*(n-1)+x+1), Task: id,
+				Step: projection.StepID(id, x+1), Command: "go test ./...", Cwd: "/src/app", Success: true, ElapsedMS: 1234.5,
+				Stdout: stdout, AddedVars: []string{"result"}})
+		}
+		a := projection.ShortID(projection.PrefixApproval, n)
+		add(projection.TypeApprovalRequested, projection.ApprovalRequested{ID: a, Task: id, Message: "push the branch?", Action: action, ActionHash: hexSHA(action)})
+		add(projection.TypeApprovalDecided, projection.ApprovalDecided{ID: a, Decision: projection.ApprovalGranted, By: "agent", Comment: "ok"})
+		add(projection.TypeTaskStatusChanged, projection.TaskStatusChanged{From: projection.StatusDoing, To: projection.StatusDone})
+	}
+	return foldEvents(tb, p, events).Scope(p)
+}
+
+// BenchmarkEncodeWork and BenchmarkDecodeWork: workState(2000), a body
+// of a few MB.
+func BenchmarkEncodeWork(b *testing.B) {
+	s := workState(b, 2000)
+	h := testHeader("work")
+	b.SetBytes(int64(len(mustEncode(b, h, s))))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := snapshot.Encode(h, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeWork(b *testing.B) {
+	blob := mustEncode(b, testHeader("work"), workState(b, 2000))
+	b.SetBytes(int64(len(blob)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := snapshot.Decode(blob); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
