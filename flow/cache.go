@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"sync"
+
 	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
@@ -81,23 +83,78 @@ func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []string, purge bool, err
 	return keys, purge, err
 }
 
+// heldHead is what an engine knows about the log head without a read
+// transaction. While the engine holds the file, no other process can
+// append: its exclusive lock (or, read-only, its shared lock) keeps every
+// other writer out. So the head the cache was last brought to stays the
+// head until this engine writes, and a cache hit needs no transaction.
+// Every write bumps gen before and after it commits, so a read that saw
+// an older head never records it as current.
+type heldHead struct {
+	mu   sync.Mutex
+	gen  uint64
+	head uint64 // the head the cache is at, +1; 0: unknown
+}
+
+// current returns the known head and the generation it belongs to.
+func (h *heldHead) current() (head uint64, gen uint64, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.head - 1, h.gen, h.head != 0
+}
+
+// set records head as the head the cache is at, unless a write began or
+// ended since gen was read.
+func (h *heldHead) set(gen, head uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gen == gen {
+		h.head = head + 1
+	}
+}
+
+// forget marks the head unknown: a write begins or ends, or the file is
+// let go.
+func (h *heldHead) forget() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gen++
+	h.head = 0
+}
+
 // cached reads one entity through the cache: from it when it holds the
 // key at the log head, else with load, whose result it then keeps. Stale
-// projections (another fold version) bypass the cache.
+// projections (another fold version) bypass the cache. While the engine
+// holds the file and has not written since it last looked, the head is
+// known without a transaction (see heldHead).
 func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, error) {
 	var out T
+	if e.at != nil || e.tx != nil {
+		err := e.view(func(tx *eventlog.Tx) error {
+			var err error
+			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
+		})
+		return out, err
+	}
+	head, gen, known := e.held.current()
+	if known && e.cache.lru.Head() == head {
+		if v, ok := e.cache.lru.Get(head, key); ok {
+			return v.(T), nil
+		}
+	}
 	err := e.view(func(tx *eventlog.Tx) error {
 		current, err := projectionsCurrent(tx)
 		if err != nil {
 			return err
 		}
-		if !current || e.at != nil || e.tx != nil {
+		if !current {
 			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
 		}
 		head, err := e.cache.sync(tx)
 		if err != nil {
 			return err
 		}
+		e.held.set(gen, head)
 		if v, ok := e.cache.lru.Get(head, key); ok {
 			out = v.(T)
 			return nil

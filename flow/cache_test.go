@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,53 @@ func BenchmarkEngine_TaskCacheHit(b *testing.B) {
 	for b.Loop() {
 		if _, err := e.Task("p", "T-1"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestCache_OwnWritesAreSeenAtOnce: while an engine holds the file a
+// cache hit needs no transaction (heldHead); a write through the engine,
+// from any goroutine, must still be seen by every read that starts after
+// it returned.
+func TestCache_OwnWritesAreSeenAtOnce(t *testing.T) {
+	e := mustOpen(t)
+	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, edits = 4, 25
+	for range writers {
+		if _, err := e.AddTask(NewTask{Project: "p", Title: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, writers)
+	for w := range writers {
+		id := fmt.Sprintf("T-%d", w+1)
+		go func() {
+			for i := range edits {
+				title := fmt.Sprintf("edit %d", i)
+				if _, err := e.EditTask(TaskEdit{Project: "p", ID: id, Title: &title}); err != nil {
+					errs <- err
+					return
+				}
+				// Reads of the other tasks keep the cache warm and racing.
+				for o := range writers {
+					if _, err := e.Task("p", fmt.Sprintf("T-%d", o+1)); err != nil {
+						errs <- err
+						return
+					}
+				}
+				if got, err := e.Task("p", id); err != nil || got.Title != title {
+					errs <- fmt.Errorf("%s after writing %q reads %+v, %v", id, title, got, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

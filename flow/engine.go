@@ -49,6 +49,7 @@ type Engine struct {
 	cache *Cache
 	at    *at          // set on a point-in-time view (At)
 	tx    *eventlog.Tx // set on the view of a Batch: every read and write joins it
+	held  *heldHead    // the head while the file is held; shared with views
 }
 
 // Open opens the engine on the file at path.
@@ -61,7 +62,7 @@ func Open(path string, opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{path: path, opts: opts, cache: opts.Cache}
+	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}}
 	if e.cache == nil {
 		e.cache = NewCache(DefaultCacheSize)
 	}
@@ -99,6 +100,7 @@ func (e *Engine) release() error {
 	if e.log == nil || !e.opts.ReadOnly || e.at != nil { // a view shares its engine's file
 		return nil
 	}
+	e.held.forget()
 	err := e.log.Close()
 	e.log = nil
 	return err
@@ -109,6 +111,7 @@ func (e *Engine) Close() error {
 	if e.log == nil {
 		return nil
 	}
+	e.held.forget()
 	err := e.log.Close()
 	e.log = nil
 	return err

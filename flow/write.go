@@ -20,6 +20,8 @@ func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
 	if err := e.acquire(); err != nil {
 		return err
 	}
+	e.held.forget()
+	defer e.held.forget()
 	return e.log.Update(fn)
 }
 
