@@ -104,13 +104,14 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 	return mem, rep, err
 }
 
-// writeMemory stores a replayed state as the inline projections.
+// writeMemory stores a replayed state as the inline projections, in the
+// empty buckets a rebuild leaves.
 func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 	s := newTxStore(tx)
 	if err := mem.PutAll(s); err != nil {
 		return err
 	}
-	if err := s.flush(); err != nil {
+	if err := s.flushFresh(wantSummaries(mem)); err != nil {
 		return err
 	}
 	return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, projection.Version))
