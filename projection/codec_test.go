@@ -497,3 +497,27 @@ func encodeMapLen(t *rapid.T, n int) []byte {
 	}
 	return binary.BigEndian.AppendUint32([]byte{0xdf}, uint32(n))
 }
+
+func TestDecodeScope(t *testing.T) {
+	body := reflectMarshal(t, &Scope{Project: &Project{Name: "p"}, Tasks: []*Task{{ID: "T-1", Steps: []Step{}}}})
+	unknown := func(depth int) []byte { // {"x": [[...nil...]]}, then the state's fields
+		b := append([]byte{0x87, 0xa1, 'x'}, bytes.Repeat([]byte{0x91}, depth)...)
+		return append(append(b, 0xc0), body[1:]...)
+	}
+	t.Run("OK", func(t *testing.T) {
+		s, n, err := DecodeScope(append(bytes.Clone(body), 0xc0))
+		if err != nil || n != len(body) || s.Project.Name != "p" || s.Tasks[0].ID != "T-1" {
+			t.Fatalf("DecodeScope = %+v, %d, %v; want the state and %d bytes", s, n, err, len(body))
+		}
+	})
+	t.Run("UnknownFieldNestedToTheLimit", func(t *testing.T) {
+		if _, _, err := DecodeScope(unknown(MaxSkipDepth - 1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ErrUnknownFieldNestedTooDeep", func(t *testing.T) {
+		if _, _, err := DecodeScope(unknown(MaxSkipDepth)); err == nil {
+			t.Fatal("no error")
+		}
+	})
+}

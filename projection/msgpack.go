@@ -534,8 +534,11 @@ func decodeStruct[T any](r *mpReader, v *T, fs *fields, field func(i int) error)
 	}
 	next := 0 // fields usually come in declaration order
 	for range n {
-		f, err := r.fieldIndex(fs, &next)
-		if err != nil {
+		var f int
+		if next < len(fs.keys) && r.skipBytes(fs.keys[next]) {
+			f = next // the next field, as it is written
+			next++
+		} else if f, err = r.fieldIndex(fs, &next); err != nil {
 			return err
 		}
 		if f < 0 {
@@ -550,17 +553,18 @@ func decodeStruct[T any](r *mpReader, v *T, fs *fields, field func(i int) error)
 	return nil
 }
 
-// fieldIndex reads a key and returns the index of its field in fs, or
-// -1.
-func (r *mpReader) fieldIndex(fs *fields, next *int) (int, error) {
-	if i := *next; i < len(fs.keys) { // the next field, as it is written
-		k := fs.keys[i]
-		if len(r.b)-r.i >= len(k) && string(r.b[r.i:r.i+len(k)]) == k {
-			r.i += len(k)
-			*next = i + 1
-			return i, nil
-		}
+// skipBytes reads past b if it is next.
+func (r *mpReader) skipBytes(b string) bool {
+	if len(r.b)-r.i >= len(b) && string(r.b[r.i:r.i+len(b)]) == b {
+		r.i += len(b)
+		return true
 	}
+	return false
+}
+
+// fieldIndex reads a key and returns the index of its field in fs, or
+// -1; next becomes the field after it.
+func (r *mpReader) fieldIndex(fs *fields, next *int) (int, error) {
 	start, end, err := r.rawStr()
 	if err != nil {
 		return 0, err

@@ -517,3 +517,42 @@ func BenchmarkDecodeWork(b *testing.B) {
 		}
 	}
 }
+
+// TestBody_MatchesReflection: the body Encode writes is what msgpack's
+// reflection encoder wrote for the same state (the bytes of the
+// snapshots already stored, and the state hashes they carry), and Decode
+// reads it into the state reflection reads.
+func TestBody_MatchesReflection(t *testing.T) {
+	t.Parallel()
+	for name, s := range map[string]*projection.Scope{
+		"Small": smallState(t), "Empty": projection.NewMemory().Scope("nobody"),
+		"Big": bigState(t, 40, 15), "Work": workState(t, 30),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			enc := msgpack.NewEncoder(&buf)
+			enc.SetSortMapKeys(true)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			if got := mustBody(t, s); !bytes.Equal(got, buf.Bytes()) {
+				t.Fatalf("body of %d bytes differs from reflection's %d", len(got), buf.Len())
+			}
+			var want projection.Scope
+			if err := msgpack.Unmarshal(buf.Bytes(), &want); err != nil {
+				t.Fatal(err)
+			}
+			scope := "nobody"
+			if s.Project != nil {
+				scope = s.Project.Name
+			}
+			_, got, err := snapshot.Decode(envelope(scope, buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, &want) {
+				t.Fatalf("Decode = %+v\nreflection %+v", got, &want)
+			}
+		})
+	}
+}
