@@ -20,14 +20,17 @@ const DefaultSnapshotEvery = 1000
 // SnapshotBytesPerEvent is B, what automatic snapshots may cost on disk
 // per event of a project, amortized. A snapshot holds a project's whole
 // state, which grows with its history: taken every K events, snapshots
-// would grow quadratically with the log. So once a project's last
-// snapshot is over snapshotFreeBytes, the next automatic one also waits
-// for at least one project event per B bytes of it: a snapshot of S bytes
-// comes at least S/B events after the one before, and snapshots add at
-// most about B bytes per event to the file, however large the project
-// grows. A read of the whole state at a point folds, in exchange, up to
-// S/B events after the nearest snapshot (reads of one entity do not use
-// snapshots: see atSource).
+// grow quadratically with the log (6 GB of a 7.3 GB file at 1M events).
+// So once a project's last snapshot is over snapshotFreeBytes, the next
+// automatic one also waits for at least one project event per B bytes of
+// it: a snapshot comes at least S/B events after one of S bytes. The
+// snapshots then cost about B bytes per event, plus what the state grows
+// by per event (the next snapshot is that much bigger than the one that
+// spaced it), however long the history: their sizes grow geometrically,
+// not linearly. A read of the whole state at a point folds, in exchange,
+// up to about S/B events after the nearest snapshot (a checkpoint's
+// snapshot may be nearer); reads of one entity do not use snapshots (see
+// atSource).
 const SnapshotBytesPerEvent = 64
 
 // snapshotFreeBytes is the size up to which snapshots are cheap enough to

@@ -7,7 +7,10 @@ package flow
 //
 // FLOW_BENCH_EVENTS sets the size of the point-in-time file (default
 // 100000, so that CI stays quick; 1000000 gives the 1M-event
-// figure) and FLOW_BENCH_PROJECTS how many projects share it (default 10).
+// figure), FLOW_BENCH_PROJECTS how many projects share it (default 10)
+// and FLOW_BENCH_CHECKPOINT_EVERY how many events of a project pass
+// between the generator's checkpoints (default 5000; 0: none, so that
+// only automatic snapshots serve whole-state reads).
 // The append benchmarks amortize a snapshot over many appends (at least
 // DefaultSnapshotEvery, and one per SnapshotBytesPerEvent bytes of the
 // project's last snapshot): give them -benchtime=10000x or more for a
@@ -58,10 +61,11 @@ func ttBenchEnv(b *testing.B, name string, def int) int {
 // every 40 tasks; a checkpoint every 5000 events of a project. Projects
 // take turns at random.
 type ttGen struct {
-	e        *Engine
-	rng      *rand.Rand
-	projects []*ttGenProject
-	stdout   projection.Output
+	e          *Engine
+	rng        *rand.Rand
+	projects   []*ttGenProject
+	stdout     projection.Output
+	checkpoint int // events of a project between checkpoints; 0: none
 }
 
 type ttGenProject struct {
@@ -74,16 +78,29 @@ type ttGenProject struct {
 }
 
 // ttCheckpointEvery is how many events of a project pass between the
-// generator's checkpoints.
+// generator's checkpoints, unless FLOW_BENCH_CHECKPOINT_EVERY says.
 const ttCheckpointEvery = 5000
+
+// ttBenchCheckpoints reads FLOW_BENCH_CHECKPOINT_EVERY.
+func ttBenchCheckpoints(b *testing.B) int {
+	s := os.Getenv("FLOW_BENCH_CHECKPOINT_EVERY")
+	if s == "" {
+		return ttCheckpointEvery
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		b.Fatalf("FLOW_BENCH_CHECKPOINT_EVERY=%q: want 0 or a positive integer", s)
+	}
+	return n
+}
 
 // ttBatch is how many commands one write transaction of the generator
 // holds: small enough, across the projects, that a project crosses at
 // most one multiple of DefaultSnapshotEvery in one transaction.
 const ttBatch = 256
 
-func newTTGen(e *Engine, projects int) (*ttGen, error) {
-	g := &ttGen{e: e, rng: rand.New(rand.NewPCG(1, 2)),
+func newTTGen(e *Engine, projects, checkpoint int) (*ttGen, error) {
+	g := &ttGen{e: e, rng: rand.New(rand.NewPCG(1, 2)), checkpoint: checkpoint,
 		stdout: CaptureString("ok  \tgithub.com/example/app/parser\t0.412s\nok  \tgithub.com/example/app/render\t0.207s\n")}
 	for i := range projects {
 		name := fmt.Sprintf("proj%03d", i)
@@ -134,7 +151,7 @@ func (g *ttGen) next(w *writer) error {
 	op := p.todo[0]
 	p.todo = p.todo[1:]
 	p.events++
-	if p.events >= ttCheckpointEvery {
+	if g.checkpoint > 0 && p.events >= g.checkpoint {
 		p.events, p.check = 0, true
 	}
 	return op(w)
@@ -252,17 +269,17 @@ type ttFixture struct {
 // projects: built in b.TempDir(), or, when FLOW_BENCH_DIR is set, kept in
 // that directory and reused by later runs (a 1M-event file takes minutes
 // to build; delete the directory when done).
-func ttFixtureFor(b *testing.B, n uint64, projects int) *ttFixture {
+func ttFixtureFor(b *testing.B, n uint64, projects, checkpoint int) *ttFixture {
 	keep := os.Getenv("FLOW_BENCH_DIR")
 	if keep == "" {
-		return ttBuild(b, filepath.Join(b.TempDir(), DefaultDir, DefaultFile), n, projects)
+		return ttBuild(b, filepath.Join(b.TempDir(), DefaultDir, DefaultFile), n, projects, checkpoint)
 	}
-	path := filepath.Join(keep, fmt.Sprintf("pit-%d-%d-v%d-b%d.db", n, projects, projection.Version, SnapshotBytesPerEvent))
+	path := filepath.Join(keep, fmt.Sprintf("pit-%d-%d-c%d-v%d-b%d.db", n, projects, checkpoint, projection.Version, SnapshotBytesPerEvent))
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return ttOpenFixture(b, path, 0)
 	}
 	os.Remove(path)
-	f := ttBuild(b, path, n, projects)
+	f := ttBuild(b, path, n, projects, checkpoint)
 	if err := os.WriteFile(path+".done", nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -270,8 +287,9 @@ func ttFixtureFor(b *testing.B, n uint64, projects int) *ttFixture {
 }
 
 // ttBuild generates a file of n events over projects projects at path,
-// with automatic snapshots at the default interval.
-func ttBuild(b *testing.B, path string, n uint64, projects int) *ttFixture {
+// with a checkpoint every checkpoint events of a project (0: none) and
+// automatic snapshots as by default.
+func ttBuild(b *testing.B, path string, n uint64, projects, checkpoint int) *ttFixture {
 	start := time.Now()
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	e, err := Open(path, Options{Create: true, NoSync: true, Actor: "agent", Session: "bench",
@@ -279,7 +297,7 @@ func ttBuild(b *testing.B, path string, n uint64, projects int) *ttFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := newTTGen(e, projects)
+	g, err := newTTGen(e, projects, checkpoint)
 	if err == nil {
 		err = g.run(n)
 	}
@@ -381,9 +399,13 @@ func ttReads(b *testing.B, e *Engine, head uint64, n int) []ttRead {
 func BenchmarkPointInTime(b *testing.B) {
 	n := ttBenchEnv(b, "FLOW_BENCH_EVENTS", 100000)
 	projects := ttBenchEnv(b, "FLOW_BENCH_PROJECTS", 10)
-	f := ttFixtureFor(b, uint64(n), projects)
+	checkpoint := ttBenchCheckpoints(b)
+	f := ttFixtureFor(b, uint64(n), projects, checkpoint)
 	reads := ttReads(b, f.e, f.head, 4096)
 	name := fmt.Sprintf("events=%d/projects=%d", f.head, projects)
+	if checkpoint != ttCheckpointEvery {
+		name += fmt.Sprintf("/checkpoint-every=%d", checkpoint)
+	}
 	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -448,7 +470,7 @@ func BenchmarkAppendWithSnapshots(b *testing.B) { ttBenchAppend(b, 0) }
 func BenchmarkAppendNoSnapshots(b *testing.B) { ttBenchAppend(b, -1) }
 
 func ttBenchAppend(b *testing.B, every int) {
-	f := ttBuild(b, filepath.Join(b.TempDir(), DefaultDir, DefaultFile), 20000, 1)
+	f := ttBuild(b, filepath.Join(b.TempDir(), DefaultDir, DefaultFile), 20000, 1, ttCheckpointEvery)
 	f.e.Close()
 	e, err := Open(f.e.Path(), Options{Actor: "agent", Session: "bench", SnapshotEvery: every})
 	if err != nil {
