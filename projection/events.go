@@ -67,17 +67,39 @@ const (
 	kindRollbackApplied
 )
 
-// kindOf returns the kind of an event type. The types are tried in the
-// order of how often they occur (a string switch costs a binary search of
-// runtime string compares per event).
+// kindOf returns the kind of an event type: by a hash of its length and
+// two of its bytes (no two types of the catalog share a slot), checked by
+// one string compare; a string switch or a search costs several.
 func kindOf(typ string) eventKind {
-	for _, k := range kindsByFrequency {
+	if len(typ) < 6 {
+		return kindUnknown
+	}
+	if k := kindTable[kindSlot(typ)]; k.typ == typ {
+		return k.kind
+	}
+	for _, k := range kindsByFrequency { // only if two types ever share a slot
 		if typ == k.typ {
 			return k.kind
 		}
 	}
 	return kindUnknown
 }
+
+func kindSlot(typ string) int { return (len(typ)*5 + int(typ[0]) + int(typ[len(typ)-6])) % kindSlots }
+
+const kindSlots = 64
+
+var kindTable = func() (t [kindSlots]struct {
+	typ  string
+	kind eventKind
+}) {
+	for _, k := range kindsByFrequency {
+		if slot := &t[kindSlot(k.typ)]; slot.typ == "" {
+			*slot = k
+		}
+	}
+	return t
+}()
 
 var kindsByFrequency = [...]struct {
 	typ  string

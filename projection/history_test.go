@@ -292,3 +292,21 @@ func TestReplay_Golden(t *testing.T) {
 		}
 	}
 }
+
+func TestKindOf(t *testing.T) {
+	seen := map[int]string{}
+	for _, k := range kindsByFrequency {
+		if got := kindOf(k.typ); got != k.kind {
+			t.Errorf("kindOf(%q) = %d, want %d", k.typ, got, k.kind)
+		}
+		if other, ok := seen[kindSlot(k.typ)]; ok {
+			t.Errorf("%q and %q share a slot of the kind table", k.typ, other)
+		}
+		seen[kindSlot(k.typ)] = k.typ
+	}
+	for _, typ := range []string{"", "x", "task", "task.createe", "Task.created", "task.created.v2", "rollback.appliee"} {
+		if got := kindOf(typ); got != kindUnknown {
+			t.Errorf("kindOf(%q) = %d, want unknown", typ, got)
+		}
+	}
+}

@@ -20,15 +20,25 @@ const EmptyContext JSON = "{}"
 func MergePatch(doc, patch JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
+	c.keys = c.keys[:0]
 	var err error
-	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
-		return "", err
+	if k := c.lookup(string(doc)); k != nil { // doc is a result of ours: canonical
+		c.target = append(c.target[:0], doc...)
+		c.keys = append(c.keys, k.keys...)
+		c.targetTop = append(c.targetTop[:0], k.members...)
+	} else {
+		if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
+			return "", err
+		}
+		c.targetTop, c.top = c.top, c.targetTop
 	}
 	if c.patch, err = c.canonical(c.patch[:0], string(patch)); err != nil {
 		return "", err
 	}
-	c.scratch = appendMerge(c.scratch[:0], c.target, c.patch)
-	return JSON(c.scratch), nil
+	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.top)
+	out := JSON(c.scratch)
+	c.remember(string(out), c.merged)
+	return out, nil
 }
 
 // Canonical returns the canonical form of a JSON object: keys sorted, no
@@ -36,11 +46,57 @@ func MergePatch(doc, patch JSON) (JSON, error) {
 func Canonical(doc JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
+	c.keys = c.keys[:0]
 	var err error
 	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
 		return "", err
 	}
-	return JSON(c.target), nil
+	out := JSON(c.target)
+	c.remember(string(out), c.top)
+	return out, nil
+}
+
+// A canon remembers the last documents it returned and their top-level
+// members: a task's context is merged into again and again, and the
+// document MergePatch gets is most often the one it returned last time
+// for that task. Then it need not read the document again to know it is
+// canonical and where its members are.
+
+// knownDoc is a canonical document and its top-level members, whose keys
+// are in keys.
+type knownDoc struct {
+	doc     string
+	members []member
+	keys    []byte
+}
+
+// maxKnown is the largest document a canon remembers.
+const maxKnown = 16 << 10
+
+func (c *canon) lookup(doc string) *knownDoc {
+	for i := range c.known {
+		if k := &c.known[i]; len(k.doc) == len(doc) && k.doc == doc {
+			return k
+		}
+	}
+	return nil
+}
+
+// remember keeps doc, a canonical document with the top-level members
+// ms (their keys in c.keys).
+func (c *canon) remember(doc string, ms []member) {
+	if len(doc) > maxKnown {
+		return
+	}
+	k := &c.known[c.nextKnown]
+	c.nextKnown = (c.nextKnown + 1) % len(c.known)
+	k.doc, k.members, k.keys = doc, k.members[:0], k.keys[:0]
+	for _, m := range ms {
+		ka := len(k.keys)
+		k.keys = append(k.keys, c.keys[m.ka:m.kb]...)
+		m.ka, m.kb = ka, len(k.keys)
+		k.members = append(k.members, m)
+	}
 }
 
 // The canonical form is the one encoding/json gave the value decoded
@@ -64,17 +120,25 @@ type canon struct {
 	depth   int
 	out     []byte
 	members []member // of the objects being read, innermost last
-	scratch []byte
-	target  []byte
-	patch   []byte
-	text    []byte // a decoded string
+	// top is the members of the last top-level object read, targetTop
+	// those of the target of a merge.
+	top, targetTop []member
+	scratch        []byte
+	target         []byte
+	patch          []byte
+	text           []byte // a decoded string
+	keys           []byte // the decoded keys of the members
+	merged         []member
+	known          [16]knownDoc
+	nextKnown      int
 }
 
 // member is a key and value of an object, written in canonical form at
-// out[start:end].
+// out[start:end], the value from out[val:]; its decoded key is
+// keys[ka:kb]. (No pointers: keeping members costs no write barriers.)
 type member struct {
-	key        string // decoded
-	start, end int
+	ka, kb          int
+	start, val, end int
 }
 
 var canonPool = sync.Pool{New: func() any { return new(canon) }}
@@ -86,9 +150,8 @@ const maxPooled = 1 << 16
 
 func putCanon(c *canon) {
 	c.src = ""
-	clear(c.members[:cap(c.members)])
-	c.members = c.members[:0]
-	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text} {
+	c.members, c.top, c.targetTop, c.merged = c.members[:0], c.top[:0], c.targetTop[:0], c.merged[:0]
+	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text, &c.keys} {
 		if cap(*b) > maxPooled {
 			*b = nil
 		}
@@ -100,19 +163,18 @@ func putCanon(c *canon) {
 // starts with.
 func (c *canon) canonical(dst []byte, src string) ([]byte, error) {
 	c.src, c.i, c.depth, c.out = src, 0, 0, dst
-	defer func() { c.src, c.out = "", nil }()
 	c.space()
 	if c.i >= len(src) {
 		return dst, errors.New("unexpected end of JSON input")
 	}
 	isObject := src[c.i] == '{'
-	if err := c.value(); err != nil {
-		return c.out, err
+	err := c.value()
+	out := c.out
+	c.src, c.out = "", nil
+	if err == nil && !isObject {
+		err = errNotObject
 	}
-	if !isObject {
-		return c.out, errNotObject
-	}
-	return c.out, nil
+	return out, err
 }
 
 func (c *canon) space() {
@@ -160,8 +222,7 @@ func (c *canon) value() error {
 	case ch == '[':
 		return c.array()
 	case ch == '"':
-		_, err := c.string(false)
-		return err
+		return c.string(false)
 	case ch == '-' || ch >= '0' && ch <= '9':
 		return c.number()
 	case ch == 't':
@@ -281,6 +342,9 @@ func (c *canon) object() error {
 	if c.i < len(c.src) && c.src[c.i] == '}' {
 		c.i++
 		c.out = append(c.out, '}')
+		if c.depth == 1 {
+			c.top = c.top[:0]
+		}
 		c.depth--
 		return nil
 	}
@@ -290,23 +354,23 @@ func (c *canon) object() error {
 		if c.i >= len(c.src) || c.src[c.i] != '"' {
 			return c.fail("looking for the beginning of an object key string")
 		}
-		m := member{start: len(c.out)}
-		key, err := c.string(true)
-		if err != nil {
+		m := member{start: len(c.out), ka: len(c.keys)}
+		if err := c.string(true); err != nil {
 			return err
 		}
-		m.key = key
+		m.kb = len(c.keys)
 		c.space()
 		if c.i >= len(c.src) || c.src[c.i] != ':' {
 			return c.fail("after object key")
 		}
 		c.i++
 		c.out = append(c.out, ':')
+		m.val = len(c.out)
 		if err := c.value(); err != nil {
 			return err
 		}
 		m.end = len(c.out)
-		if n := len(c.members); n > base && c.members[n-1].key >= m.key {
+		if n := len(c.members); n > base && bytes.Compare(c.key(c.members[n-1]), c.key(m)) >= 0 {
 			sorted = false
 		}
 		c.members = append(c.members, m)
@@ -329,33 +393,43 @@ func (c *canon) object() error {
 		c.sortMembers(start, base)
 	}
 	c.out = append(c.out, '}')
+	if c.depth == 1 {
+		c.top = append(c.top[:0], c.members[base:]...)
+	}
 	c.members = c.members[:base]
 	c.depth--
 	return nil
 }
 
+// key returns the decoded key of m.
+func (c *canon) key(m member) []byte { return c.keys[m.ka:m.kb] }
+
 // sortMembers rewrites the members of the object at out[start:] in key
 // order, keeping the last of a repeated key.
 func (c *canon) sortMembers(start, base int) {
 	ms := c.members[base:]
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(c.key(a), c.key(b)) })
 	tmp := append(c.scratch[:0], c.out[start:]...)
 	c.scratch = tmp
 	c.out = c.out[:start+1]
+	kept := ms[:0]
 	for i, m := range ms {
-		if i+1 < len(ms) && ms[i+1].key == m.key {
+		if i+1 < len(ms) && bytes.Equal(c.key(ms[i+1]), c.key(m)) {
 			continue // a later value of the same key wins
 		}
 		if len(c.out) > start+1 {
 			c.out = append(c.out, ',')
 		}
+		at := len(c.out)
 		c.out = append(c.out, tmp[m.start-start:m.end-start]...)
+		kept = append(kept, member{ka: m.ka, kb: m.kb, start: at, val: at + m.val - m.start, end: len(c.out)})
 	}
+	c.members = c.members[:base+len(kept)]
 }
 
 // string reads a string literal and writes it canonically; with key it
-// also returns the decoded text.
-func (c *canon) string(key bool) (string, error) {
+// also appends the decoded text to c.keys.
+func (c *canon) string(key bool) error {
 	s := c.src
 	i := c.i + 1
 	for i < len(s) {
@@ -369,9 +443,9 @@ func (c *canon) string(key bool) (string, error) {
 			c.out = append(c.out, lit...)
 			c.i = i + 1
 			if key {
-				return lit[1 : len(lit)-1], nil
+				c.keys = append(c.keys, lit[1:len(lit)-1]...)
 			}
-			return "", nil
+			return nil
 		}
 		if b < utf8.RuneSelf { // \ or a control character
 			break
@@ -396,14 +470,14 @@ var plainByte = func() (t [256]bool) {
 // slowString decodes a string with escapes, control characters or
 // characters that are written escaped, as encoding/json does, and writes
 // it re-escaped.
-func (c *canon) slowString(key bool) (string, error) {
+func (c *canon) slowString(key bool) error {
 	s := c.src
 	t := c.text[:0]
 	i := c.i + 1
 	for {
 		if i >= len(s) {
 			c.i = i
-			return "", c.fail("unexpected end in string literal")
+			return c.fail("unexpected end in string literal")
 		}
 		b := s[i]
 		switch {
@@ -412,16 +486,16 @@ func (c *canon) slowString(key bool) (string, error) {
 			c.text = t
 			c.out = appendJSONString(c.out, t)
 			if key {
-				return string(t), nil
+				c.keys = append(c.keys, t...)
 			}
-			return "", nil
+			return nil
 		case b < 0x20:
 			c.i = i
-			return "", c.fail("in string literal")
+			return c.fail("in string literal")
 		case b == '\\':
 			if i+1 >= len(s) {
 				c.i = i + 1
-				return "", c.fail("unexpected end in string escape code")
+				return c.fail("unexpected end in string escape code")
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\', '/':
@@ -440,7 +514,7 @@ func (c *canon) slowString(key bool) (string, error) {
 				r := hex4(s[i+2:])
 				if r < 0 {
 					c.i = i + 2
-					return "", c.fail("in \\u hexadecimal character escape")
+					return c.fail("in \\u hexadecimal character escape")
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -457,7 +531,7 @@ func (c *canon) slowString(key bool) (string, error) {
 				continue
 			default:
 				c.i = i + 1
-				return "", c.fail("in string escape code")
+				return c.fail("in string escape code")
 			}
 			i += 2
 		case b < utf8.RuneSelf:
@@ -556,6 +630,66 @@ func appendJSONString(dst, s []byte) []byte {
 }
 
 // Merging canonical objects.
+
+// mergeMembers writes the merge of the canonical object patch into the
+// canonical object target, given the members of both (in key order): as
+// appendMerge, without reading the top level of either again. It also
+// returns the members it wrote, appended to out.
+func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, patch []byte, pm []member) ([]byte, []member) {
+	dst = append(dst, '{')
+	first := true
+	comma := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+	}
+	// emitted records the member written from at, of key m's.
+	emitted := func(m member, at int) {
+		out = append(out, member{ka: m.ka, kb: m.kb, start: at, val: at + m.val - m.start, end: len(dst)})
+	}
+	for i, j := 0, 0; i < len(tm) || j < len(pm); {
+		cmp := -1
+		switch {
+		case i == len(tm):
+			cmp = 1
+		case j < len(pm):
+			cmp = bytes.Compare(keys[tm[i].ka:tm[i].kb], keys[pm[j].ka:pm[j].kb])
+		}
+		if cmp < 0 {
+			comma()
+			at := len(dst)
+			dst = append(dst, target[tm[i].start:tm[i].end]...)
+			emitted(tm[i], at)
+			i++
+			continue
+		}
+		var tv []byte
+		if cmp == 0 {
+			tv = target[tm[i].val:tm[i].end]
+			i++
+		}
+		m := pm[j]
+		j++
+		switch pv := patch[m.val:m.end]; pv[0] {
+		case 'n': // null: delete
+		case '{':
+			if tv == nil || tv[0] != '{' {
+				tv = []byte(EmptyContext)
+			}
+			comma()
+			at := len(dst)
+			dst = appendMerge(append(dst, patch[m.start:m.val]...), tv, pv)
+			emitted(m, at)
+		default:
+			comma()
+			at := len(dst)
+			dst = append(dst, patch[m.start:m.end]...)
+			emitted(m, at)
+		}
+	}
+	return append(dst, '}'), out
+}
 
 // appendMerge writes the merge of the canonical object patch into the
 // canonical object target: both list their keys in order, so the result
@@ -701,9 +835,8 @@ func hasBackslash(b []byte) bool {
 // decodeKey decodes the text of a canonical string.
 func decodeKey(raw []byte) string {
 	c := canon{src: `"` + string(raw) + `"`}
-	key, err := c.string(true)
-	if err != nil {
+	if err := c.string(true); err != nil {
 		panic("projection: a canonical key does not decode: " + err.Error())
 	}
-	return key
+	return string(c.keys)
 }

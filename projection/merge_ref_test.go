@@ -104,6 +104,56 @@ func TestMergePatch_MatchesReference(t *testing.T) {
 	})
 }
 
+// TestMergePatch_ChainsMatchReference: merges into what the previous merge
+// returned (what MergePatch remembers and does not read again), for
+// several documents in turn, agree with the reference.
+func TestMergePatch_ChainsMatchReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		docs := make([]JSON, rapid.IntRange(1, 20).Draw(t, "docs"))
+		refs := make([]JSON, len(docs))
+		for i := range docs {
+			docs[i], refs[i] = EmptyContext, EmptyContext
+		}
+		for range rapid.IntRange(1, 60).Draw(t, "merges") {
+			i := rapid.IntRange(0, len(docs)-1).Draw(t, "doc")
+			patch := JSON(genJSONObject(t, 0))
+			var got, want JSON
+			var gerr, werr error
+			if rapid.IntRange(0, 5).Draw(t, "replace") == 0 {
+				got, gerr = Canonical(patch)
+				want, werr = refCanonical(patch)
+			} else {
+				got, gerr = MergePatch(docs[i], patch)
+				want, werr = refMergePatch(refs[i], patch)
+			}
+			if (gerr == nil) != (werr == nil) || got != want {
+				t.Fatalf("merge %q into %q = %q, %v; reference %q, %v", patch, docs[i], got, gerr, want, werr)
+			}
+			if gerr == nil {
+				docs[i], refs[i] = got, want
+			}
+		}
+	})
+}
+
+func TestMergePatch_Chain(t *testing.T) {
+	doc := EmptyContext
+	for _, step := range []struct{ patch, want string }{
+		{`{"b":2,"a":1,"c":{"x":1}}`, `{"a":1,"b":2,"c":{"x":1}}`},
+		{`{"a":null}`, `{"b":2,"c":{"x":1}}`},
+		{`{"aa":0,"c":{"y":2}}`, `{"aa":0,"b":2,"c":{"x":1,"y":2}}`},
+		{`{"b":null,"d":[]}`, `{"aa":0,"c":{"x":1,"y":2},"d":[]}`},
+		{`{"c":null,"aa":null,"d":null}`, `{}`},
+		{`{"z":{"n":null}}`, `{"z":{}}`},
+	} {
+		got, err := MergePatch(doc, JSON(step.patch))
+		if err != nil || string(got) != step.want {
+			t.Fatalf("MergePatch(%s, %s) = %s, %v; want %s", doc, step.patch, got, err, step.want)
+		}
+		doc = got
+	}
+}
+
 // FuzzMergePatch_MatchesReference: on any input, MergePatch and Canonical
 // agree with the reference.
 func FuzzMergePatch_MatchesReference(f *testing.F) {
@@ -199,4 +249,32 @@ func genJSONStringBody(t *rapid.T) string {
 		b.WriteString(rapid.SampledFrom([]string{`\x`, `\u12`, "\x01", `\'`}).Draw(t, "bad"))
 	}
 	return b.String()
+}
+
+// BenchmarkMergePatch: the sixth context merge of a task of the replay
+// benchmark (a context of seven keys), by MergePatch and by the
+// reference.
+func BenchmarkMergePatch(b *testing.B) {
+	doc := EmptyContext
+	for c := range 5 {
+		var err error
+		if doc, err = MergePatch(doc, JSON(histContextPatch(7, c))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	patch := JSON(histContextPatch(7, 5))
+	for _, impl := range []struct {
+		name  string
+		merge func(doc, patch JSON) (JSON, error)
+	}{{"Hand", MergePatch}, {"Reference", refMergePatch}} {
+		b.Run(impl.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc) + len(patch)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := impl.merge(doc, patch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

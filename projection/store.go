@@ -94,7 +94,13 @@ func (m *Memory) Approval(p, id string) (*Approval, error)     { return get(m.Ap
 func (m *Memory) Exec(p, id string) (*Exec, error)             { return get(m.Execs, p, id), nil }
 func (m *Memory) Checkpoint(p, id string) (*Checkpoint, error) { return get(m.Checkpoints, p, id), nil }
 
-func (m *Memory) PutProject(v *Project) error   { m.Projects[v.Name] = v; return nil }
+func (m *Memory) PutProject(v *Project) error {
+	if m.Projects[v.Name] != v { // putting back the project there: a lookup, no assignment
+		m.Projects[v.Name] = v
+	}
+	return nil
+}
+
 func (m *Memory) PutPlan(v *Plan) error         { put(m.Plans, v.Project, v.ID, v); return nil }
 func (m *Memory) PutTask(v *Task) error         { put(m.Tasks, v.Project, v.ID, v); return nil }
 func (m *Memory) PutApproval(v *Approval) error { put(m.Approvals, v.Project, v.ID, v); return nil }
