@@ -71,11 +71,19 @@ func (l *Log) lead() {
 	l.mu.Unlock()
 
 	start := time.Now()
-	l.commit(batch)
+	done, err := l.commit(batch)
+
+	l.mu.Lock()
+	// The next commit waits for this batch's callers and for those that
+	// queued while it ran: with writers in a loop, all of them (gather).
+	l.lastBatch, l.lastCommit = min(n+len(l.pending), l.opts.MaxBatch), time.Since(start)
+	l.mu.Unlock()
+	for _, c := range done {
+		c.done <- outcome{err: err}
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.lastBatch, l.lastCommit = n, time.Since(start)
 	if len(l.pending) == 0 {
 		l.leading = false
 		return
@@ -85,10 +93,11 @@ func (l *Log) lead() {
 
 // gather gives the callers of the previous commit a moment to queue again
 // before the next one, so that writers in a loop share commits instead of
-// alternating between a lone call and all the others (1, 7, 1, 7, ...).
-// It waits only while fewer calls are queued than the previous commit
-// had, and at most a quarter of that commit's duration: a lone writer
-// never waits.
+// splitting into a large batch and a small one that always waits (1, 7,
+// 1, 7, ... or 6, 2, 6, 2, ...). It waits only while fewer calls are
+// queued than the previous commit had plus those that queued during it,
+// and at most a quarter of that commit's duration: a lone writer never
+// waits.
 func (l *Log) gather() {
 	l.mu.Lock()
 	want, limit := l.lastBatch, l.lastCommit/4
@@ -115,8 +124,10 @@ func (l *Log) gather() {
 }
 
 // commit runs the calls of batch in one transaction. A call that fails is
-// answered with its error and the rest are retried without it.
-func (l *Log) commit(batch []*call) {
+// answered with its error at once and the rest are retried without it;
+// the calls of the transaction that ended are returned with its outcome
+// (nil: committed), for the caller to answer.
+func (l *Log) commit(batch []*call) ([]*call, error) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
@@ -130,14 +141,12 @@ func (l *Log) commit(batch []*call) {
 			return tx.flushHead()
 		})
 		if failed < 0 {
-			for _, c := range batch {
-				c.done <- outcome{err: err}
-			}
-			return
+			return batch, err
 		}
 		batch[failed].done <- outcome{err: ferr}
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
+	return nil, nil
 }
 
 // runCall runs one call of a batch. A panic fails that call alone, as

@@ -167,6 +167,36 @@ func TestLog_Update_GroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("OK/GatherCountsQueued", func(t *testing.T) {
+		// A commit of 1 with 3 calls queued during it: the next commit
+		// gathers for 4 (the 1 and the 3), not for 1, so that writers in
+		// a loop do not settle into a large batch and a small one.
+		l := mustOpen(t)
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = l.Update(func(*Tx) error { <-release; return nil }) })
+		waitPending(t, l, 0)
+		want := make(chan int, 3)
+		for range 3 {
+			wg.Go(func() {
+				_ = l.Update(func(*Tx) error {
+					l.mu.Lock()
+					want <- l.lastBatch
+					l.mu.Unlock()
+					return nil
+				})
+			})
+		}
+		waitPending(t, l, 3)
+		close(release)
+		wg.Wait()
+		for range 3 {
+			if got := <-want; got != 4 {
+				t.Fatalf("the commit after a batch of 1 with 3 queued gathered for %d calls, want 4", got)
+			}
+		}
+	})
+
 	t.Run("OK/MaxBatch", func(t *testing.T) {
 		l := mustOpen(t, Options{NoSync: true, MaxBatch: 2})
 		release := make(chan struct{})
