@@ -277,6 +277,22 @@ func TestEngine_ExportImport(t *testing.T) {
 			t.Errorf("%d events kept from a failed import, want 0", n)
 		}
 	})
+	t.Run("MisplacedEvent", func(t *testing.T) {
+		// A known event on a stream the commands never put it on would make
+		// reads of one entity at a point (its own stream) disagree with the
+		// project's state: refused, and nothing of the import is kept.
+		dst := mustOpen(t)
+		lines := strings.Split(strings.TrimSpace(exported.String()), "\n")
+		project := `{"id":"0190f3a0-0000-7000-8000-000000000008","stream":"project/q","version":1,"type":"project.created","schema":1,"time":"2026-11-01T10:00:00Z","actor":"a","project":"q","data":{"name":"q"}}`
+		moved := `{"id":"0190f3a0-0000-7000-8000-000000000009","stream":"task/q/T-2","version":1,"type":"task.created","schema":1,"time":"2026-11-01T10:00:00Z","actor":"a","project":"q","data":{"id":"T-1","title":"t"}}`
+		_, err := dst.Import(strings.NewReader(lines[0] + "\n" + project + "\n" + moved))
+		if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "task/q/T-1") {
+			t.Fatalf("Import = %v, want invalid input on line 3 naming task/q/T-1", err)
+		}
+		if n := len(collect(t, dst, Filter{})); n != 0 {
+			t.Errorf("%d events kept from a refused import, want 0", n)
+		}
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		dst := mustOpen(t)
 		bad := []string{

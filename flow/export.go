@@ -68,7 +68,9 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 				continue
 			}
 			res.Appended++
-			if err := foldSeq(tx, store, out.Seqs[0], unknown); err != nil {
+			if err := foldSeq(tx, store, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
+				return fmt.Errorf("line %d: %w", ie.line, err)
+			} else if err != nil {
 				return fmt.Errorf("%w: line %d: %v", ErrInvalid, ie.line, err)
 			}
 		}
@@ -83,11 +85,17 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	return res, nil
 }
 
-// foldSeq folds the record at seq into store. Events of types this binary
-// does not know are kept in the log and skipped by the fold.
+// foldSeq folds the record at seq into store, refusing one on a stream the
+// commands would not put it on. Events of types this binary does not know
+// are kept in the log and skipped by the fold.
 func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64, unknown map[string]int) error {
 	r, err := tx.Record(seq)
 	if err != nil {
+		return err
+	}
+	// Reads of one entity at a point fold only its own stream: an event
+	// that changes an entity from another stream would make them wrong.
+	if err := checkPlacement(store, r); err != nil {
 		return err
 	}
 	err = projection.Apply(store, r)

@@ -55,7 +55,9 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 			return err
 		}
 		rep = r
-		for _, b := range projectionBuckets {
+		// The rollback index is derived from the log too: dropped here,
+		// it is filled again by the next command (and read around until).
+		for _, b := range append(slices.Clone(projectionBuckets), bucketRollbacks) {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -402,6 +403,15 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			}
 			if len(s.warned()) == 0 {
 				t.Errorf("no warning about the damaged index")
+			}
+			if _, err := e.Verify(); ErrorCode(err) != CodeCorrupt || !strings.Contains(err.Error(), "rollback index") {
+				t.Errorf("Verify = %v, want the damaged rollback index reported", err)
+			}
+			// A rebuild drops the index; the next command fills it again.
+			mustDo(t)(e.Rebuild())
+			mustDo(t)(e.AddNote(NewNote{Project: "p", Text: "after", Kind: NoteKindNote}))
+			if err := e.view(checkRollbackIndex); err != nil {
+				t.Errorf("after a rebuild and a command: checkRollbackIndex = %v", err)
 			}
 		})
 	}

@@ -39,6 +39,9 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		Projections: "stale",
 	}
 	err = e.log.View(func(tx *eventlog.Tx) error {
+		if err := checkRollbackIndex(tx); err != nil {
+			return err
+		}
 		current, err := projectionsCurrent(tx)
 		if err != nil || !current {
 			return err
