@@ -28,8 +28,10 @@ type Options struct {
 	// Warn receives warnings, such as an event of a type this binary does
 	// not know being skipped by the fold. nil: warnings are dropped.
 	Warn func(msg string)
-	// SnapshotEvery is how many events of a project pass between automatic
-	// snapshots of it: 0 means DefaultSnapshotEvery, a negative value none.
+	// SnapshotEvery is the fewest events of a project between its last
+	// snapshot and an automatic one (large snapshots are spaced further,
+	// see SnapshotBytesPerEvent): 0 means DefaultSnapshotEvery, a negative
+	// value none.
 	SnapshotEvery int
 	// Progress, when set, hears how a rebuild of the projections goes:
 	// events folded so far, of total.
