@@ -1,12 +1,13 @@
 package projection
 
 // The msgpack decoders of the payloads (see msgpack.go for the rules).
-// unmarshal reads a whole payload; decodeMsgpack reads it from a reader.
+// unmarshal reads a whole payload (with a stringCache, or nil);
+// decodeMsgpack reads it from a reader.
 
 var projectCreatedFields = fieldsOf("name", "description")
 
-func (p *ProjectCreated) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *ProjectCreated) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -26,8 +27,8 @@ func (p *ProjectCreated) decodeField(r *mpReader, i int) error {
 
 var projectArchivedFields = fieldsOf("reason")
 
-func (p *ProjectArchived) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *ProjectArchived) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -44,8 +45,8 @@ func (p *ProjectArchived) decodeField(r *mpReader, i int) error {
 
 var planCreatedFields = fieldsOf("id", "title", "description")
 
-func (p *PlanCreated) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *PlanCreated) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -67,8 +68,8 @@ func (p *PlanCreated) decodeField(r *mpReader, i int) error {
 
 var planClosedFields = fieldsOf("id", "reason")
 
-func (p *PlanClosed) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *PlanClosed) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -88,8 +89,8 @@ func (p *PlanClosed) decodeField(r *mpReader, i int) error {
 
 var taskCreatedFields = fieldsOf("id", "plan", "title", "description", "deps", "owner", "tags", "priority", "ref", "status")
 
-func (p *TaskCreated) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskCreated) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -125,8 +126,8 @@ func (p *TaskCreated) decodeField(r *mpReader, i int) error {
 
 var taskUpdatedFields = fieldsOf("title", "description", "owner", "tags", "priority", "plan")
 
-func (p *TaskUpdated) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskUpdated) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -154,8 +155,8 @@ func (p *TaskUpdated) decodeField(r *mpReader, i int) error {
 
 var taskDepsChangedFields = fieldsOf("added", "removed")
 
-func (p *TaskDepsChanged) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskDepsChanged) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -175,8 +176,8 @@ func (p *TaskDepsChanged) decodeField(r *mpReader, i int) error {
 
 var taskStatusChangedFields = fieldsOf("from", "to", "reason", "forced")
 
-func (p *TaskStatusChanged) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskStatusChanged) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -200,8 +201,8 @@ func (p *TaskStatusChanged) decodeField(r *mpReader, i int) error {
 
 var taskClaimedFields = fieldsOf("actor", "session", "lease_until")
 
-func (p *TaskClaimed) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskClaimed) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -223,8 +224,8 @@ func (p *TaskClaimed) decodeField(r *mpReader, i int) error {
 
 var taskReleasedFields = fieldsOf("actor", "session", "reason")
 
-func (p *TaskReleased) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskReleased) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -246,8 +247,8 @@ func (p *TaskReleased) decodeField(r *mpReader, i int) error {
 
 var taskContextMergedFields = fieldsOf("patch", "replace")
 
-func (p *TaskContextMerged) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *TaskContextMerged) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -267,8 +268,8 @@ func (p *TaskContextMerged) decodeField(r *mpReader, i int) error {
 
 var stepAddedFields = fieldsOf("id", "title")
 
-func (p *StepAdded) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *StepAdded) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -288,8 +289,8 @@ func (p *StepAdded) decodeField(r *mpReader, i int) error {
 
 var stepStatusChangedFields = fieldsOf("id", "to", "progress", "note", "result", "error")
 
-func (p *StepStatusChanged) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *StepStatusChanged) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -317,8 +318,8 @@ func (p *StepStatusChanged) decodeField(r *mpReader, i int) error {
 
 var noteAddedFields = fieldsOf("task", "text", "kind")
 
-func (p *NoteAdded) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *NoteAdded) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -340,8 +341,8 @@ func (p *NoteAdded) decodeField(r *mpReader, i int) error {
 
 var approvalRequestedFields = fieldsOf("id", "task", "step", "message", "code", "action", "action_hash", "expires")
 
-func (p *ApprovalRequested) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *ApprovalRequested) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -373,8 +374,8 @@ func (p *ApprovalRequested) decodeField(r *mpReader, i int) error {
 
 var approvalDecidedFields = fieldsOf("id", "decision", "by", "comment")
 
-func (p *ApprovalDecided) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *ApprovalDecided) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -398,8 +399,8 @@ func (p *ApprovalDecided) decodeField(r *mpReader, i int) error {
 
 var checkpointCreatedFields = fieldsOf("id", "label", "at_seq", "task", "git_head")
 
-func (p *CheckpointCreated) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *CheckpointCreated) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -442,8 +443,8 @@ func (p *Removed) decodeField(r *mpReader, i int) error {
 var rollbackAppliedFields = fieldsOf("to_seq", "checkpoint", "task", "reason", "project", "plans", "tasks",
 	"approvals", "execs", "removed")
 
-func (p *RollbackApplied) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (p *RollbackApplied) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return p.decodeMsgpack(&r)
 }
 
@@ -477,7 +478,7 @@ func (p *RollbackApplied) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-func (x *ExecRecorded) unmarshal(b []byte) error {
-	r := mpReader{b: b}
+func (x *ExecRecorded) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
 	return x.decodeMsgpack(&r)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/flowctl/flowctl/eventlog"
 )
@@ -60,14 +61,22 @@ type fold struct {
 // payload reads the event's payload with a payload type's decoder, as
 // in f.payload(p.unmarshal): what msgpack.Unmarshal would read,
 // without reflection. Strings are copied, so the state keeps no
-// reference to r.Data. (A method value rather than an interface, so that
-// neither the payload nor the reader escapes to the heap.)
-func (f *fold) payload(unmarshal func([]byte) error) error {
-	if err := unmarshal(f.r.Data); err != nil {
+// reference to r.Data; the strings that repeat from event to event (ids,
+// actors, commands, outputs) mostly share one copy, from a cache of
+// strings shared by the folds of one goroutine at a time. (A method value
+// rather than an interface, so that neither the payload nor the reader
+// escapes to the heap.)
+func (f *fold) payload(unmarshal func([]byte, *stringCache) error) error {
+	seen := seenPool.Get().(*stringCache)
+	err := unmarshal(f.r.Data, seen)
+	seenPool.Put(seen)
+	if err != nil {
 		return fmt.Errorf("%w: payload does not decode: %v", ErrInconsistent, err)
 	}
 	return nil
 }
+
+var seenPool = sync.Pool{New: func() any { return new(stringCache) }}
 
 func (f *fold) meta() Meta {
 	t := TimeOf(f.r.Time)
