@@ -240,3 +240,45 @@ func TestTx_Append_MalformedStreamHead(t *testing.T) {
 		t.Fatalf("head %d after a refused append, want %d", got, fixtureN)
 	}
 }
+
+// TestLog_ReadStream_Chunks appends one stream in batches of several sizes
+// that start and end on both sides of stream_idx chunk boundaries, with
+// another stream in between, and reads it from every interesting version.
+func TestLog_ReadStream_Chunks(t *testing.T) {
+	l := mustOpen(t)
+	version := uint64(0)
+	for i, n := range []int{1, streamChunk - 2, 1, 2, streamChunk, 3 * streamChunk, 5} {
+		batch := make([]Event, n)
+		for j := range batch {
+			batch[j] = ev("e", fmt.Sprint(version+uint64(j)+1))
+		}
+		got := mustAppend(t, l, "long", Exact(version), batch...)
+		version += uint64(n)
+		if got.Version != version {
+			t.Fatalf("batch %d: version %d, want %d", i, got.Version, version)
+		}
+		mustAppend(t, l, "other", Any, ev("o", ""))
+	}
+	for _, from := range []uint64{0, 1, 2, streamChunk - 1, streamChunk, streamChunk + 1, 2 * streamChunk, 2*streamChunk + 1, version, version + 1, 1 << 62} {
+		var got []uint64
+		err := l.ReadStream("long", from, func(r *Record) error {
+			if string(r.Data) != fmt.Sprint(r.Version) {
+				t.Errorf("version %d has data %q", r.Version, r.Data)
+			}
+			got = append(got, r.Version)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ReadStream(from %d): %v", from, err)
+		}
+		if want := seqRange(max(from, 1), version); !equalSeqs(got, want) {
+			t.Errorf("ReadStream(from %d) gave versions %v, want %v", from, got, want)
+		}
+	}
+	_ = l.View(func(tx *Tx) error {
+		if v, _ := tx.StreamVersion("long"); v != version {
+			t.Errorf("StreamVersion = %d, want %d", v, version)
+		}
+		return nil
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -61,32 +60,8 @@ func (tx *Tx) flushHead() error {
 // StreamVersion returns the stream's head version and the seq of its last
 // event; 0, 0 when the stream does not exist (or its head is malformed).
 func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
-	version, seq, _ = tx.streamHead(stream)
+	version, seq, _, _ = tx.streamHead(stream)
 	return version, seq
-}
-
-// streamHead reads the stream's last stream_idx entry: one seek, as a Get
-// would be. A malformed entry is a *CorruptionError, so that an append
-// never starts the stream over on top of it.
-func (tx *Tx) streamHead(stream string) (version, seq uint64, err error) {
-	prefix := streamPrefix(stream)
-	c := tx.bucket(bucketStreamIdx).Cursor()
-	// Seek to just past the stream's largest possible key, then step back.
-	k, v := c.Seek(binary.BigEndian.AppendUint64(prefix, math.MaxUint64))
-	if !bytes.HasPrefix(k, prefix) {
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	}
-	switch {
-	case !bytes.HasPrefix(k, prefix):
-		return 0, 0, nil
-	case len(k) != len(prefix)+8 || len(v) != 8:
-		return 0, 0, corruptf(0, "stream index entry of %q is malformed", stream)
-	}
-	return binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v), nil
 }
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
@@ -136,16 +111,7 @@ func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) err
 // ReadStream calls fn for every record of stream with version >= from, in
 // version order.
 func (tx *Tx) ReadStream(stream string, from uint64, fn func(*Record) error) error {
-	prefix := streamPrefix(stream)
-	return tx.readIndex(bucketStreamIdx, prefix, max(from, 1), func(k, v []byte, r *Record) (uint64, bool) {
-		if len(v) != 8 {
-			return 0, false
-		}
-		if r == nil {
-			return binary.BigEndian.Uint64(v), true
-		}
-		return 0, r.Stream == stream && r.Version == binary.BigEndian.Uint64(k[len(prefix):])
-	}, fn)
+	return tx.readStream(stream, max(from, 1), fn)
 }
 
 // ReadProject calls fn for every record of project with seq >= from, in
@@ -216,10 +182,6 @@ func streamPrefix(s string) []byte { return appendPrefix(make([]byte, 0, 2+len(s
 // appendPrefix appends the 2-byte big-endian length of s and s to b.
 func appendPrefix(b []byte, s string) []byte {
 	return append(binary.BigEndian.AppendUint16(b, uint16(len(s))), s...)
-}
-
-func streamIdxKey(stream string, version uint64) []byte {
-	return binary.BigEndian.AppendUint64(streamPrefix(stream), version)
 }
 
 // The key/value API below gives the caller buckets of its own (projection

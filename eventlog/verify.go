@@ -91,7 +91,7 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, head[0], r.Version)
 	}
 	v.streams[r.Stream] = [2]uint64{r.Version, r.Seq}
-	if got := tx.bucket(bucketStreamIdx).Get(streamIdxKey(r.Stream, r.Version)); !bytes.Equal(got, seqKey(r.Seq)) {
+	if got, ok := tx.streamIdxSeq(r.Stream, r.Version); !ok || got != r.Seq {
 		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
 	}
 	id := tx.bucket(bucketIDs).Get(r.ID[:])
@@ -119,9 +119,11 @@ func (v *verifier) indexes(tx *Tx, records uint64) error {
 		bucket []byte
 		want   int
 	}{
-		{bucketStreamIdx, int(records)},
 		{bucketIDs, int(records)},
 		{bucketProjIdx, projected},
+	}
+	if got, ok := tx.streamIdxCount(); !ok || got != int(records) {
+		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketStreamIdx, got, records)
 	}
 	for _, c := range counts {
 		if got := tx.bucket(c.bucket).Stats().KeyN; got != c.want {

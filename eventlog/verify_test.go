@@ -187,15 +187,26 @@ func TestVerify_Corruption(t *testing.T) {
 		{"ExtraRecord", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketLog).Put(seqKey(fixtureN+1), rawRecord(tx, fixtureN))
 		}, fixtureN + 1},
+		// stream_idx chunks: s1 holds seqs 1, 4, 7, 10; s2 2, 5, 8; s3 3, 6, 9.
 		{"DeletedStreamIdx", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketStreamIdx).Delete(streamIdxKey("s1", 2)) // seq 4
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s1", 1), seqKey(1)) // versions 2.. (seq 4 on) gone
 		}, 4},
 		{"WrongStreamIdx", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 2), seqKey(4)) // seq 5
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 1), append(append(seqKey(2), seqKey(4)...), seqKey(8)...))
 		}, 5},
 		{"ExtraStreamIdx", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 9), seqKey(4))
+			v := bytes.Clone(tx.Bucket(bucketStreamIdx).Get(streamIdxKey("s2", 1)))
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", 1), append(v, seqKey(4)...))
 		}, 0},
+		{"ExtraStreamChunk", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s2", streamChunk+1), seqKey(4))
+		}, 0},
+		{"MalformedStreamIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s3", 1), make([]byte, 7))
+		}, 3},
+		{"DeletedStreamIdxChunk", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Delete(streamIdxKey("s3", 1))
+		}, 3},
 		{"DeletedID", func(tx *bolt.Tx) error { return tx.Bucket(bucketIDs).Delete(idKey(7)) }, 7},
 		{"WrongIDSeq", func(tx *bolt.Tx) error {
 			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(7)))
