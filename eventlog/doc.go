@@ -31,7 +31,7 @@ Buckets, keys and values:
 	log          uint64 BE seq, from 1, gap-free        -> record (below)
 	stream_idx   uint16 BE len, stream, uint64 BE chunk -> uint64 BE seq of each version in the chunk
 	ids          16-byte event id                       -> uint64 BE seq, 32-byte content hash
-	project_idx  uint16 BE len, project, uint64 BE seq  -> empty
+	project_idx  uint16 BE len, project, uint64 BE seq  -> uint64 BE seqs of the project from that one on
 
 stream_idx holds a stream's seqs in chunks of 64 versions: chunk c holds
 versions 64c+1 to 64c+64, as many as the stream has, in order; every chunk
@@ -41,6 +41,11 @@ version, a page holds a few chunks instead of 65 entries, so the index
 takes about 12 bytes per event instead of 60, and an append, which copies
 each page it touches into memory and back, does far less work there: a
 commit of 8 events in 8 streams took 40% less CPU.
+
+project_idx holds a project's seqs the same way, in chunks of at most 64
+ascending seqs keyed by their first seq; an append rewrites the project's
+last chunk or, when it is full, starts one keyed by the new seq. It takes
+about 11 bytes per event instead of 35.
 
 A stream's head (its version and the seq of its last event) is its last
 chunk, read with one seek. There is no bucket of stream heads: it cost
@@ -92,10 +97,10 @@ not when or by whom it was sent, so that a retried append matches.
   - every stream's versions are 1..v with no gap, in seq order; stream_idx
     holds exactly one seq per record, in the slot of its stream and
     version, so a stream's last chunk gives its head.
-  - ids has exactly one entry per record; project_idx one per record with a
-    project.
-  - nothing is ever rewritten or deleted in log, ids or project_idx; a
-    stream_idx chunk only ever grows.
+  - ids has exactly one entry per record; project_idx lists each record with
+    a project once, in a chunk of that project whose first seq is its key.
+  - nothing is ever rewritten or deleted in log or ids; a stream_idx or
+    project_idx chunk only ever grows.
 
 Verify checks all of them and returns the first violation as a
 *CorruptionError with the seq of the first bad record.

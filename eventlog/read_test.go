@@ -282,3 +282,43 @@ func TestLog_ReadStream_Chunks(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLog_ReadProject_Chunks appends a project's events in batches that
+// cross project_idx chunk boundaries, with another project's events in
+// between, and reads it from seqs in, between and around its chunks.
+func TestLog_ReadProject_Chunks(t *testing.T) {
+	l := mustOpen(t)
+	var want []uint64 // the seqs of project "p"
+	for i, n := range []int{1, projectChunk - 2, 1, 2, projectChunk, 3 * projectChunk, 5} {
+		batch := make([]Event, n)
+		for j := range batch {
+			batch[j] = ev("e", "")
+			batch[j].Project = "p"
+		}
+		got := mustAppend(t, l, fmt.Sprint("s", i%3), Any, batch...)
+		want = append(want, got.Seqs...)
+		other := ev("o", "")
+		other.Project = "q"
+		mustAppend(t, l, "other", Any, other)
+	}
+	head := mustHead(t, l)
+	for _, from := range []uint64{0, 1, 2, 3, want[projectChunk-1], want[projectChunk-1] + 1, want[projectChunk], want[2*projectChunk] + 1, head, head + 1, 1 << 62} {
+		var got []uint64
+		err := l.ReadProject("p", from, func(r *Record) error {
+			got = append(got, r.Seq)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ReadProject(from %d): %v", from, err)
+		}
+		var exp []uint64
+		for _, s := range want {
+			if s >= from {
+				exp = append(exp, s)
+			}
+		}
+		if !equalSeqs(got, exp) {
+			t.Errorf("ReadProject(from %d) gave %d seqs %v, want %d", from, len(got), got, len(exp))
+		}
+	}
+}

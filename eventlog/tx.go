@@ -117,44 +117,7 @@ func (tx *Tx) ReadStream(stream string, from uint64, fn func(*Record) error) err
 // ReadProject calls fn for every record of project with seq >= from, in
 // seq order.
 func (tx *Tx) ReadProject(project string, from uint64, fn func(*Record) error) error {
-	prefix := streamPrefix(project)
-	return tx.readIndex(bucketProjIdx, prefix, max(from, 1), func(k, v []byte, r *Record) (uint64, bool) {
-		if r == nil {
-			return binary.BigEndian.Uint64(k[len(prefix):]), true
-		}
-		return 0, r.Project == project
-	}, fn)
-}
-
-// readIndex walks the index entries under prefix from the 8-byte key
-// suffix start on. entry is called twice per entry: with r == nil to get
-// the seq the entry points to, then with the record, to confirm it is the
-// one the entry claims; a damaged index is reported, never followed.
-func (tx *Tx) readIndex(bucket, prefix []byte, start uint64, entry func(k, v []byte, r *Record) (uint64, bool), fn func(*Record) error) error {
-	c := tx.bucket(bucket).Cursor()
-	for k, v := c.Seek(append(bytes.Clone(prefix), seqKey(start)...)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != len(prefix)+8 {
-			return corruptf(0, "index %s has a malformed entry", bucket)
-		}
-		seq, ok := entry(k, v, nil)
-		if !ok {
-			return corruptf(0, "index %s has a malformed entry", bucket)
-		}
-		r, err := tx.Record(seq)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			return corruptf(seq, "index %s points past the head", bucket)
-		}
-		if _, ok := entry(k, v, r); !ok {
-			return corruptf(seq, "index %s points to a record that does not belong to it", bucket)
-		}
-		if err := fn(r); err != nil {
-			return stopped(err)
-		}
-	}
-	return nil
+	return tx.readProject(project, max(from, 1), fn)
 }
 
 func stopped(err error) error {

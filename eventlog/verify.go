@@ -100,8 +100,7 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
 	}
 	if r.Project != "" {
-		key := binary.BigEndian.AppendUint64(streamPrefix(r.Project), r.Seq)
-		if tx.bucket(bucketProjIdx).Get(key) == nil {
+		if !tx.projIdxHas(r.Project, r.Seq) {
 			return corruptf(r.Seq, "project index entry for %q is missing", r.Project)
 		}
 		v.projects[r.Project]++
@@ -115,20 +114,14 @@ func (v *verifier) indexes(tx *Tx, records uint64) error {
 	for _, n := range v.projects {
 		projected += n
 	}
-	counts := []struct {
-		bucket []byte
-		want   int
-	}{
-		{bucketIDs, int(records)},
-		{bucketProjIdx, projected},
+	if got := tx.bucket(bucketIDs).Stats().KeyN; got != int(records) {
+		return corruptf(0, "bucket %q has %d entries, the records explain %d", bucketIDs, got, records)
 	}
 	if got, ok := tx.streamIdxCount(); !ok || got != int(records) {
 		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketStreamIdx, got, records)
 	}
-	for _, c := range counts {
-		if got := tx.bucket(c.bucket).Stats().KeyN; got != c.want {
-			return corruptf(0, "bucket %q has %d entries, the records explain %d", c.bucket, got, c.want)
-		}
+	if got, ok := tx.projIdxCount(); !ok || got != projected {
+		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketProjIdx, got, projected)
 	}
 	return nil
 }

@@ -221,9 +221,25 @@ func TestVerify_Corruption(t *testing.T) {
 		{"ExtraID", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketIDs).Put(idKey(99), tx.Bucket(bucketIDs).Get(idKey(1)))
 		}, 0},
+		// project_idx: p's one chunk, keyed by its first seq, holds 1, 4, 7, 10.
 		{"DeletedProjectIdx", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketProjIdx).Delete(binary.BigEndian.AppendUint64(streamPrefix("p"), 4))
+			return tx.Bucket(bucketProjIdx).Put(projKey("p", 1), seqs(1, 7, 10))
 		}, 4},
+		{"UnsortedProjectIdx", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketProjIdx).Put(projKey("p", 1), seqs(1, 7, 4, 10))
+		}, 1},
+		{"DeletedProjectIdxChunk", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketProjIdx).Delete(projKey("p", 1))
+		}, 1},
+		{"MisplacedProjectIdxChunk", func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketProjIdx).Delete(projKey("p", 1)); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketProjIdx).Put(projKey("p", 4), seqs(1, 4, 7, 10))
+		}, 1},
+		{"ExtraProjectIdxSeq", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketProjIdx).Put(projKey("p", 1), seqs(1, 4, 7, 9, 10))
+		}, 0},
 		{"ExtraProjectIdx", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketProjIdx).Put(binary.BigEndian.AppendUint64(streamPrefix("q"), 5), nil)
 		}, 0},
@@ -254,6 +270,20 @@ func TestVerify_EmptyLogHeadHash(t *testing.T) {
 		return tx.Bucket(bucketMeta).Put(metaHeadHash, bytes.Repeat([]byte{1}, len(Hash{})))
 	})
 	wantCorruptAt(t, path, 0)
+}
+
+// projKey is the project_idx key of project's chunk starting at seq.
+func projKey(project string, seq uint64) []byte {
+	return projectChunkKey(streamPrefix(project), seq)
+}
+
+// seqs is a project_idx or stream_idx value.
+func seqs(s ...uint64) []byte {
+	var b []byte
+	for _, seq := range s {
+		b = binary.BigEndian.AppendUint64(b, seq)
+	}
+	return b
 }
 
 // idKey is the ids bucket key of testID(n).

@@ -1,0 +1,185 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The project index keeps the seqs of a project's events in chunks of at
+// most projectChunk: the key is the project and the first seq of the
+// chunk, the value its seqs, ascending (doc.go). An append rewrites the
+// project's last chunk with one more seq, or starts a new chunk when it
+// is full. For the same reasons as stream_idx's chunks: a few chunks per
+// page instead of about 115 entries, so an append copies far less in and
+// out of memory, and about 9 bytes per event instead of 35.
+
+// projectChunk is the largest number of seqs of one project_idx entry.
+const projectChunk = 64
+
+// projectChunkKey is the project_idx key of a chunk whose first seq is
+// seq, under the project's prefix (streamPrefix).
+func projectChunkKey(prefix []byte, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...), seq)
+}
+
+// projChunkOK reports whether k, v under prefix is a well-formed chunk:
+// 1 to projectChunk seqs, ascending, the first one the key's.
+func projChunkOK(prefix, k, v []byte) bool {
+	if len(k) != len(prefix)+8 || len(v) == 0 || len(v)%8 != 0 || len(v) > 8*projectChunk ||
+		!bytes.Equal(k[len(prefix):], v[:8]) {
+		return false
+	}
+	for i := 8; i < len(v); i += 8 {
+		if binary.BigEndian.Uint64(v[i:]) <= binary.BigEndian.Uint64(v[i-8:]) {
+			return false
+		}
+	}
+	return true
+}
+
+// projectChunkAt positions c on the chunk of the project (prefix) that
+// holds seq or, if seq is in none, the one before where it would be: the
+// last chunk whose first seq is at most seq. ok is false if there is
+// none.
+func projectChunkAt(c *bolt.Cursor, prefix []byte, seq uint64) (k, v []byte, ok bool) {
+	k, v = c.Seek(projectChunkKey(prefix, seq))
+	if bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8 && binary.BigEndian.Uint64(k[len(prefix):]) == seq {
+		return k, v, true
+	}
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	return k, v, bytes.HasPrefix(k, prefix)
+}
+
+// projIdxWriter adds seqs to one project's last chunk. Like
+// streamIdxWriter, it never changes bytes it has put.
+type projIdxWriter struct {
+	bucket *bolt.Bucket
+	prefix []byte
+	key    []byte
+	value  []byte
+}
+
+// newProjIdxWriter reads the project's last chunk.
+func newProjIdxWriter(b *bolt.Bucket, project string) (*projIdxWriter, error) {
+	w := &projIdxWriter{bucket: b, prefix: streamPrefix(project)}
+	k, v, ok := projectChunkAt(b.Cursor(), w.prefix, math.MaxUint64)
+	switch {
+	case !ok:
+		return w, nil
+	case !projChunkOK(w.prefix, k, v):
+		return nil, corruptf(0, "project index entry of %q is malformed", project)
+	case len(v) < 8*projectChunk:
+		w.key, w.value = bytes.Clone(k), append(make([]byte, 0, len(v)+8), v...)
+	}
+	return w, nil
+}
+
+// add stores seq, larger than every seq the project has.
+func (w *projIdxWriter) add(seq uint64) error {
+	if len(w.value) == 0 || len(w.value) == 8*projectChunk {
+		w.key, w.value = projectChunkKey(w.prefix, seq), make([]byte, 0, 8)
+	}
+	w.value = binary.BigEndian.AppendUint64(w.value, seq)
+	return w.bucket.Put(w.key, w.value)
+}
+
+// projIdxWriters holds the writers of the projects of one append.
+type projIdxWriters struct {
+	bucket  *bolt.Bucket
+	writers map[string]*projIdxWriter
+}
+
+func (ws *projIdxWriters) add(project string, seq uint64) error {
+	w := ws.writers[project]
+	if w == nil {
+		var err error
+		if w, err = newProjIdxWriter(ws.bucket, project); err != nil {
+			return err
+		}
+		if ws.writers == nil {
+			ws.writers = map[string]*projIdxWriter{}
+		}
+		ws.writers[project] = w
+	}
+	return w.add(seq)
+}
+
+// readProject calls fn for the records of project from seq from on,
+// checking each is of the project and in seq order; a damaged index is
+// reported, never followed.
+func (tx *Tx) readProject(project string, from uint64, fn func(*Record) error) error {
+	prefix := streamPrefix(project)
+	c := tx.bucket(bucketProjIdx).Cursor()
+	k, v, ok := projectChunkAt(c, prefix, from)
+	if !ok {
+		k, v = c.Seek(projectChunkKey(prefix, from))
+	}
+	var last uint64
+	for ; bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if !projChunkOK(prefix, k, v) {
+			return corruptf(0, "index %s has a malformed entry", bucketProjIdx)
+		}
+		for i := 0; i < len(v); i += 8 {
+			seq := binary.BigEndian.Uint64(v[i:])
+			if seq < from {
+				continue
+			}
+			if seq <= last {
+				return corruptf(seq, "index %s lists seq %d after %d", bucketProjIdx, seq, last)
+			}
+			last = seq
+			r, err := tx.Record(seq)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				return corruptf(seq, "index %s points past the head", bucketProjIdx)
+			}
+			if r.Project != project {
+				return corruptf(seq, "index %s points to a record that does not belong to it", bucketProjIdx)
+			}
+			if err := fn(r); err != nil {
+				return stopped(err)
+			}
+		}
+	}
+	return nil
+}
+
+// projIdxHas reports whether project_idx lists seq for project.
+func (tx *Tx) projIdxHas(project string, seq uint64) bool {
+	prefix := streamPrefix(project)
+	k, v, ok := projectChunkAt(tx.bucket(bucketProjIdx).Cursor(), prefix, seq)
+	if !ok || !projChunkOK(prefix, k, v) {
+		return false
+	}
+	n := len(v) / 8
+	i := sort.Search(n, func(i int) bool { return binary.BigEndian.Uint64(v[8*i:]) >= seq })
+	return i < n && binary.BigEndian.Uint64(v[8*i:]) == seq
+}
+
+// projIdxCount returns the number of seqs project_idx holds, or false if
+// an entry is malformed.
+func (tx *Tx) projIdxCount() (int, bool) {
+	n := 0
+	c := tx.bucket(bucketProjIdx).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) < 2 {
+			return 0, false
+		}
+		prefix := k[:min(len(k), 2+int(binary.BigEndian.Uint16(k)))]
+		if !projChunkOK(prefix, k, v) {
+			return 0, false
+		}
+		n += len(v) / 8
+	}
+	return n, true
+}
