@@ -27,11 +27,6 @@ func (p *ProjectCreated) decodeField(r *mpReader, i int) error {
 
 var projectArchivedFields = fieldsOf("reason")
 
-func (p *ProjectArchived) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
-
 func (p *ProjectArchived) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, projectArchivedFields, func(i int) error { return p.decodeField(r, i) })
 }
@@ -223,11 +218,6 @@ func (p *TaskClaimed) decodeField(r *mpReader, i int) error {
 }
 
 var taskReleasedFields = fieldsOf("actor", "session", "reason")
-
-func (p *TaskReleased) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
 
 func (p *TaskReleased) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, taskReleasedFields, func(i int) error { return p.decodeField(r, i) })

@@ -1,7 +1,38 @@
-// Package projection holds the event catalog (one typed payload per event
-// type, with explicit msgpack tags and a schema version) and the pure fold
-// from events to state. It does no I/O and reads no clock: times and ids
-// arrive in the events.
+/*
+Package projection holds the event catalog (one typed payload per event
+type, with explicit msgpack tags and a schema version) and the pure fold
+from events to state. It does no I/O and reads no clock: times and ids
+arrive in the events.
+
+# Codecs
+
+The msgpack tags of the payloads and entities are the stored format. The
+fold decodes payloads, and AppendScope and DecodeScope write and read a
+project's state, with hand-written codecs (msgpack.go, codec_events.go,
+codec_state.go) rather than reflection: they write byte for byte what
+vmihailenco/msgpack's reflection encoder writes for these types, and read
+what its decoder reads, into the same values, failing where it fails
+(unknown fields skipped, missing ones zero, any integer width, bin for
+str, nil for anything, a struct as an array of all its fields). The tests
+hold them to that against the reflection codec, on random values, on
+every variation of encoding the decoder accepts, and on arbitrary bytes
+(FuzzDecode_MatchesReflection). A field added to a payload or an entity
+must be added to its codec too; the tests fail until it is.
+
+MergePatch and Canonical give the canonical JSON that encoding/json gave
+(sorted keys, the last of a repeated key, its escaping, numbers as
+written); the tests hold them to the encoding/json implementation they
+replace (FuzzMergePatch_MatchesReference).
+
+# Memory and concurrency
+
+Apply keeps no reference to the record or its Data; it may run
+concurrently on different Stores. Strings that repeat from event to event
+(ids, actors, commands, outputs) share one copy, through a cache pooled
+per goroutine; MergePatch likewise remembers the last documents it
+returned, so that the next merge into a task's context does not read it
+again. Both only save work: the results are the same without them.
+*/
 package projection
 
 // Version is the version of the projection layout and fold. When the code's

@@ -74,6 +74,9 @@ type knownDoc struct {
 const maxKnown = 16 << 10
 
 func (c *canon) lookup(doc string) *knownDoc {
+	if doc == "" { // what an unused entry holds
+		return nil
+	}
 	for i := range c.known {
 		if k := &c.known[i]; len(k.doc) == len(doc) && k.doc == doc {
 			return k

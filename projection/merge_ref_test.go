@@ -162,6 +162,7 @@ func FuzzMergePatch_MatchesReference(f *testing.F) {
 	f.Add(" {\"a\" : [1, {\"b\":null}] } trailing", `{"a":-0.5e+10,"c":"\/\b\f\n\r\t\u0001"}`)
 	f.Add(`{"x":"`+"\xff\xfe"+`"}`, `{"":{"":{}}}`)
 	f.Add(`{"a":{"b":1}}`, `{"a":{"b":null,"c":{"d":null}},"e":null}`)
+	f.Add("", "{}") // an empty document is not the empty entry of MergePatch's memory
 	f.Fuzz(func(t *testing.T, doc, patch string) {
 		checkMerge(t, doc, patch)
 	})
