@@ -2,8 +2,6 @@ package eventlog
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -85,7 +83,6 @@ func (tx *Tx) Append(stream string, exp Expect, events ...Event) (Appended, erro
 type batch struct {
 	stream string
 	events []Event // copies, with ids and times filled in
-	hashes []Hash  // content hash of each event
 }
 
 // appendBatch appends b if the stream's version matches exp.
@@ -93,14 +90,14 @@ func (tx *Tx) appendBatch(b *batch, exp Expect) (Appended, error) {
 	if dup, ok, err := tx.duplicate(b); err != nil || ok {
 		return dup, err
 	}
-	version, _, last, err := tx.streamHead(b.stream)
+	version, _, err := tx.streamHead(b.stream)
 	if err != nil {
 		return Appended{}, err
 	}
 	if !exp.any && exp.version != version {
 		return Appended{}, &VersionConflict{Stream: b.stream, Expected: exp.version, Actual: version}
 	}
-	return tx.write(b, version, last)
+	return tx.write(b, version)
 }
 
 // prepare validates the batch and fills in missing ids and times (from
@@ -112,7 +109,7 @@ func prepare(stream string, in []Event, now func() time.Time) (*batch, error) {
 	if err := checkText("stream", stream, MaxStreamLen, true); err != nil {
 		return nil, err
 	}
-	b := &batch{stream: stream, events: make([]Event, len(in)), hashes: make([]Hash, len(in))}
+	b := &batch{stream: stream, events: make([]Event, len(in))}
 	var seen map[ID]bool // a single event needs none
 	if len(in) > 1 {
 		seen = make(map[ID]bool, len(in))
@@ -133,7 +130,7 @@ func prepare(stream string, in []Event, now func() time.Time) (*batch, error) {
 		if seen != nil {
 			seen[e.ID] = true
 		}
-		b.events[i], b.hashes[i] = e, contentHash(stream, &e)
+		b.events[i] = e
 	}
 	return b, nil
 }
@@ -178,45 +175,39 @@ func checkText(name, s string, limit int, required bool) error {
 	return nil
 }
 
-// contentHash identifies what an event says, for idempotency: the stream,
-// type, schema, project, correlation, causation and payload. The time,
-// actor and session of a retry may differ; they are not part of it.
-func contentHash(stream string, e *Event) Hash {
-	h := sha256.New()
-	field := func(b []byte) {
-		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b))))
-		h.Write(b)
-	}
-	field([]byte(stream))
-	field([]byte(e.Type))
-	field(binary.BigEndian.AppendUint32(nil, e.Schema))
-	field([]byte(e.Project))
-	field(e.Correlation[:])
-	field(e.Causation[:])
-	field(e.Data)
-	var out Hash
-	h.Sum(out[:0])
-	return out
+// sameContent reports whether r says what e, appended to stream, says:
+// the stream, type, schema, project, correlation, causation and payload.
+// The time, actor and session of a retry may differ; they are not
+// compared.
+func sameContent(r *Record, stream string, e *Event) bool {
+	return r.Stream == stream && r.Type == e.Type && r.Schema == e.Schema && r.Project == e.Project &&
+		r.Correlation == e.Correlation && r.Causation == e.Causation && bytes.Equal(r.Data, e.Data)
 }
 
 // duplicate reports whether the whole batch is already stored (ok), or
-// fails if it is partly stored or an id is reused with other content.
+// fails if it is partly stored or an id is reused with other content: the
+// stored record is compared with the event (sameContent).
 func (tx *Tx) duplicate(b *batch) (Appended, bool, error) {
-	ids := tx.bucket(bucketIDs)
 	var seqs []uint64
 	for i := range b.events {
-		v := ids.Get(b.events[i].ID[:])
-		if v == nil {
+		seq, err := tx.idLookup(b.events[i].ID)
+		if err != nil {
+			return Appended{}, false, err
+		}
+		if seq == 0 {
 			continue
 		}
-		if len(v) != 8+len(Hash{}) {
-			return Appended{}, false, corruptf(0, "id index entry for %s is malformed", b.events[i].ID)
-		}
-		if !bytes.Equal(v[8:], b.hashes[i][:]) {
+		r, err := tx.Record(seq)
+		switch {
+		case err != nil:
+			return Appended{}, false, err
+		case r == nil || r.ID != b.events[i].ID:
+			return Appended{}, false, corruptf(seq, "the index of event ids lists %s at seq %d, which holds another event", b.events[i].ID, seq)
+		case !sameContent(r, b.stream, &b.events[i]):
 			return Appended{}, false, fmt.Errorf("%w: event id %s was already used for different content (seq %d)",
-				ErrConflict, b.events[i].ID, binary.BigEndian.Uint64(v[:8]))
+				ErrConflict, b.events[i].ID, seq)
 		}
-		seqs = append(seqs, binary.BigEndian.Uint64(v[:8]))
+		seqs = append(seqs, seq)
 	}
 	switch len(seqs) {
 	case 0:
@@ -251,63 +242,29 @@ const (
 	fillProjIdx = 0.9
 )
 
-// write stores the validated batch: records, indexes and the log head
-// (flushed to meta when the transaction commits). The stream's head is its
-// last stream_idx entry (StreamVersion).
-func (tx *Tx) write(b *batch, version uint64, lastChunk []byte) (Appended, error) {
-	logB, streamIdx, ids, projIdx := tx.bucket(bucketLog), tx.bucket(bucketStreamIdx), tx.bucket(bucketIDs), tx.bucket(bucketProjIdx)
-	logB.FillPercent, streamIdx.FillPercent, ids.FillPercent, projIdx.FillPercent = fillLog, fillStreamIdx, fillIDs, fillProjIdx
+// write stores the validated batch: its records, their index entries
+// (tx.index) and the log head (flushed to meta when the transaction
+// commits).
+func (tx *Tx) write(b *batch, version uint64) (Appended, error) {
+	logB := tx.bucket(bucketLog)
+	logB.FillPercent = fillLog
 	seq, prev := tx.Head()
-	sidx := newStreamIdxWriter(streamIdx, b.stream, version, lastChunk, len(b.events))
-	pidx := projIdxWriters{bucket: projIdx}
 	out := Appended{Seqs: make([]uint64, len(b.events))}
+	entries := make([]indexEntry, len(b.events))
 	for i := range b.events {
 		seq++
 		version++
 		r := Record{Seq: seq, Stream: b.stream, Version: version, Event: b.events[i], Prev: prev}
-		value := encodeRecord(&r)
-		k := newIndexKeys(seq, &r, b.hashes[i])
-		if err := logB.Put(k.seq, value); err != nil {
+		if err := logB.Put(seqKey(seq), encodeRecord(&r)); err != nil {
 			return Appended{}, err
 		}
-		if err := sidx.add(version, seq); err != nil {
-			return Appended{}, err
-		}
-		if err := ids.Put(k.id, k.idValue); err != nil {
-			return Appended{}, err
-		}
-		if r.Project != "" {
-			if err := pidx.add(r.Project, seq); err != nil {
-				return Appended{}, err
-			}
-		}
+		entries[i] = indexEntry{seq: seq, id: r.ID, stream: b.stream, version: version, project: r.Project}
 		out.Seqs[i], prev = seq, r.Hash
+	}
+	if err := tx.index(entries); err != nil {
+		return Appended{}, err
 	}
 	tx.headSeq, tx.headHash, tx.headDirty, tx.wrote = seq, prev, true, true
 	out.Version = version
 	return out, nil
-}
-
-// indexKeys are the keys and values one record adds to the log and its
-// indexes, cut from one allocation: bbolt keeps them until the commit.
-type indexKeys struct {
-	seq     []byte // log key
-	id      []byte // ids key
-	idValue []byte // ids value: seq and content hash
-}
-
-func newIndexKeys(seq uint64, r *Record, content Hash) indexKeys {
-	n := 8 + len(r.ID) + 8 + len(content)
-	buf := make([]byte, 0, n)
-	var k indexKeys
-	cut := func(start int) []byte { return buf[start:len(buf):len(buf)] }
-	buf = binary.BigEndian.AppendUint64(buf, seq)
-	k.seq = cut(0)
-	start := len(buf)
-	buf = append(buf, r.ID[:]...)
-	k.id = cut(start)
-	start = len(buf)
-	buf = append(binary.BigEndian.AppendUint64(buf, seq), content[:]...)
-	k.idValue = cut(start)
-	return k
 }

@@ -29,40 +29,71 @@ Buckets, keys and values:
 	             "head_seq"   uint64 BE, seq of the last record (0: empty)
 	             "head_hash"  32 bytes, hash of the last record (zeros: empty)
 	log          uint64 BE seq, from 1, gap-free        -> record (below)
+	index_tail   uint64 BE seq                          -> id (16 bytes), uint64 BE version,
+	                                                       uint16 BE len, stream, uint16 BE len, project
+	ids          16-byte event id                       -> uint64 BE seq
 	stream_idx   uint16 BE len, stream, uint64 BE chunk -> uint64 BE seq of each version in the chunk
-	ids          16-byte event id                       -> uint64 BE seq, 32-byte content hash
 	project_idx  uint16 BE len, project, uint64 BE seq  -> uint64 BE seqs of the project from that one on
+
+The name "streams" is reserved too. Any other bucket belongs to the caller
+(Tx.Put, Tx.Get, Tx.Scan).
+
+# The index tail
+
+The index entries of the last records (what they add to ids, stream_idx
+and project_idx) are kept in index_tail, one entry per record, until
+they would fill more than one bbolt page (about 60 entries); the append
+that would overflow it merges the tail and its own entries into the
+three indexes, in seq order, and empties the tail. Every record is in
+exactly one of the two: the tail holds the records from some seq to the
+head, the indexes all records before it. Readers look in both: ids then
+the tail for an id, the tail then stream_idx for a stream's head,
+stream_idx then the tail for a stream's records, project_idx then the
+tail for a project's.
+
+The tail exists for the cost of a commit, which is its fsync, and each
+page it writes costs about 20 µs here. An index an append touches costs a
+leaf page and the branch pages above it: with three indexes a single
+append wrote 13 pages where a raw bbolt put writes 6. The tail is one page,
+or none while it is smaller than a quarter of a page (bbolt keeps such a
+bucket inside its parent's page, which every commit writes anyway), so a
+single append writes 7, and the merge, about once every 60 events, costs
+one commit a few more.
+
+# The indexes
+
+ids maps an event id to its seq. A retried append is recognised by its
+ids, and compared with the stored record: the same stream, type, schema,
+project, correlation id, causation id and data make it a duplicate (the
+time, actor and session may differ), anything else a conflict.
 
 stream_idx holds a stream's seqs in chunks of 64 versions: chunk c holds
 versions 64c+1 to 64c+64, as many as the stream has, in order; every chunk
-but the stream's last is full. An append rewrites the stream's last chunk
-with its new seqs (or starts the next one). Against one entry per
-version, a page holds a few chunks instead of 65 entries, so the index
-takes about 12 bytes per event instead of 60, and an append, which copies
-each page it touches into memory and back, does far less work there: a
-commit of 8 events in 8 streams took 40% less CPU.
+but the stream's last is full. A merge rewrites a stream's last chunk with
+its new seqs (or starts the next one). Against one entry per version, a
+page holds a few chunks instead of 65 entries, so the index takes about 12
+bytes per event instead of 60, and a commit, which copies each page it
+touches into memory and back, does far less work there. A stream's head
+(its version and the seq of its last event) is its last entry in the tail
+or else its last chunk, read with one seek; there is no bucket of stream
+heads, which cost every append one more B-tree.
 
 project_idx holds a project's seqs the same way, in chunks of at most 64
-ascending seqs keyed by their first seq; an append rewrites the project's
+ascending seqs keyed by their first seq; a merge rewrites the project's
 last chunk or, when it is full, starts one keyed by the new seq. It takes
 about 11 bytes per event instead of 35.
 
-A stream's head (its version and the seq of its last event) is its last
-chunk, read with one seek. There is no bucket of stream heads: it cost
-every append one more B-tree put and, with many streams, one more page
-per commit (about 15% of an append's CPU with 1,000 streams). The name
-"streams" stays reserved. Any other bucket belongs to the caller (Tx.Put,
-Tx.Get, Tx.Scan).
+Every transaction that writes the log or the indexes sets how full bbolt
+leaves the pages it splits (Bucket.FillPercent; bbolt's default 0.5 leaves
+append-only pages half empty): log 1.0 (seqs only grow), stream_idx 0.7
+(each stream grows at the end of its own key range, so new chunks land
+all over the bucket), ids 0.9 (UUIDv7: in time order but random within a
+millisecond), project_idx 0.9, index_tail 1.0. See append.go for the
+measurements per bucket. bbolt grows the file 1 MiB ahead of its pages
+(DB.AllocSize; its default of 16 MiB made small files up to 16 MiB larger
+than their data).
 
-Every transaction that appends sets how full bbolt leaves the pages it
-splits (Bucket.FillPercent; bbolt's default 0.5 leaves append-only pages
-half empty): log 1.0 (seqs only grow), stream_idx 0.7 (each stream grows
-at the end of its own key range, so inserts land all over the bucket and a
-page split full splits again), ids 0.9 (UUIDv7: in time order but random
-within a millisecond), project_idx 0.9. See append.go for the
-measurements per bucket. bbolt grows the file 1 MiB ahead of its pages (DB.AllocSize;
-its default of 16 MiB made small files up to 16 MiB larger than their
-data).
+# Records
 
 A record is a msgpack array of 15 elements followed by a 4-byte big-endian
 CRC32C (Castagnoli) of the array's bytes:
@@ -86,21 +117,21 @@ record has exactly one byte form: whatever decodes re-encodes to the same
 bytes. These are the forms github.com/vmihailenco/msgpack/v5 writes; the
 codec is hand-written (codec.go) and tested against that library.
 
-The content hash in ids is SHA-256 over the length-prefixed stream, type,
-schema, project, correlation id, causation id and data: what an event says,
-not when or by whom it was sent, so that a retried append matches.
-
 # Invariants
 
   - seqs are 1..head_seq with no gap; record n's prev hash is record n-1's hash;
     meta's head is the last record's seq and hash.
-  - every stream's versions are 1..v with no gap, in seq order; stream_idx
-    holds exactly one seq per record, in the slot of its stream and
-    version, so a stream's last chunk gives its head.
-  - ids has exactly one entry per record; project_idx lists each record with
-    a project once, in a chunk of that project whose first seq is its key.
+  - every stream's versions are 1..v with no gap, in seq order.
+  - index_tail holds an entry for each record from some seq to the head
+    (none: the tail is empty), saying the record's id, stream, version and
+    project; for each record before it, ids maps its id to its seq,
+    stream_idx holds its seq in the slot of its stream and version, and
+    project_idx lists it once, in a chunk of its project whose first seq
+    is the chunk's key, if it has a project. The indexes and the tail hold
+    nothing else.
   - nothing is ever rewritten or deleted in log or ids; a stream_idx or
-    project_idx chunk only ever grows.
+    project_idx chunk only ever grows; index_tail entries are deleted only
+    by the merge that puts them into the indexes.
 
 Verify checks all of them and returns the first violation as a
 *CorruptionError with the seq of the first bad record.

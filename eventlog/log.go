@@ -37,8 +37,9 @@ var (
 	bucketStreamIdx = []byte("stream_idx")
 	bucketIDs       = []byte("ids")
 	bucketProjIdx   = []byte("project_idx")
+	bucketTail      = []byte("index_tail")
 
-	logBuckets = [][]byte{bucketMeta, bucketLog, bucketStreamIdx, bucketIDs, bucketProjIdx}
+	logBuckets = [][]byte{bucketMeta, bucketLog, bucketStreamIdx, bucketIDs, bucketProjIdx, bucketTail}
 
 	// reservedBuckets are refused to callers (Tx.Put): the log's own and
 	// "streams", which held the stream heads before they were read from

@@ -14,8 +14,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// newLogFile creates a log at a fresh path with n events and closes it.
+// newLogFile creates a log at a fresh path with n events, their index
+// entries merged from the tail into the indexes, and closes it.
 func newLogFile(t *testing.T, n int) string {
+	t.Helper()
+	return newLogFileTail(t, n, true)
+}
+
+// newLogFileTail is newLogFile that leaves the index entries where the
+// appends put them (in the tail, for n < tailMax) unless merge is set.
+func newLogFileTail(t *testing.T, n int, merge bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "flow.db")
 	l, err := Open(path, Options{Create: true, NoSync: true})
@@ -29,6 +37,11 @@ func newLogFile(t *testing.T, n int) string {
 		}
 		if _, err := l.Append([]string{"s1", "s2", "s3"}[i%3], Any, e); err != nil {
 			t.Fatalf("Append: %v", err)
+		}
+	}
+	if merge {
+		if err := l.Update(func(tx *Tx) error { return tx.mergeTail() }); err != nil {
+			t.Fatalf("merging the index tail: %v", err)
 		}
 	}
 	if err := l.Close(); err != nil {

@@ -151,7 +151,11 @@ func (tx *Tx) readProject(project string, from uint64, fn func(*Record) error) e
 			}
 		}
 	}
-	return nil
+	seqs, err := tx.tailSeqs(func(e *tailView) bool { return e.seq >= from && len(e.project) > 0 && string(e.project) == project })
+	if err != nil {
+		return err
+	}
+	return tx.readSeqs(seqs, func(r *Record) bool { return r.Project == project }, fn)
 }
 
 // projIdxHas reports whether project_idx lists seq for project.

@@ -42,11 +42,23 @@ func chunkVersion(prefix, k []byte, i int) uint64 {
 	return binary.BigEndian.Uint64(k[len(prefix):])*streamChunk + uint64(i) + 1
 }
 
-// streamHead returns the stream's version, the seq of its last event and
-// its last chunk's value (valid in this transaction only), from one
-// seek. A malformed chunk is a *CorruptionError, so that an append never
-// starts the stream over on top of it.
-func (tx *Tx) streamHead(stream string) (version, seq uint64, last []byte, err error) {
+// streamHead returns the stream's version and the seq of its last event:
+// from the index tail if the stream is there, else from its last chunk
+// in stream_idx. A malformed entry is a *CorruptionError, so that an
+// append never starts the stream over on top of it.
+func (tx *Tx) streamHead(stream string) (version, seq uint64, err error) {
+	version, seq, ok, err := tx.tailStreamHead(stream)
+	if ok || err != nil {
+		return version, seq, err
+	}
+	version, seq, _, err = tx.streamHeadIdx(stream)
+	return version, seq, err
+}
+
+// streamHeadIdx returns the stream's version and last seq in stream_idx,
+// and its last chunk's value (valid in this transaction only), from one
+// seek.
+func (tx *Tx) streamHeadIdx(stream string) (version, seq uint64, last []byte, err error) {
 	prefix := streamPrefix(stream)
 	c := tx.bucket(bucketStreamIdx).Cursor()
 	// Seek to just past the stream's largest possible key, then step back.
@@ -72,20 +84,18 @@ func (tx *Tx) streamHead(stream string) (version, seq uint64, last []byte, err e
 // chunks. bbolt keeps a value until the commit, so the writer only ever
 // appends to a buffer of its own, never changes bytes it has put.
 type streamIdxWriter struct {
-	bucket  *bolt.Bucket
-	prefix  []byte
-	key     []byte // the chunk being filled
-	value   []byte
-	pending int // seqs the batch will still add
+	bucket *bolt.Bucket
+	prefix []byte
+	key    []byte // the chunk being filled
+	value  []byte
 }
 
-// newStreamIdxWriter starts after version, whose chunk's value is last,
-// for n new versions.
-func newStreamIdxWriter(b *bolt.Bucket, stream string, version uint64, last []byte, n int) *streamIdxWriter {
-	w := &streamIdxWriter{bucket: b, prefix: streamPrefix(stream), pending: n}
+// newStreamIdxWriter starts after version, whose chunk's value is last.
+func newStreamIdxWriter(b *bolt.Bucket, stream string, version uint64, last []byte) *streamIdxWriter {
+	w := &streamIdxWriter{bucket: b, prefix: streamPrefix(stream)}
 	if version%streamChunk != 0 { // the last chunk has room
 		w.key = streamChunkKey(w.prefix, version)
-		w.value = append(make([]byte, 0, len(last)+8*min(n, streamChunk-int(version%streamChunk))), last...)
+		w.value = append(make([]byte, 0, 8*streamChunk), last...)
 	}
 	return w
 }
@@ -94,9 +104,8 @@ func newStreamIdxWriter(b *bolt.Bucket, stream string, version uint64, last []by
 func (w *streamIdxWriter) add(version, seq uint64) error {
 	if (version-1)%streamChunk == 0 { // a new chunk
 		w.key = streamChunkKey(w.prefix, version)
-		w.value = make([]byte, 0, 8*min(w.pending, streamChunk))
+		w.value = make([]byte, 0, 8*streamChunk)
 	}
-	w.pending--
 	w.value = binary.BigEndian.AppendUint64(w.value, seq)
 	return w.bucket.Put(w.key, w.value)
 }
@@ -129,6 +138,27 @@ func (tx *Tx) readStream(stream string, from uint64, fn func(*Record) error) err
 			if err := fn(r); err != nil {
 				return stopped(err)
 			}
+		}
+	}
+	seqs, err := tx.tailSeqs(func(e *tailView) bool { return e.version >= from && string(e.stream) == stream })
+	if err != nil {
+		return err
+	}
+	return tx.readSeqs(seqs, func(r *Record) bool { return r.Stream == stream }, fn)
+}
+
+// readSeqs calls fn for the records of seqs, which an index says match.
+func (tx *Tx) readSeqs(seqs []uint64, match func(*Record) bool, fn func(*Record) error) error {
+	for _, seq := range seqs {
+		r, err := tx.Record(seq)
+		if err != nil {
+			return err
+		}
+		if r == nil || !match(r) {
+			return corruptf(seq, "index tail points to a record that does not belong to it")
+		}
+		if err := fn(r); err != nil {
+			return stopped(err)
 		}
 	}
 	return nil

@@ -60,7 +60,7 @@ func (tx *Tx) flushHead() error {
 // StreamVersion returns the stream's head version and the seq of its last
 // event; 0, 0 when the stream does not exist (or its head is malformed).
 func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
-	version, seq, _, _ = tx.streamHead(stream)
+	version, seq, _ = tx.streamHead(stream)
 	return version, seq
 }
 
@@ -129,11 +129,20 @@ func stopped(err error) error {
 
 // SeqOf returns the seq of the event with id, or 0 if there is none.
 func (tx *Tx) SeqOf(id ID) uint64 {
-	v := tx.bucket(bucketIDs).Get(id[:])
-	if len(v) < 8 {
-		return 0
+	seq, _ := tx.idLookup(id)
+	return seq
+}
+
+// idLookup finds id in ids or the index tail: its seq, 0 if it is in
+// neither.
+func (tx *Tx) idLookup(id ID) (uint64, error) {
+	if v := tx.bucket(bucketIDs).Get(id[:]); v != nil {
+		if len(v) != 8 {
+			return 0, corruptf(0, "id index entry for %s is malformed", id)
+		}
+		return binary.BigEndian.Uint64(v), nil
 	}
-	return binary.BigEndian.Uint64(v[:8])
+	return tx.tailByID(id)
 }
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }

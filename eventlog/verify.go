@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -43,14 +42,23 @@ func (l *Log) Verify() (Report, error) {
 type verifier struct {
 	streams  map[string][2]uint64 // stream -> head version, head seq
 	projects map[string]int       // project -> number of events
+
+	tail      map[uint64]tailView // the index tail's entries by seq
+	inTail    int                 // records found in the tail
+	indexed   int                 // records found in the indexes
+	projected int                 // of them, records with a project
 }
 
 func verifyTx(tx *Tx) (Report, error) {
-	v := verifier{streams: map[string][2]uint64{}, projects: map[string]int{}}
+	v := verifier{streams: map[string][2]uint64{}, projects: map[string]int{}, tail: map[uint64]tailView{}}
+	err := tx.scanTail(false, func(e *tailView) bool { v.tail[e.seq] = *e; return true })
+	if err != nil {
+		return Report{}, err
+	}
 	headSeq, headHash := tx.Head()
 	var seq uint64
 	var prev Hash
-	err := tx.scanLog(1, 0, func(r *Record, env []byte) error {
+	err = tx.scanLog(1, 0, func(r *Record, env []byte) error {
 		if !hashOnRead { // else decodeRecord has checked it
 			if err := checkHash(r, env); err != nil {
 				return err
@@ -78,7 +86,7 @@ func verifyTx(tx *Tx) (Report, error) {
 		}
 		return Report{}, corruptf(bad, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
 	}
-	if err := v.indexes(tx, seq); err != nil {
+	if err := v.indexes(tx); err != nil {
 		return Report{}, err
 	}
 	return Report{HeadSeq: seq, HeadHash: prev, Streams: len(v.streams), Projects: len(v.projects)}, nil
@@ -91,37 +99,48 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, head[0], r.Version)
 	}
 	v.streams[r.Stream] = [2]uint64{r.Version, r.Seq}
+	if r.Project != "" {
+		v.projects[r.Project]++
+	}
+	// The tail holds the entries of the last records: once a record is
+	// in it, every later one must be.
+	if e, ok := v.tail[r.Seq]; ok {
+		v.inTail++
+		return verifyTail(&e, r)
+	}
+	if v.inTail > 0 {
+		return corruptf(r.Seq, "index tail misses the record")
+	}
+	v.indexed++
 	if got, ok := tx.streamIdxSeq(r.Stream, r.Version); !ok || got != r.Seq {
 		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
 	}
-	id := tx.bucket(bucketIDs).Get(r.ID[:])
-	want := contentHash(r.Stream, &r.Event)
-	if len(id) != 8+len(Hash{}) || binary.BigEndian.Uint64(id[:8]) != r.Seq || !bytes.Equal(id[8:], want[:]) {
+	if id := tx.bucket(bucketIDs).Get(r.ID[:]); len(id) != 8 || binary.BigEndian.Uint64(id) != r.Seq {
 		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
 	}
 	if r.Project != "" {
 		if !tx.projIdxHas(r.Project, r.Seq) {
 			return corruptf(r.Seq, "project index entry for %q is missing", r.Project)
 		}
-		v.projects[r.Project]++
+		v.projected++
 	}
 	return nil
 }
 
-// indexes checks that the indexes hold nothing the records do not explain.
-func (v *verifier) indexes(tx *Tx, records uint64) error {
-	projected := 0
-	for _, n := range v.projects {
-		projected += n
+// indexes checks that the indexes and the tail hold nothing the records
+// do not explain.
+func (v *verifier) indexes(tx *Tx) error {
+	if v.inTail != len(v.tail) {
+		return corruptf(0, "index tail has %d entries, %d of them for records", len(v.tail), v.inTail)
 	}
-	if got := tx.bucket(bucketIDs).Stats().KeyN; got != int(records) {
-		return corruptf(0, "bucket %q has %d entries, the records explain %d", bucketIDs, got, records)
+	if got := tx.bucket(bucketIDs).Stats().KeyN; got != v.indexed {
+		return corruptf(0, "bucket %q has %d entries, the records explain %d", bucketIDs, got, v.indexed)
 	}
-	if got, ok := tx.streamIdxCount(); !ok || got != int(records) {
-		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketStreamIdx, got, records)
+	if got, ok := tx.streamIdxCount(); !ok || got != v.indexed {
+		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketStreamIdx, got, v.indexed)
 	}
-	if got, ok := tx.projIdxCount(); !ok || got != projected {
-		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketProjIdx, got, projected)
+	if got, ok := tx.projIdxCount(); !ok || got != v.projected {
+		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketProjIdx, got, v.projected)
 	}
 	return nil
 }

@@ -144,19 +144,19 @@ func TestVerify_Corruption(t *testing.T) {
 	})
 
 	t.Run("ErrCorrupt/NewHashOtherContent", func(t *testing.T) {
-		// A rewritten payload with a recomputed hash and CRC no longer
-		// matches the content hash of its id index entry.
-		for _, seq := range []uint64{1, 5, fixtureN} {
+		// A rewritten payload with a recomputed hash and CRC is
+		// self-consistent: the chain (the next record's prev hash) or, for
+		// the last record, meta's head hash catches it.
+		for _, tt := range []struct{ seq, want uint64 }{{1, 2}, {5, 6}, {fixtureN, fixtureN}} {
 			path := newLogFile(t, fixtureN)
-			rewriteRecord(t, path, seq, func(r *Record) { r.Data = []byte("forged") }, encodeRecord)
-			wantCorruptAt(t, path, seq)
+			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Data = []byte("forged") }, encodeRecord)
+			wantCorruptAt(t, path, tt.want)
 		}
 	})
 
 	t.Run("ErrCorrupt/NewHashBrokenChain", func(t *testing.T) {
-		// The actor is not part of the content hash: only the chain (the
-		// next record's prev hash) or, for the last record, meta's head
-		// hash can catch this rewrite.
+		// Only the chain (the next record's prev hash) or, for the last
+		// record, meta's head hash can catch this rewrite.
 		for _, tt := range []struct{ seq, want uint64 }{{1, 2}, {5, 6}, {fixtureN - 1, fixtureN}, {fixtureN, fixtureN}} {
 			path := newLogFile(t, fixtureN)
 			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Actor = "mallory" }, encodeRecord)
@@ -213,7 +213,7 @@ func TestVerify_Corruption(t *testing.T) {
 			binary.BigEndian.PutUint64(v, 6)
 			return tx.Bucket(bucketIDs).Put(idKey(7), v)
 		}, 7},
-		{"WrongIDContentHash", func(tx *bolt.Tx) error {
+		{"WrongIDValue", func(tx *bolt.Tx) error {
 			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(3)))
 			v[len(v)-1] ^= 1
 			return tx.Bucket(bucketIDs).Put(idKey(3), v)

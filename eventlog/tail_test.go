@@ -1,0 +1,138 @@
+package eventlog
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestIndexTail appends single events and batches around tailMax and
+// checks that the tail never reaches tailMax, that every record is in
+// exactly one of the tail and the indexes, and that lookups see both.
+func TestIndexTail(t *testing.T) {
+	l := mustOpen(t)
+	n := 0
+	perPage := tailMax / tailElemSize(tailFixed+2+len("s0")+2+len("p")) // tail entries per page
+	for i, size := range []int{1, 1, perPage - 3, 1, 1, 1, perPage, 2, 3 * perPage, 1} {
+		batch := make([]Event, size)
+		for j := range batch {
+			n++
+			batch[j] = evID(uint64(n), "e", fmt.Sprint(n))
+			batch[j].Project = []string{"", "p", "q"}[n%3]
+		}
+		mustAppend(t, l, fmt.Sprint("s", i%2), Any, batch...)
+		err := l.View(func(tx *Tx) error {
+			tail, size := tx.tailLen()
+			if size > tailMax {
+				t.Errorf("after batch %d: the tail holds %d bytes, want at most %d", i, size, tailMax)
+			}
+			if ids := tx.bucket(bucketIDs).Stats().KeyN; ids+tail != n {
+				t.Errorf("after batch %d: %d ids and %d tail entries, want %d in all", i, ids, tail, n)
+			}
+			for k := 1; k <= n; k++ {
+				if got := tx.SeqOf(testID(uint64(k))); got != uint64(k) {
+					t.Fatalf("after batch %d: SeqOf(id %d) = %d", i, k, got)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A retry of the batch is found, wherever its entries are.
+		if got := mustAppend(t, l, fmt.Sprint("s", i%2), Any, batch...); !got.Duplicate {
+			t.Fatalf("batch %d appended again", i)
+		}
+	}
+	_ = l.View(func(tx *Tx) error {
+		if ids := tx.bucket(bucketIDs).Stats().KeyN; ids == 0 {
+			t.Error("no append merged the tail into the indexes")
+		}
+		return nil
+	})
+	for _, s := range []string{"s0", "s1"} {
+		recs := mustCollect(t, func(fn func(*Record) error) error { return l.ReadStream(s, 0, fn) })
+		for i, r := range recs {
+			if r.Stream != s || r.Version != uint64(i+1) {
+				t.Fatalf("ReadStream(%s)[%d] = %s v%d", s, i, r.Stream, r.Version)
+			}
+		}
+	}
+	for i, p := range []string{"p", "q"} {
+		recs := mustCollect(t, func(fn func(*Record) error) error { return l.ReadProject(p, 0, fn) })
+		want := 0
+		for k := 1; k <= n; k++ {
+			if k%3 == i+1 {
+				want++
+			}
+		}
+		if len(recs) != want {
+			t.Errorf("ReadProject(%s) read %d records, want %d", p, len(recs), want)
+		}
+	}
+}
+
+func TestVerify_IndexTail(t *testing.T) {
+	// All of the fixture's index entries are in the tail: seq i+1 is in
+	// stream s1, s2, s3 for i%3 = 0, 1, 2, and s1's have project "p".
+	tailEntry := func(tx *bolt.Tx, seq uint64) tailView {
+		e, _ := parseTailEntry(seqKey(seq), tx.Bucket(bucketTail).Get(seqKey(seq)))
+		return e
+	}
+	put := func(tx *bolt.Tx, e tailView) error {
+		ie := e.entry()
+		return tx.Bucket(bucketTail).Put(seqKey(e.seq), encodeTailEntry(&ie))
+	}
+	tests := []struct {
+		name   string
+		change func(*bolt.Tx) error
+		seq    uint64
+	}{
+		{"DeletedFirst", func(tx *bolt.Tx) error { return tx.Bucket(bucketTail).Delete(seqKey(1)) }, 1},
+		{"DeletedMiddle", func(tx *bolt.Tx) error { return tx.Bucket(bucketTail).Delete(seqKey(7)) }, 7},
+		{"DeletedLast", func(tx *bolt.Tx) error { return tx.Bucket(bucketTail).Delete(seqKey(fixtureN)) }, fixtureN},
+		{"WrongVersion", func(tx *bolt.Tx) error {
+			e := tailEntry(tx, 5)
+			e.version++
+			return put(tx, e)
+		}, 5},
+		{"WrongStream", func(tx *bolt.Tx) error {
+			e := tailEntry(tx, 5)
+			e.stream = []byte("s1")
+			return put(tx, e)
+		}, 5},
+		{"WrongProject", func(tx *bolt.Tx) error {
+			e := tailEntry(tx, 4)
+			e.project = nil
+			return put(tx, e)
+		}, 4},
+		{"WrongID", func(tx *bolt.Tx) error {
+			e := tailEntry(tx, 3)
+			e.id = bytes.Repeat([]byte{9}, 16)
+			return put(tx, e)
+		}, 3},
+		{"Extra", func(tx *bolt.Tx) error {
+			e := tailEntry(tx, fixtureN)
+			e.seq++
+			return put(tx, e)
+		}, 0},
+		{"Malformed", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketTail).Put(seqKey(4), []byte{1, 2, 3})
+		}, 0},
+		{"AlsoInIDs", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketIDs).Put(idKey(2), append(seqKey(2), make([]byte, 32)...))
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run("ErrCorrupt/"+tt.name, func(t *testing.T) {
+			path := newLogFileTail(t, fixtureN, false)
+			rawUpdate(t, path, tt.change)
+			wantCorruptAt(t, path, tt.seq)
+		})
+	}
+	t.Run("OK", func(t *testing.T) {
+		mustVerifyFile(t, newLogFileTail(t, fixtureN, false))
+	})
+}
