@@ -315,8 +315,3 @@ func sortIDs(ids []string) []string {
 	slices.SortFunc(ids, projection.CompareIDs)
 	return ids
 }
-
-// sortByEntityID sorts a short list of entities by id number.
-func sortByEntityID[T any](items []T, id func(T) string) {
-	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(id(a), id(b)) })
-}
