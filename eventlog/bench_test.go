@@ -180,6 +180,33 @@ func BenchmarkReadDecode(b *testing.B) {
 		b.ReportMetric(float64(fi.Size())/float64(n), "disk-B/event")
 		b.ReportMetric(float64(data)/float64(n), "data-B/event")
 	})
+	// Opening the file read-only and closing it must not depend on its
+	// size (Open reads meta, never the log): against a log of one event,
+	// in alternation.
+	b.Run(fmt.Sprintf("open/events=%d", n), func(b *testing.B) {
+		small := filepath.Join(b.TempDir(), "small.db")
+		buildReadFixture(b, small, 1)
+		var tBig, tSmall time.Duration
+		open := func(path string, into *time.Duration) {
+			start := time.Now()
+			l, err := Open(path, Options{ReadOnly: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				b.Fatal(err)
+			}
+			*into += time.Since(start)
+		}
+		i := 0
+		for b.Loop() {
+			open(path, &tBig)
+			open(small, &tSmall)
+			i++
+		}
+		b.ReportMetric(float64(tBig.Microseconds())/float64(i), "open-µs")
+		b.ReportMetric(float64(tSmall.Microseconds())/float64(i), "open-1-event-µs")
+	})
 	// The baseline: the same walk over the log bucket with a bare bbolt
 	// cursor, no decoding.
 	b.Run(fmt.Sprintf("cursor/events=%d", n), func(b *testing.B) {
@@ -202,7 +229,7 @@ func BenchmarkReadDecode(b *testing.B) {
 
 // buildReadFixture appends n benchmark events to a new log at path, 1000
 // per commit in runs of 10 over 1000 streams, without fsync.
-func buildReadFixture(b *testing.B, path string, n int) {
+func buildReadFixture(b testing.TB, path string, n int) {
 	l, err := Open(path, Options{Create: true, NoSync: true})
 	if err != nil {
 		b.Fatal(err)

@@ -17,9 +17,10 @@ import (
 // larger than every seq in the indexes.
 
 // tailMax is the size of the tail's entries, as bbolt lays them out on a
-// page, past which an append merges the tail into the indexes: one page.
-// With 10-byte stream names and 5-byte project names that is 60 entries.
-const tailMax = 4096 - 16
+// page, past which an append merges the tail into the indexes: less than
+// one page with its 16-byte header, which bbolt would split in two. With
+// 10-byte stream names and 5-byte project names that is 60 entries.
+const tailMax = 4096 - 16 - 1
 
 // tailElemSize is the size of a tail entry on a bbolt page: the element
 // header, the key and the value.
@@ -82,16 +83,13 @@ func (e *tailView) entry() indexEntry {
 	return out
 }
 
-// scanTail calls fn for each tail entry, in seq order or, with reverse,
-// from the last; fn returning false stops. A malformed entry is a
-// *CorruptionError.
-func (tx *Tx) scanTail(reverse bool, fn func(*tailView) bool) error {
+// scanTail calls fn for each tail entry, in seq order; fn returning false
+// stops. A malformed entry is a *CorruptionError. It only ever walks
+// forward: bbolt's Cursor.Last loops forever on a bucket whose leaves were
+// all emptied by deletes in the same transaction.
+func (tx *Tx) scanTail(fn func(*tailView) bool) error {
 	c := tx.bucket(bucketTail).Cursor()
-	first, next := c.First, c.Next
-	if reverse {
-		first, next = c.Last, c.Prev
-	}
-	for k, v := first(); k != nil; k, v = next() {
+	for k, v := c.First(); k != nil; k, v = c.Next() {
 		e, ok := parseTailEntry(k, v)
 		if !ok {
 			return corruptf(0, "index tail entry %x is malformed", k)
@@ -114,7 +112,7 @@ func (tx *Tx) tailLen() (n, size int) {
 
 // tailByID returns the seq of event id in the tail, 0 if it is not there.
 func (tx *Tx) tailByID(id ID) (seq uint64, err error) {
-	err = tx.scanTail(false, func(e *tailView) bool {
+	err = tx.scanTail(func(e *tailView) bool {
 		if bytes.Equal(e.id, id[:]) {
 			seq = e.seq
 			return false
@@ -127,10 +125,9 @@ func (tx *Tx) tailByID(id ID) (seq uint64, err error) {
 // tailStreamHead returns the version and seq of the stream's last entry
 // in the tail, if it has one.
 func (tx *Tx) tailStreamHead(stream string) (version, seq uint64, ok bool, err error) {
-	err = tx.scanTail(true, func(e *tailView) bool {
+	err = tx.scanTail(func(e *tailView) bool {
 		if string(e.stream) == stream {
 			version, seq, ok = e.version, e.seq, true
-			return false
 		}
 		return true
 	})
@@ -141,7 +138,7 @@ func (tx *Tx) tailStreamHead(stream string) (version, seq uint64, ok bool, err e
 // collected first, so that a caller may append while it reads them.
 func (tx *Tx) tailSeqs(match func(*tailView) bool) ([]uint64, error) {
 	var seqs []uint64
-	err := tx.scanTail(false, func(e *tailView) bool {
+	err := tx.scanTail(func(e *tailView) bool {
 		if match(e) {
 			seqs = append(seqs, e.seq)
 		}
@@ -172,27 +169,34 @@ func (tx *Tx) index(entries []indexEntry) error {
 	return nil
 }
 
-// mergeTail moves the tail's entries, then entries, into the indexes.
+// mergeTail moves the tail's entries, then entries, into the indexes. It
+// empties the tail by replacing the bucket: a new bucket is one small
+// inline node, where deleting every key of a tail that bbolt had split
+// would leave empty pages, which bbolt's cursors handle badly.
 func (tx *Tx) mergeTail(entries ...indexEntry) error {
 	var all []indexEntry
-	var keys [][]byte
-	err := tx.scanTail(false, func(e *tailView) bool {
-		all, keys = append(all, e.entry()), append(keys, seqKey(e.seq))
+	err := tx.scanTail(func(e *tailView) bool {
+		all = append(all, e.entry())
 		return true
 	})
 	if err != nil {
 		return err
 	}
+	if len(all)+len(entries) == 0 {
+		return nil
+	}
 	if err := tx.merge(append(all, entries...)); err != nil {
 		return err
 	}
-	tail := tx.bucket(bucketTail)
-	for _, k := range keys {
-		if err := tail.Delete(k); err != nil {
+	if len(all) > 0 {
+		if err := tx.btx.DeleteBucket(bucketTail); err != nil {
+			return err
+		}
+		if _, err := tx.btx.CreateBucket(bucketTail); err != nil {
 			return err
 		}
 	}
-	tx.wrote = tx.wrote || len(all)+len(entries) > 0
+	tx.wrote = true
 	return nil
 }
 

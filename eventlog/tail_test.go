@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -135,4 +136,46 @@ func TestVerify_IndexTail(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		mustVerifyFile(t, newLogFileTail(t, fixtureN, false))
 	})
+}
+
+// TestIndexTail_MergeInTransaction appends one event per commit and reads
+// the stream's head in the same transaction, for every size of entry
+// (stream names of 1 to 60 bytes), so that some commit leaves a tail
+// filling its page exactly. bbolt's Cursor.Last loops forever on a bucket
+// whose leaves were all emptied in the same transaction, which a tail that
+// bbolt had split into two pages was after a merge.
+func TestIndexTail_MergeInTransaction(t *testing.T) {
+	l := mustOpen(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		appendAndRead(t, l)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("appends did not return in a minute: a cursor is looping")
+	}
+}
+
+func appendAndRead(t *testing.T, l *Log) {
+	for n := 1; n <= 60; n++ {
+		stream := string(bytes.Repeat([]byte{'s'}, n))
+		for i := range 2 * tailMax / (tailFixed + n) {
+			err := l.Update(func(tx *Tx) error {
+				got, err := tx.Append(stream, Any, ev("e", ""))
+				if err != nil {
+					return err
+				}
+				if v, _ := tx.StreamVersion(stream); v != got.Version || v != uint64(i+1) {
+					return fmt.Errorf("stream %q: StreamVersion %d after appending version %d", stream, v, got.Version)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
 }

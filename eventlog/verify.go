@@ -51,7 +51,7 @@ type verifier struct {
 
 func verifyTx(tx *Tx) (Report, error) {
 	v := verifier{streams: map[string][2]uint64{}, projects: map[string]int{}, tail: map[uint64]tailView{}}
-	err := tx.scanTail(false, func(e *tailView) bool { v.tail[e.seq] = *e; return true })
+	err := tx.scanTail(func(e *tailView) bool { v.tail[e.seq] = *e; return true })
 	if err != nil {
 		return Report{}, err
 	}
