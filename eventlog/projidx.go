@@ -11,11 +11,11 @@ import (
 
 // The project index keeps the seqs of a project's events in chunks of at
 // most projectChunk: the key is the project and the first seq of the
-// chunk, the value its seqs, ascending (doc.go). An append rewrites the
-// project's last chunk with one more seq, or starts a new chunk when it
-// is full. For the same reasons as stream_idx's chunks: a few chunks per
-// page instead of about 115 entries, so an append copies far less in and
-// out of memory, and about 9 bytes per event instead of 35.
+// chunk, the value its seqs, ascending (doc.go). A merge of the index tail
+// rewrites the project's last chunk with more seqs, or starts a new chunk
+// when it is full. For the same reasons as stream_idx's chunks: a few
+// chunks per page instead of about 115 entries, so a commit copies far
+// less in and out of memory, and about 11 bytes per event instead of 35.
 
 // projectChunk is the largest number of seqs of one project_idx entry.
 const projectChunk = 64

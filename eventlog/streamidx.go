@@ -10,12 +10,12 @@ import (
 
 // The stream index keeps the seqs of a stream's events in chunks of
 // streamChunk versions: the key is the stream and the chunk's number, the
-// value the seqs of its versions, in order (doc.go). An append rewrites
-// the stream's last chunk with one more seq. Against one entry per
-// version, a leaf holds a few chunks instead of 65 entries, so that an
-// append, which copies the leaves it touches into memory and back, does
-// a tenth of the work there, and the index takes 9 bytes per event
-// instead of 60.
+// value the seqs of its versions, in order (doc.go). A merge of the index
+// tail rewrites the stream's last chunk with its new seqs. Against one
+// entry per version, a leaf holds a few chunks instead of 65 entries, so
+// that a commit, which copies the leaves it touches into memory and back,
+// does a tenth of the work there, and the index takes about 12 bytes per
+// event instead of 60.
 
 // streamChunk is the number of versions of one stream_idx entry.
 const streamChunk = 64
@@ -24,11 +24,6 @@ const streamChunk = 64
 // (from 1) of the stream whose prefix (streamPrefix) is given.
 func streamChunkKey(prefix []byte, version uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(make([]byte, 0, len(prefix)+8), prefix...), (version-1)/streamChunk)
-}
-
-// streamIdxKey is the stream_idx key of the chunk holding version.
-func streamIdxKey(stream string, version uint64) []byte {
-	return streamChunkKey(streamPrefix(stream), version)
 }
 
 // chunkOK reports whether k, v under prefix is a well-formed chunk.
@@ -167,7 +162,7 @@ func (tx *Tx) readSeqs(seqs []uint64, match func(*Record) bool, fn func(*Record)
 // streamIdxSeq returns the seq stream_idx holds for version of stream, or
 // false if it holds none.
 func (tx *Tx) streamIdxSeq(stream string, version uint64) (uint64, bool) {
-	v := tx.bucket(bucketStreamIdx).Get(streamIdxKey(stream, version))
+	v := tx.bucket(bucketStreamIdx).Get(streamChunkKey(streamPrefix(stream), version))
 	i := int((version - 1) % streamChunk)
 	if len(v)%8 != 0 || len(v) < 8*(i+1) {
 		return 0, false

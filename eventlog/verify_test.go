@@ -272,6 +272,11 @@ func TestVerify_EmptyLogHeadHash(t *testing.T) {
 	wantCorruptAt(t, path, 0)
 }
 
+// streamIdxKey is the stream_idx key of the chunk holding version.
+func streamIdxKey(stream string, version uint64) []byte {
+	return streamChunkKey(streamPrefix(stream), version)
+}
+
 // projKey is the project_idx key of project's chunk starting at seq.
 func projKey(project string, seq uint64) []byte {
 	return projectChunkKey(streamPrefix(project), seq)
