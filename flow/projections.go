@@ -128,31 +128,18 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 		return err
 	}
 	want := map[string]map[string][]byte{}
-	add := func(bucket, key string, v any) error {
-		b, err := marshal(v)
+	eachMemEntity(mem, func(bucket, key string, v any) {
+		b, merr := marshal(v)
 		if want[bucket] == nil {
 			want[bucket] = map[string][]byte{}
 		}
 		want[bucket][key] = b
+		if err == nil {
+			err = merr
+		}
+	})
+	if err != nil {
 		return err
-	}
-	for k, v := range mem.Projects {
-		add(bucketProjects, k, v)
-	}
-	for k, v := range mem.Plans {
-		add(bucketPlans, k, v)
-	}
-	for k, v := range mem.Tasks {
-		add(bucketTasks, k, v)
-	}
-	for k, v := range mem.Approvals {
-		add(bucketApprovals, k, v)
-	}
-	for k, v := range mem.Execs {
-		add(bucketExecs, k, v)
-	}
-	for k, v := range mem.Checkpoints {
-		add(bucketCheckpts, k, v)
 	}
 	want[bucketSummaries] = wantSummaries(mem)
 	for _, bucket := range slices.Concat(entityBuckets, []string{bucketSummaries}) {
@@ -161,6 +148,28 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 		}
 	}
 	return nil
+}
+
+// eachMemEntity calls fn with every entity of mem, its bucket and its key.
+func eachMemEntity(mem *projection.Memory, fn func(bucket, key string, v any)) {
+	for k, v := range mem.Projects {
+		fn(bucketProjects, k, v)
+	}
+	for k, v := range mem.Plans {
+		fn(bucketPlans, k, v)
+	}
+	for k, v := range mem.Tasks {
+		fn(bucketTasks, k, v)
+	}
+	for k, v := range mem.Approvals {
+		fn(bucketApprovals, k, v)
+	}
+	for k, v := range mem.Execs {
+		fn(bucketExecs, k, v)
+	}
+	for k, v := range mem.Checkpoints {
+		fn(bucketCheckpts, k, v)
+	}
 }
 
 func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error {

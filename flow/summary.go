@@ -173,26 +173,17 @@ func addCount(tx *eventlog.Tx, bucket, project, status string, d int64) error {
 func wantSummaries(mem *projection.Memory) map[string][]byte {
 	want := map[string][]byte{}
 	counts := map[string]uint64{}
-	add := func(bucket, key string, v any) {
+	eachMemEntity(mem, func(bucket, key string, v any) {
+		if !summarized[bucket] {
+			return
+		}
 		s, _ := indexSummary(v)
 		for k, v := range summaryEntries(bucket, key, s) {
 			want[k] = v
 		}
 		project, _ := splitKey(key)
 		counts[string(summaryCountPrefix(bucket, project))+s.Status]++
-	}
-	for k, v := range mem.Plans {
-		add(bucketPlans, k, v)
-	}
-	for k, v := range mem.Tasks {
-		add(bucketTasks, k, v)
-	}
-	for k, v := range mem.Approvals {
-		add(bucketApprovals, k, v)
-	}
-	for k, v := range mem.Execs {
-		add(bucketExecs, k, v)
-	}
+	})
 	for k, n := range counts {
 		want[k] = binary.BigEndian.AppendUint64(nil, n)
 	}
