@@ -426,7 +426,7 @@ func (st *primeState) prime() *Prime {
 		Memory: []Note{}, Recent: []ReportEvent{}, Summaries: []PrimeSummary{}, LeftOut: []PrimeOmission{},
 	}
 	for _, t := range st.tasks {
-		p.Tasks.add(t.Status)
+		p.Tasks.add(t.Status, 1)
 	}
 	l := &primeLayout{}
 	st.layout(l, p.Limit)
@@ -556,7 +556,7 @@ func holdingLine(held []*projection.Task) string {
 func countsLine(tasks []*projection.Task) string {
 	var c TaskCounts
 	for _, t := range tasks {
-		c.add(t.Status)
+		c.add(t.Status, 1)
 	}
 	var parts []string
 	for _, kv := range []struct {

@@ -145,9 +145,7 @@ func (st *Status) addTasks(src source, project, actor string, now time.Time) err
 		return err
 	}
 	for status, n := range counts {
-		for range n {
-			st.Tasks.add(status)
-		}
+		st.Tasks.add(status, n)
 	}
 	var ids []string
 	for _, status := range []string{projection.StatusTodo, projection.StatusBlocked} {
@@ -226,19 +224,20 @@ func statusByID(tasks []*projection.Task) map[string]string {
 	return m
 }
 
-func (c *TaskCounts) add(status string) {
-	c.Total++
+// add counts n tasks of status.
+func (c *TaskCounts) add(status string, n int) {
+	c.Total += n
 	switch status {
 	case projection.StatusTodo:
-		c.Todo++
+		c.Todo += n
 	case projection.StatusDoing:
-		c.Doing++
+		c.Doing += n
 	case projection.StatusDone:
-		c.Done++
+		c.Done += n
 	case projection.StatusBlocked:
-		c.Blocked++
+		c.Blocked += n
 	case projection.StatusCancelled:
-		c.Cancelled++
+		c.Cancelled += n
 	}
 }
 

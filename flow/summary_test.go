@@ -26,7 +26,7 @@ func statusByFullScan(tb testing.TB, e *Engine, project, actor string) *Status {
 		tasks, _ := src.Tasks(project)
 		status := statusByID(tasks)
 		for _, t := range tasks {
-			st.Tasks.add(t.Status)
+			st.Tasks.add(t.Status, 1)
 			st.addTask(t, status, actor, e.opts.Now())
 		}
 		approvals, _ := src.Approvals(project)
