@@ -237,6 +237,13 @@ func (l *Log) ReadRange(from, to uint64, fn func(*Record) error) error {
 	return l.View(func(tx *Tx) error { return tx.ReadRange(from, to, fn) })
 }
 
+// Replay reads records from <= seq <= to (to == 0: to the head) for
+// folding, as Tx.Replay does: without the hash check, lending fn a
+// reused Record.
+func (l *Log) Replay(from, to uint64, fn func(*Record) error) error {
+	return l.View(func(tx *Tx) error { return tx.Replay(from, to, fn) })
+}
+
 // ReadStream reads the records of stream from version from.
 func (l *Log) ReadStream(stream string, from uint64, fn func(*Record) error) error {
 	return l.View(func(tx *Tx) error { return tx.ReadStream(stream, from, fn) })

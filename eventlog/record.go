@@ -119,23 +119,31 @@ const hashOnRead = true
 // The record owns all its memory: its strings and Data are copies, never
 // aliases of b, so it stays valid after the transaction that read b.
 func decodeRecord(seq uint64, b []byte) (*Record, error) {
-	env, err := checkFrame(seq, b)
-	if err != nil {
+	r := new(Record)
+	if err := decodeInto(r, seq, b, false); err != nil {
 		return nil, err
 	}
-	r, err := decodeEnvelope(env)
+	return r, nil
+}
+
+// decodeInto is decodeRecord into r. With lend (Replay's reads) it does
+// not check the hash, and r.Data aliases b: valid only as long as b is.
+// The strings are copies either way. On error r is undefined.
+func decodeInto(r *Record, seq uint64, b []byte, lend bool) error {
+	env, err := checkFrame(seq, b)
 	if err != nil {
-		return nil, corruptf(seq, "record does not decode: %v", err)
+		return err
+	}
+	if err := decodeEnvelopeInto(r, env, lend); err != nil {
+		return corruptf(seq, "record does not decode: %v", err)
 	}
 	if r.Seq != seq {
-		return nil, corruptf(seq, "record stored under seq %d says seq %d", seq, r.Seq)
+		return corruptf(seq, "record stored under seq %d says seq %d", seq, r.Seq)
 	}
-	if hashOnRead {
-		if err := checkHash(r, env); err != nil {
-			return nil, err
-		}
+	if hashOnRead && !lend {
+		return checkHash(r, env)
 	}
-	return r, nil
+	return nil
 }
 
 // checkFrame checks b's length, CRC and hash field and returns the
@@ -168,11 +176,21 @@ func checkHash(r *Record, env []byte) error {
 // decodeEnvelope parses the msgpack array of a record. The strings of the
 // record share one allocation, Data has its own.
 func decodeEnvelope(env []byte) (*Record, error) {
+	r := new(Record)
+	if err := decodeEnvelopeInto(r, env, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeEnvelopeInto is decodeEnvelope into r, every field of which it
+// sets. With lend, r.Data aliases env instead of being a copy.
+func decodeEnvelopeInto(r *Record, env []byte, lend bool) error {
 	p := parser{b: env}
 	if c := p.code(); p.err == nil && c != mpFixArray|envelopeFields {
-		return nil, errorf("envelope starts with 0x%02x, want an array of %d fields", c, envelopeFields)
+		return errorf("envelope starts with 0x%02x, want an array of %d fields", c, envelopeFields)
 	}
-	r := new(Record)
+	r.Correlation, r.Causation = ID{}, ID{}
 	r.Seq = p.uint()
 	p.fixed(r.ID[:])
 	stream := p.str()
@@ -195,11 +213,11 @@ func decodeEnvelope(env []byte) (*Record, error) {
 	p.fixed(r.Hash[:])
 	switch {
 	case p.err != nil:
-		return nil, p.err
+		return p.err
 	case p.off != len(env):
-		return nil, errorf("%d trailing bytes after the envelope", len(env)-p.off)
+		return errorf("%d trailing bytes after the envelope", len(env)-p.off)
 	case schema > math.MaxUint32:
-		return nil, errorf("schema version %d out of range", schema)
+		return errorf("schema version %d out of range", schema)
 	}
 	s := string(env[first:last])
 	sub := func(end, n int) string { return s[end-first-n : end-first] }
@@ -210,9 +228,14 @@ func decodeEnvelope(env []byte) (*Record, error) {
 	r.Project = sub(last, len(project))
 	r.Schema = uint32(schema)
 	r.Time = time.Unix(0, nanos).UTC()
-	if data != nil {
+	switch {
+	case data == nil:
+		r.Data = nil
+	case lend:
+		r.Data = data[:len(data):len(data)]
+	default:
 		r.Data = make([]byte, len(data))
 		copy(r.Data, data)
 	}
-	return r, nil
+	return nil
 }

@@ -87,7 +87,7 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 	if progress != nil {
 		defer func() { progress(rep.Events, total) }()
 	}
-	err := tx.ReadRange(1, 0, func(r *eventlog.Record) error {
+	err := tx.Replay(1, 0, func(r *eventlog.Record) error {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)

@@ -50,6 +50,7 @@ included, when Go's build cache is warm).
 	append_group8          events/s, 8 goroutines appending        events/s, 1 goroutine appending          ratio >= 5
 	replay                 events/s, decode + fold of the file     events/s, bbolt cursor over the log      value >= 1000000
 	read_decode            events/s, decode only                   the same bbolt scan                      -
+	read_checked           events/s, decode + SHA-256 check        read_decode's value                      -
 	sqlite_read_decode     events/s, SELECT all rows + decode      read_decode's value                      -
 	sqlite_replay          events/s, the same + fold               replay's value                           -
 	bytes_per_event        file size / events (200-byte payloads)  the same records in SQLite               value <= 600
@@ -62,6 +63,12 @@ included, when Go's build cache is warm).
 	cli_ready              median ms of flowctl ready              the same                                 ratio <= 2
 	cli_task_add           median ms of flowctl task add           the same                                 -
 	rebuild                events/s of Engine.Rebuild (one run)    replay's value                           -
+
+Replay and read_decode read the log as a rebuild does (eventlog's
+Log.Replay: CRC32C, framing and seq checked, the record lent to the
+callback); read_checked reads it as flowctl log and export do (ReadRange:
+the SHA-256 hash of every record checked too, each record a copy). The
+SQLite rows check neither.
 
 Appends use events of a 200-byte msgpack payload (the eventlog package's
 benchmark payload). The SQLite baseline (modernc.org/sqlite, pure Go) runs

@@ -22,11 +22,14 @@ func foldKnown(mem *projection.Memory, r *eventlog.Record) error {
 	return nil
 }
 
-// replayRows measures reading the generated file four ways against a raw
+// replayRows measures reading the generated file five ways against a raw
 // bbolt cursor scan of its log bucket, and the same in SQLite:
 //
-//	replay             decode + fold (the engine's rebuild, minus writing)
-//	read_decode        decode only
+//	replay             decode + fold (the engine's rebuild, minus writing):
+//	                   Log.Replay, which checks each record's CRC, not its hash
+//	read_decode        decode only, the same way
+//	read_checked       decode with the hash checked too (Log.ReadRange, the
+//	                   audit read of flowctl log and export)
 //	sqlite_read_decode select every row and decode it into a record
 //	sqlite_replay      the same, folded as replay folds
 func (b *bench) replayRows() ([]Row, error) {
@@ -49,7 +52,8 @@ func (b *bench) replayRows() ([]Row, error) {
 	defer r.close()
 	n := int(b.genEvents)
 	m, err := interleave(b.ctx, b.size.replayRounds,
-		rate(n, r.scan), rate(n, r.decode), rate(n, r.replay), rate(n, r.sqliteDecode), rate(n, r.sqliteReplay))
+		rate(n, r.scan), rate(n, r.decode), rate(n, r.replay), rate(n, r.sqliteDecode), rate(n, r.sqliteReplay),
+		rate(n, r.checked))
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +61,7 @@ func (b *bench) replayRows() ([]Row, error) {
 	return []Row{
 		newRow("replay", m[2], m[0], "events/s", atLeast("value", 1_000_000)),
 		newRow("read_decode", m[1], m[0], "events/s", nil),
+		newRow("read_checked", m[5], m[1], "events/s", nil),
 		newRow("sqlite_read_decode", m[3], m[1], "events/s", nil),
 		newRow("sqlite_replay", m[4], m[2], "events/s", nil),
 	}, nil
@@ -129,13 +134,19 @@ func (r *replayers) scan() error {
 
 func (r *replayers) decode() error {
 	n := 0
-	err := r.log.ReadRange(1, 0, func(*eventlog.Record) error { n++; return nil })
+	err := r.log.Replay(1, 0, func(*eventlog.Record) error { n++; return nil })
 	return r.count("read", n, err)
+}
+
+func (r *replayers) checked() error {
+	n := 0
+	err := r.log.ReadRange(1, 0, func(*eventlog.Record) error { n++; return nil })
+	return r.count("checked read", n, err)
 }
 
 func (r *replayers) replay() error {
 	mem, n := projection.NewMemory(), 0
-	err := r.log.ReadRange(1, 0, func(rec *eventlog.Record) error { n++; return foldKnown(mem, rec) })
+	err := r.log.Replay(1, 0, func(rec *eventlog.Record) error { n++; return foldKnown(mem, rec) })
 	return r.count("replay", n, err)
 }
 
