@@ -115,7 +115,7 @@ func (ws *projIdxWriters) add(project string, seq uint64) error {
 // readProject calls fn for the records of project from seq from on,
 // checking each is of the project and in seq order; a damaged index is
 // reported, never followed.
-func (tx *Tx) readProject(project string, from uint64, fn func(*Record) error) error {
+func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(project)
 	c := tx.bucket(bucketProjIdx).Cursor()
 	k, v, ok := projectChunkAt(c, prefix, from)
@@ -136,7 +136,7 @@ func (tx *Tx) readProject(project string, from uint64, fn func(*Record) error) e
 				return corruptf(seq, "index %s lists seq %d after %d", bucketProjIdx, seq, last)
 			}
 			last = seq
-			r, err := tx.Record(seq)
+			r, err := rd(seq)
 			if err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ func (tx *Tx) readProject(project string, from uint64, fn func(*Record) error) e
 	if err != nil {
 		return err
 	}
-	return tx.readSeqs(seqs, func(r *Record) bool { return r.Project == project }, fn)
+	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
 }
 
 // projIdxHas reports whether project_idx lists seq for project.

@@ -153,3 +153,51 @@ func TestLog_Replay_Corruption(t *testing.T) {
 		wantCorruptAt(t, path, 5)
 	})
 }
+
+// TestTx_ReplayStreamAndProject: the index reads as Replay reads give the
+// records ReadStream and ReadProject give, from the merged indexes and
+// from the index tail alike.
+func TestTx_ReplayStreamAndProject(t *testing.T) {
+	for _, merge := range []bool{false, true} {
+		path := newLogFileTail(t, 150, merge)
+		l := mustOpenPath(t, path, Options{ReadOnly: true})
+		type read func(tx *Tx, key string, from uint64, fn func(*Record) error) error
+		for _, tt := range []struct {
+			name         string
+			keys         []string
+			read, replay read
+		}{
+			{"Stream", []string{"s1", "s2", "s3", "none"}, (*Tx).ReadStream, (*Tx).ReplayStream},
+			{"Project", []string{"p", "", "none"}, (*Tx).ReadProject, (*Tx).ReplayProject},
+		} {
+			for _, key := range tt.keys {
+				for _, from := range []uint64{0, 1, 7, 49, 64, 140, 200} {
+					var want, got []*Record
+					err := l.View(func(tx *Tx) error {
+						if err := tt.read(tx, key, from, func(r *Record) error { want = append(want, r); return nil }); err != nil {
+							return err
+						}
+						return tt.replay(tx, key, from, func(r *Record) error {
+							c := *r
+							c.Data = bytes.Clone(r.Data)
+							got = append(got, &c)
+							return nil
+						})
+					})
+					if err != nil {
+						t.Fatalf("merge %v, %s %q from %d: %v", merge, tt.name, key, from, err)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("merge %v, Replay%s(%q, %d) gave %d records, Read%s %d", merge, tt.name, key, from, len(got), tt.name, len(want))
+					}
+					for i := range want {
+						if d := sameRecord(got[i], want[i]); d != "" {
+							t.Fatalf("merge %v, Replay%s(%q, %d), seq %d: %s", merge, tt.name, key, from, want[i].Seq, d)
+						}
+					}
+				}
+			}
+		}
+		l.Close()
+	}
+}

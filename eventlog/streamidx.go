@@ -108,7 +108,7 @@ func (w *streamIdxWriter) add(version, seq uint64) error {
 // readStream calls fn for the records of stream from version from on.
 // Each is checked to be the one its chunk says; a damaged index is
 // reported, never followed.
-func (tx *Tx) readStream(stream string, from uint64, fn func(*Record) error) error {
+func (tx *Tx) readStream(rd recordReader, stream string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(stream)
 	c := tx.bucket(bucketStreamIdx).Cursor()
 	for k, v := c.Seek(streamChunkKey(prefix, from)); bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -120,7 +120,7 @@ func (tx *Tx) readStream(stream string, from uint64, fn func(*Record) error) err
 			if version < from {
 				continue
 			}
-			r, err := tx.Record(seq)
+			r, err := rd(seq)
 			if err != nil {
 				return err
 			}
@@ -139,13 +139,13 @@ func (tx *Tx) readStream(stream string, from uint64, fn func(*Record) error) err
 	if err != nil {
 		return err
 	}
-	return tx.readSeqs(seqs, func(r *Record) bool { return r.Stream == stream }, fn)
+	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Stream == stream }, fn)
 }
 
 // readSeqs calls fn for the records of seqs, which an index says match.
-func (tx *Tx) readSeqs(seqs []uint64, match func(*Record) bool, fn func(*Record) error) error {
+func (tx *Tx) readSeqs(rd recordReader, seqs []uint64, match func(*Record) bool, fn func(*Record) error) error {
 	for _, seq := range seqs {
-		r, err := tx.Record(seq)
+		r, err := rd(seq)
 		if err != nil {
 			return err
 		}

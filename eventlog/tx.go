@@ -66,14 +66,23 @@ func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
 func (tx *Tx) Record(seq uint64) (*Record, error) {
+	v, err := tx.recordBytes(seq)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return decodeRecord(seq, v)
+}
+
+// recordBytes returns the stored bytes of seq (a view of the page), nil
+// if seq is past the head or 0, or an error if the head says it exists.
+func (tx *Tx) recordBytes(seq uint64) ([]byte, error) {
 	v := tx.bucket(bucketLog).Get(seqKey(seq))
 	if v == nil {
 		if head, _ := tx.Head(); seq >= 1 && seq <= head {
 			return nil, corruptf(seq, "record is missing")
 		}
-		return nil, nil
 	}
-	return decodeRecord(seq, v)
+	return v, nil
 }
 
 // ReadRange calls fn for every record with from <= seq <= to, in seq
@@ -142,16 +151,48 @@ func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
 	return nil
 }
 
+// ReplayStream is ReadStream read as Replay reads: the hash unchecked,
+// one Record lent to fn, its Data valid only during the call.
+func (tx *Tx) ReplayStream(stream string, from uint64, fn func(*Record) error) error {
+	return tx.readStream(tx.lender(), stream, max(from, 1), fn)
+}
+
+// ReplayProject is ReadProject read as Replay reads: the hash unchecked,
+// one Record lent to fn, its Data valid only during the call.
+func (tx *Tx) ReplayProject(project string, from uint64, fn func(*Record) error) error {
+	return tx.readProject(tx.lender(), project, max(from, 1), fn)
+}
+
+// A recordReader returns the record at seq, or nil if seq is past the
+// head or 0: Tx.Record, or a lender's.
+type recordReader func(seq uint64) (*Record, error)
+
+// lender returns a recordReader that decodes as Replay does, into one
+// Record it reuses.
+func (tx *Tx) lender() recordReader {
+	r := new(Record)
+	return func(seq uint64) (*Record, error) {
+		v, err := tx.recordBytes(seq)
+		if v == nil || err != nil {
+			return nil, err
+		}
+		if err := decodeInto(r, seq, v, true); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
 // ReadStream calls fn for every record of stream with version >= from, in
 // version order.
 func (tx *Tx) ReadStream(stream string, from uint64, fn func(*Record) error) error {
-	return tx.readStream(stream, max(from, 1), fn)
+	return tx.readStream(tx.Record, stream, max(from, 1), fn)
 }
 
 // ReadProject calls fn for every record of project with seq >= from, in
 // seq order.
 func (tx *Tx) ReadProject(project string, from uint64, fn func(*Record) error) error {
-	return tx.readProject(project, max(from, 1), fn)
+	return tx.readProject(tx.Record, project, max(from, 1), fn)
 }
 
 func stopped(err error) error {
