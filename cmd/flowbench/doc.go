@@ -49,6 +49,7 @@ included, when Go's build cache is warm).
 	sqlite_append_single   µs per durable one-row SQLite insert    append_single's value                    -
 	append_group8          events/s, 8 goroutines appending        events/s, 1 goroutine appending          ratio >= 5
 	replay                 events/s, decode + fold of the file     events/s, bbolt cursor over the log      value >= 1000000
+	replay_1core           events/s, replay with GOMAXPROCS 1      replay's value                           -
 	read_decode            events/s, decode only                   the same bbolt scan                      -
 	read_checked           events/s, decode + SHA-256 check        read_decode's value                      -
 	sqlite_read_decode     events/s, SELECT all rows + decode      read_decode's value                      -

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -53,13 +54,14 @@ func (b *bench) replayRows() ([]Row, error) {
 	n := int(b.genEvents)
 	m, err := interleave(b.ctx, b.size.replayRounds,
 		rate(n, r.scan), rate(n, r.decode), rate(n, r.replay), rate(n, r.sqliteDecode), rate(n, r.sqliteReplay),
-		rate(n, r.checked))
+		rate(n, r.checked), rate(n, oneCore(r.replay)))
 	if err != nil {
 		return nil, err
 	}
 	b.replayRate = m[2]
 	return []Row{
 		newRow("replay", m[2], m[0], "events/s", atLeast("value", 1_000_000)),
+		newRow("replay_1core", m[6], m[2], "events/s", nil),
 		newRow("read_decode", m[1], m[0], "events/s", nil),
 		newRow("read_checked", m[5], m[1], "events/s", nil),
 		newRow("sqlite_read_decode", m[3], m[1], "events/s", nil),
@@ -148,6 +150,15 @@ func (r *replayers) replay() error {
 	mem, n := projection.NewMemory(), 0
 	err := r.log.Replay(1, 0, func(rec *eventlog.Record) error { n++; return foldKnown(mem, rec) })
 	return r.count("replay", n, err)
+}
+
+// oneCore runs f with GOMAXPROCS 1: the garbage collector then shares
+// the replay's one core instead of working beside it.
+func oneCore(f func() error) func() error {
+	return func() error {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		return f()
+	}
 }
 
 func (r *replayers) sqliteDecode() error {
