@@ -98,20 +98,69 @@ func TestCache_ServesCopies(t *testing.T) {
 	}
 }
 
+// BenchmarkEngine_TaskCacheHit reads a task the engine's cache holds: a
+// realistic one, with steps, tags, deps and a context of about 400 bytes
+// (as in flowbench), and a bare one.
 func BenchmarkEngine_TaskCacheHit(b *testing.B) {
-	e := mustOpen(b)
-	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
-		b.Fatal(err)
+	for _, bc := range []struct {
+		name string
+		fill func(tb testing.TB, e *Engine) string
+	}{{"Realistic", addRealisticTask}, {"Bare", addBareTask}} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := mustOpen(b)
+			if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+				b.Fatal(err)
+			}
+			id := bc.fill(b, e)
+			if _, err := e.Task("p", id); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Task("p", id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
-	if _, err := e.AddTask(NewTask{Project: "p", Title: "one"}); err != nil {
-		b.Fatal(err)
+}
+
+func addBareTask(tb testing.TB, e *Engine) string { return addBareTaskTitled(tb, e, "one") }
+
+// addRealisticTask adds a task with two deps, three tags, three steps and
+// a context of about 400 bytes, and returns its id.
+func addRealisticTask(tb testing.TB, e *Engine) string {
+	var deps []string
+	for _, title := range []string{"design the schema", "write the migration"} {
+		deps = append(deps, addBareTaskTitled(tb, e, title))
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.Task("p", "T-1"); err != nil {
-			b.Fatal(err)
+	t, err := e.AddTask(NewTask{Project: "p", Title: "ship the reporting endpoint",
+		Description: "Serve the weekly report as JSON, paginated, behind the feature flag.",
+		Deps:        deps, Owner: "alice", Tags: []string{"backend", "api", "q3"}, Priority: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, title := range []string{"handler and routing", "pagination", "integration tests"} {
+		if _, err := e.AddStep(NewStep{Project: "p", Task: t.ID, Title: title}); err != nil {
+			tb.Fatal(err)
 		}
 	}
+	patch := `{"branch":"feature/weekly-report-json","pr":"https://git.example.com/acme/web/pull/4711",` +
+		`"endpoint":"/api/v2/reports/weekly","page_size":100,"flag":"reports.weekly_json",` +
+		`"notes":"cursor pagination on (week, id); reuse the CSV exporter's query; cache for 5 minutes",` +
+		`"reviewers":["bob","carol"],"done_when":"p95 under 150 ms on the staging data set"}`
+	if _, err := e.MergeContext(ContextPatch{Project: "p", ID: t.ID, Patch: patch}); err != nil {
+		tb.Fatal(err)
+	}
+	return t.ID
+}
+
+func addBareTaskTitled(tb testing.TB, e *Engine, title string) string {
+	t, err := e.AddTask(NewTask{Project: "p", Title: title})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return t.ID
 }
 
 // TestCache_OwnWritesAreSeenAtOnce: while an engine holds the file a
