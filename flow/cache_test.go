@@ -5,7 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/flowctl/flowctl/projection"
 )
 
 // runChildProcess runs the test binary as a second process doing action
@@ -21,7 +25,7 @@ func runChildProcess(t *testing.T, path, action string, env ...string) {
 
 // openShared opens the file with a cache shared across opens, as a
 // long-running process that opens the file per operation would.
-func openShared(t *testing.T, path string, c *Cache, readOnly bool) *Engine {
+func openShared(t testing.TB, path string, c *Cache, readOnly bool) *Engine {
 	t.Helper()
 	e, err := Open(path, Options{ReadOnly: readOnly, Create: !readOnly, NoSync: true, Actor: "tester", Cache: c})
 	if err != nil {
@@ -76,26 +80,99 @@ func TestCache_SecondProcessWriteIsNeverServedStale(t *testing.T) {
 	}
 }
 
-func TestCache_ServesCopies(t *testing.T) {
-	e := mustOpen(t)
+// TestCache_SharedEntitiesAreChecked: the cache shares the entities it
+// returns; in a test binary it panics when a caller changed one.
+func TestCache_SharedEntitiesAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(task *projection.Task) (undo func())
+	}{
+		{"SetField", func(task *projection.Task) func() {
+			task.Title = "changed by the caller"
+			return func() { task.Title = "one" }
+		}},
+		{"SortInPlace", func(task *projection.Task) func() {
+			slices.Sort(task.Tags)
+			return func() { task.Tags[0], task.Tags[1] = "b", "a" }
+		}},
+		{"ClearPointer", func(task *projection.Task) func() {
+			claim := task.Claim
+			task.Claim = nil
+			return func() { task.Claim = claim }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), newCache(64, true), false)
+			defer e.Close()
+			addTaskTagged(t, e, "b", "a")
+			if _, err := e.ClaimTask(Claim{Project: "p", ID: "T-1"}); err != nil {
+				t.Fatal(err)
+			}
+			task, err := e.Task("p", "T-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			undo := tc.change(task)
+			msg := panicOf(func() { e.Task("p", "T-1") })
+			if !strings.Contains(msg, "changed while the cache shared it") {
+				t.Fatalf("a hit after the caller changed the task: panic %q, want the cache's", msg)
+			}
+			undo()
+			if _, err := e.Task("p", "T-1"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("PanicsOnClose", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "flow.db")
+		e := openShared(t, path, newCache(64, true), false)
+		addTaskTagged(t, e, "a")
+		task, err := e.Task("p", "T-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		task.Priority = 9
+		if msg := panicOf(func() { e.Close() }); !strings.Contains(msg, "changed while the cache shared it") {
+			t.Fatalf("Close after a caller changed a task: panic %q, want the cache's", msg)
+		}
+		// Close released the file before it panicked.
+		openShared(t, path, NewCache(64), false).Close()
+	})
+	t.Run("AppendGetsItsOwnArray", func(t *testing.T) {
+		e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), newCache(64, true), false)
+		defer e.Close()
+		addTaskTagged(t, e, "a", "b")
+		first, err := e.Task("p", "T-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := append(first.Tags, "mine")
+		again, err := e.Task("p", "T-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again != first || !slices.Equal(again.Tags, []string{"a", "b"}) || mine[2] != "mine" {
+			t.Fatalf("appending to a shared task's tags reached the cache: %v", again.Tags)
+		}
+	})
+}
+
+// addTaskTagged creates project p and its task T-1 with tags.
+func addTaskTagged(t *testing.T, e *Engine, tags ...string) {
+	t.Helper()
 	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.AddTask(NewTask{Project: "p", Title: "one", Tags: []string{"a"}}); err != nil {
+	if _, err := e.AddTask(NewTask{Project: "p", Title: "one", Tags: tags}); err != nil {
 		t.Fatal(err)
 	}
-	first, err := e.Task("p", "T-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Title, first.Tags[0] = "changed by the caller", "z"
-	again, err := e.Task("p", "T-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Title != "one" || again.Tags[0] != "a" {
-		t.Fatalf("cache served a value changed by an earlier caller: %+v", again)
-	}
+}
+
+// panicOf runs fn and returns the string it panicked with, "" if none.
+func panicOf(fn func()) (msg string) {
+	defer func() { msg, _ = recover().(string) }()
+	fn()
+	return ""
 }
 
 // BenchmarkEngine_TaskCacheHit reads a task the engine's cache holds: a
@@ -107,7 +184,9 @@ func BenchmarkEngine_TaskCacheHit(b *testing.B) {
 		fill func(tb testing.TB, e *Engine) string
 	}{{"Realistic", addRealisticTask}, {"Bare", addBareTask}} {
 		b.Run(bc.name, func(b *testing.B) {
-			e := mustOpen(b)
+			// Without the check for changed entities a test binary turns on.
+			e := openShared(b, filepath.Join(b.TempDir(), "flow.db"), newCache(DefaultCacheSize, false), false)
+			defer e.Close()
 			if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
 				b.Fatal(err)
 			}
