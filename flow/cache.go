@@ -3,7 +3,7 @@ package flow
 import (
 	"fmt"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowctl/flowctl/cache"
@@ -135,36 +135,60 @@ func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []cacheKey, purge bool, e
 // head until this engine writes, and a cache hit needs no transaction.
 // Every write bumps gen before and after it commits, so a read that saw
 // an older head never records it as current.
+//
+// The pair (gen, head) is one immutable heldState behind an atomic
+// pointer: a hit reads it with one load, and set and forget replace it
+// with compare-and-swap, so that set still records its head only if gen
+// is what the read saw before it began.
 type heldHead struct {
-	mu   sync.Mutex
-	gen  uint64
-	head uint64 // the head the cache is at, +1; 0: unknown
+	state atomic.Pointer[heldState] // nil: gen 0, head unknown
+}
+
+type heldState struct {
+	gen   uint64
+	head  uint64
+	known bool
 }
 
 // current returns the known head and the generation it belongs to.
 func (h *heldHead) current() (head uint64, gen uint64, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.head - 1, h.gen, h.head != 0
+	s := h.state.Load()
+	if s == nil {
+		return 0, 0, false
+	}
+	return s.head, s.gen, s.known
 }
 
 // set records head as the head the cache is at, unless a write began or
 // ended since gen was read.
 func (h *heldHead) set(gen, head uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gen == gen {
-		h.head = head + 1
+	for {
+		s := h.state.Load()
+		switch {
+		case s == nil && gen != 0, s != nil && s.gen != gen:
+			return // a write began or ended since
+		case s != nil && s.known && s.head == head:
+			return // already recorded
+		}
+		if h.state.CompareAndSwap(s, &heldState{gen: gen, head: head, known: true}) {
+			return
+		}
 	}
 }
 
 // forget marks the head unknown: a write begins or ends, or the file is
 // let go.
 func (h *heldHead) forget() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.gen++
-	h.head = 0
+	for {
+		s := h.state.Load()
+		next := &heldState{gen: 1}
+		if s != nil {
+			next.gen = s.gen + 1
+		}
+		if h.state.CompareAndSwap(s, next) {
+			return
+		}
+	}
 }
 
 // cached reads one entity through the cache: from it when it holds the

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flowctl/flowctl/projection"
@@ -287,4 +288,64 @@ func TestCache_OwnWritesAreSeenAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestHeldHead(t *testing.T) {
+	t.Run("UnknownAtFirst", func(t *testing.T) {
+		var h heldHead
+		if _, _, ok := h.current(); ok {
+			t.Fatal("a new heldHead knows a head")
+		}
+	})
+	t.Run("SetRecords", func(t *testing.T) {
+		var h heldHead
+		_, gen, _ := h.current()
+		h.set(gen, 7)
+		if head, _, ok := h.current(); !ok || head != 7 {
+			t.Fatalf("current = %d, %v; want 7, true", head, ok)
+		}
+	})
+	t.Run("SetAfterForgetIsRefused", func(t *testing.T) {
+		var h heldHead
+		_, gen, _ := h.current()
+		h.set(gen, 7)
+		_, gen, _ = h.current() // a read begins
+		h.forget()              // a write begins...
+		h.forget()              // ...and ends
+		h.set(gen, 7)           // the read saw the head before the write
+		if _, _, ok := h.current(); ok {
+			t.Fatal("a read that began before a write recorded its head as current")
+		}
+		_, gen, _ = h.current()
+		h.set(gen, 8)
+		if head, _, ok := h.current(); !ok || head != 8 {
+			t.Fatalf("current = %d, %v; want 8, true", head, ok)
+		}
+	})
+	t.Run("ConcurrentForgetsAllCount", func(t *testing.T) {
+		var h heldHead
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(2)
+			go func() { // a reader records heads
+				defer wg.Done()
+				for i := range 1000 {
+					_, gen, _ := h.current()
+					h.set(gen, uint64(g*1000+i))
+				}
+			}()
+			go func() { // a writer forgets before and after each commit
+				defer wg.Done()
+				for range 1000 {
+					h.forget()
+					h.forget()
+				}
+			}()
+		}
+		wg.Wait()
+		_, gen, _ := h.current()
+		if want := uint64(4 * 1000 * 2); gen != want {
+			t.Fatalf("gen %d after %d forgets", gen, want)
+		}
+	})
 }
