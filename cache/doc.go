@@ -4,6 +4,9 @@
 // and before serving from it checks that the log has not moved since, or
 // evicts exactly what the newer events touched.
 //
-// Values are copied in and out through a clone function, so that a caller
-// changing what it got can never change what the cache holds.
+// Values are shared, not copied: a hit returns the value that was added,
+// to every caller, so that a hit costs a lookup and nothing else. Values
+// are therefore read-only once added; a caller that wants to change one
+// changes a copy. For tests, New takes a fingerprint function with which
+// the cache checks that rule: it panics when it finds a value changed.
 package cache

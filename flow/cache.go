@@ -1,7 +1,10 @@
 package flow
 
 import (
-	"sync"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
 
 	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/eventlog"
@@ -20,27 +23,69 @@ const maxCatchUp = 10000
 // the file per operation keeps it, and it stays correct when other
 // processes write in between, because every read first brings it to the
 // log head, evicting what the newer events touched.
+//
+// The entities it holds are shared with every reader they were returned
+// to, and are read-only (see the package doc). In a test binary
+// (testing.Testing) the cache checks that: it keeps the msgpack of every
+// entity it shares and panics when it finds one changed, on a later hit,
+// on eviction, or when an engine using it closes.
 type Cache struct {
-	lru *cache.Cache[string, any]
+	lru *cache.Cache[cacheKey, any]
 }
+
+// cacheKey names a cached entity. A struct rather than a string built
+// from the names, so that a lookup allocates nothing.
+type cacheKey struct {
+	kind    byte // 't' for a task, 'p' for a project
+	project string
+	id      string // the task's T-n; "" for a project
+}
+
+func taskKey(project, id string) cacheKey { return cacheKey{kind: 't', project: project, id: id} }
+func projectKey(name string) cacheKey     { return cacheKey{kind: 'p', project: name} }
 
 // NewCache returns a cache of up to size entities.
-func NewCache(size int) *Cache {
-	return &Cache{lru: cache.New[string, any](size, cloneEntity)}
+//
+// testing.Testing turns the check for changed entities on: it reaches
+// every engine a test opens, in this package and in its callers' (the
+// CLI, the MCP server), without an option that production code could
+// set by mistake, and benchmarks that must not pay for it use newCache.
+func NewCache(size int) *Cache { return newCache(size, testing.Testing()) }
+
+// newCache returns a cache of up to size entities that, with checkShared,
+// panics when it finds that a caller changed an entity it shares.
+func newCache(size int, checkShared bool) *Cache {
+	var fingerprint func(any) string
+	if checkShared {
+		fingerprint = fingerprintEntity
+	}
+	return &Cache{lru: cache.New[cacheKey, any](size, fingerprint)}
 }
 
-func cloneEntity(v any) any {
+// fingerprintEntity returns the msgpack of a cached entity: all of it
+// that a caller could change.
+func fingerprintEntity(v any) string {
+	var s projection.Scope
 	switch v := v.(type) {
 	case *projection.Task:
-		return v.Clone()
+		s.Tasks = []*projection.Task{v}
 	case *projection.Project:
-		return v.Clone()
+		s.Project = v
+	default:
+		panic(fmt.Sprintf("flow: the cache holds only tasks and projects, not %T", v))
 	}
-	panic("flow: cache holds only tasks and projects")
+	return string(projection.AppendScope(nil, &s))
 }
 
-func taskKey(project, id string) string { return "t\x00" + projection.Key(project, id) }
-func projectKey(name string) string     { return "p\x00" + name }
+// share readies a freshly loaded entity for the cache: its slices get no
+// spare capacity, so that a caller appending to one gets a new array
+// rather than writing into the one it shares with other readers.
+func share(v any) {
+	if t, ok := v.(*projection.Task); ok {
+		t.Tags, t.Deps = slices.Clip(t.Tags), slices.Clip(t.Deps)
+		t.Steps, t.PendingApprovals = slices.Clip(t.Steps), slices.Clip(t.PendingApprovals)
+	}
+}
 
 // sync brings the cache to the log head of tx and returns that head.
 func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
@@ -68,7 +113,7 @@ func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
 // touchedBy lists the cache keys the events from..to may have changed: the
 // task of a task stream and the project of any event. A rollback, or an
 // event the fold does not know, may touch anything: purge.
-func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []string, purge bool, err error) {
+func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []cacheKey, purge bool, err error) {
 	err = tx.ReadRange(from, to, func(r *eventlog.Record) error {
 		if _, known := projection.Schema(r.Type); !known || r.Type == projection.TypeRollbackApplied {
 			purge = true
@@ -90,65 +135,97 @@ func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []string, purge bool, err
 // head until this engine writes, and a cache hit needs no transaction.
 // Every write bumps gen before and after it commits, so a read that saw
 // an older head never records it as current.
+//
+// The pair (gen, head) is one immutable heldState behind an atomic
+// pointer: a hit reads it with one load, and set and forget replace it
+// with compare-and-swap, so that set still records its head only if gen
+// is what the read saw before it began.
 type heldHead struct {
-	mu   sync.Mutex
-	gen  uint64
-	head uint64 // the head the cache is at, +1; 0: unknown
+	state atomic.Pointer[heldState] // nil: gen 0, head unknown
+}
+
+type heldState struct {
+	gen   uint64
+	head  uint64
+	known bool
 }
 
 // current returns the known head and the generation it belongs to.
 func (h *heldHead) current() (head uint64, gen uint64, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.head - 1, h.gen, h.head != 0
+	s := h.state.Load()
+	if s == nil {
+		return 0, 0, false
+	}
+	return s.head, s.gen, s.known
 }
 
 // set records head as the head the cache is at, unless a write began or
 // ended since gen was read.
 func (h *heldHead) set(gen, head uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gen == gen {
-		h.head = head + 1
+	for {
+		s := h.state.Load()
+		switch {
+		case s == nil && gen != 0, s != nil && s.gen != gen:
+			return // a write began or ended since
+		case s != nil && s.known && s.head == head:
+			return // already recorded
+		}
+		if h.state.CompareAndSwap(s, &heldState{gen: gen, head: head, known: true}) {
+			return
+		}
 	}
 }
 
 // forget marks the head unknown: a write begins or ends, or the file is
 // let go.
 func (h *heldHead) forget() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.gen++
-	h.head = 0
+	for {
+		s := h.state.Load()
+		next := &heldState{gen: 1}
+		if s != nil {
+			next.gen = s.gen + 1
+		}
+		if h.state.CompareAndSwap(s, next) {
+			return
+		}
+	}
 }
 
 // cached reads one entity through the cache: from it when it holds the
 // key at the log head, else with load, whose result it then keeps. Stale
 // projections (another fold version) bypass the cache. While the engine
 // holds the file and has not written since it last looked, the head is
-// known without a transaction (see heldHead).
-func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, error) {
+// known without a transaction (see heldHead), and a hit is a lookup: the
+// entity returned is the cache's own, shared and read-only.
+func cached[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) (T, error)) (T, error) {
+	if e.at == nil && e.tx == nil {
+		if head, _, known := e.held.current(); known {
+			if v, ok := e.cache.lru.Get(head, key); ok {
+				return v.(T), nil
+			}
+		}
+	}
+	return cachedMiss(e, key, load)
+}
+
+// cachedMiss is cached past a miss: it reads in a transaction.
+func cachedMiss[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) (T, error)) (T, error) {
 	var out T
 	if e.at != nil || e.tx != nil {
 		err := e.view(func(tx *eventlog.Tx) error {
 			var err error
-			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
+			return e.readTx(tx, func(src source) error { out, err = load(src, key); return err })
 		})
 		return out, err
 	}
-	head, gen, known := e.held.current()
-	if known && e.cache.lru.Head() == head {
-		if v, ok := e.cache.lru.Get(head, key); ok {
-			return v.(T), nil
-		}
-	}
+	_, gen, _ := e.held.current() // before the transaction begins
 	err := e.view(func(tx *eventlog.Tx) error {
 		current, err := projectionsCurrent(tx)
 		if err != nil {
 			return err
 		}
 		if !current {
-			return e.readTx(tx, func(src source) error { out, err = load(src); return err })
+			return e.readTx(tx, func(src source) error { out, err = load(src, key); return err })
 		}
 		head, err := e.cache.sync(tx)
 		if err != nil {
@@ -159,9 +236,10 @@ func cached[T any](e *Engine, key string, load func(src source) (T, error)) (T, 
 			out = v.(T)
 			return nil
 		}
-		if out, err = load(newTxStore(tx)); err != nil {
+		if out, err = load(newTxStore(tx), key); err != nil {
 			return err
 		}
+		share(any(out))
 		e.cache.lru.Add(head, key, any(out))
 		return nil
 	})

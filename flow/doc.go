@@ -30,6 +30,15 @@ snapshots are checked on every load and skipped when damaged; the rollback
 index is checked by verify and ignored by reads when it disagrees with the
 log; snapshot_marks is advice to the snapshot policy only.
 
+# Entities are read-only
+
+Task and Project, and the commands that return the task or project they
+changed (AddTask, EditTask, MoveTask, ClaimTask, AddDep, CreateProject,
+...), may return the very entity the engine's cache holds, shared with
+every other reader, the way bbolt shares the values Get returns: do not
+modify it, its slices or its Claim; Clone it to change it. A test binary
+checks this: the cache panics when it finds a shared entity changed.
+
 # Reads at a point
 
 At returns a view of a project at a seq, checkpoint or time. One entity

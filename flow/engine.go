@@ -108,7 +108,8 @@ func (e *Engine) release() error {
 	return err
 }
 
-// Close releases the file.
+// Close releases the file. In a test binary it also checks that no
+// caller changed an entity the cache shares (see Cache).
 func (e *Engine) Close() error {
 	if e.log == nil {
 		return nil
@@ -116,6 +117,7 @@ func (e *Engine) Close() error {
 	e.held.forget()
 	err := e.log.Close()
 	e.log = nil
+	e.cache.lru.Check()
 	return err
 }
 

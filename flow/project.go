@@ -52,11 +52,15 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 	return e.Project(ref.Project)
 }
 
-// Project returns a project, or ErrNotFound.
+// Project returns a project, or ErrNotFound. The project may be shared
+// with the engine's cache and other readers: it is read-only (see the
+// package doc).
 func (e *Engine) Project(name string) (*projection.Project, error) {
-	return cached(e, projectKey(name), func(src source) (*projection.Project, error) {
-		return mustProject(src, name)
-	})
+	return cached(e, projectKey(name), loadProject)
+}
+
+func loadProject(src source, k cacheKey) (*projection.Project, error) {
+	return mustProject(src, k.project)
 }
 
 func mustProject(src projection.Store, name string) (*projection.Project, error) {

@@ -129,11 +129,14 @@ func (w *writer) addTask(in NewTask) (Ref, error) {
 	return Ref{Kind: projection.KindTask, Project: in.Project, ID: id}, err
 }
 
-// Task returns a task, or ErrNotFound.
+// Task returns a task, or ErrNotFound. The task may be shared with the
+// engine's cache and other readers: it is read-only (see the package doc).
 func (e *Engine) Task(project, id string) (*projection.Task, error) {
-	return cached(e, taskKey(project, id), func(src source) (*projection.Task, error) {
-		return mustTask(src, project, id)
-	})
+	return cached(e, taskKey(project, id), loadTask)
+}
+
+func loadTask(src source, k cacheKey) (*projection.Task, error) {
+	return mustTask(src, k.project, k.id)
 }
 
 // TaskFilter selects tasks for Tasks. Zero fields match everything.
