@@ -114,7 +114,7 @@ func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
 // task of a task stream and the project of any event. A rollback, or an
 // event the fold does not know, may touch anything: purge.
 func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []cacheKey, purge bool, err error) {
-	err = tx.ReadRange(from, to, func(r *eventlog.Record) error {
+	err = tx.Replay(from, to, func(r *eventlog.Record) error {
 		if _, known := projection.Schema(r.Type); !known || r.Type == projection.TypeRollbackApplied {
 			purge = true
 			return eventlog.ErrStop
