@@ -178,7 +178,7 @@ func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, 
 	if err != nil || k == nil || len(k) != len(prefix)+8 {
 		return nil, err
 	}
-	base, _, err := resolveSnapshot(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v, false)
+	base, _, err := resolveSnapshot(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v, true)
 	if errors.Is(err, snapshot.ErrCorrupt) || (err == nil && base.deltas >= MaxDeltaChain) {
 		return nil, nil
 	}
@@ -186,7 +186,7 @@ func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, 
 		return nil, err
 	}
 	h.BaseSeq, h.BaseHash = base.top.Seq, base.top.StateHash
-	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.mem.Scope(h.Scope), state))
+	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.state, state))
 	if err != nil || len(b) > full/2 || base.deltaBytes+len(b) > full {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, 
 
 // resolved is a stored snapshot's state, resolved through its chain.
 type resolved struct {
-	mem        *projection.Memory
+	state      *projection.Scope
 	top        snapshot.Header // the snapshot's own header
 	deltas     int             // the deltas of its chain, itself included
 	deltaBytes int             // their size
@@ -211,16 +211,18 @@ type link struct {
 // resolveSnapshot decodes the snapshot v stored as scope@seq and, for a
 // delta, the snapshots under it down to a full one, checks each (see
 // loadLink) and that each delta's base is the state it was made on, and
-// applies the deltas to the full state. With verify, the state a delta
-// resolves to must have the state hash its header names. A check that
-// fails is a *snapshot.CorruptError, returned with the seq of the
-// snapshot that failed: it and every snapshot above it in the chain are
-// unusable.
-func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte, verify bool) (resolved, uint64, error) {
+// applies the deltas to the full state. Without hashed, the bodies'
+// hashes are not checked (their CRCs are): the caller must then check
+// the resolved state with checkResolved, which catches any damage they
+// would have. A check that fails is a *snapshot.CorruptError, returned
+// with the seq of the snapshot that failed: it and every snapshot above
+// it in the chain are unusable.
+func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte, hashed bool) (resolved, uint64, error) {
 	var chain []link // top first
 	var r resolved
+	hashed = hashed || !snapshot.IsDelta(v) // a full snapshot alone: its body hash is its check
 	for at := seq; ; {
-		l, err := loadLink(tx, scope, at, v)
+		l, err := loadLink(tx, scope, at, v, hashed)
 		if err != nil {
 			return r, at, chainErr(scope, seq, at, err)
 		}
@@ -240,37 +242,57 @@ func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte, verify
 		}
 		at = l.h.BaseSeq
 	}
-	r.top, r.mem = chain[0].h, projection.NewMemory()
-	r.mem.Load(chain[len(chain)-1].full)
+	r.top, r.state = chain[0].h, chain[len(chain)-1].full
 	for i := len(chain) - 2; i >= 0; i-- {
 		if d, base := chain[i].h, chain[i+1].h; d.BaseHash != base.StateHash {
 			return r, d.Seq, chainErr(scope, seq, d.Seq, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not the state it was made on", scope, base.Seq)})
 		}
-		chain[i].delta.Apply(r.mem, scope)
-	}
-	if verify && r.deltas > 0 {
-		if err := sameState(r.mem, r.top); err != nil {
-			return r, seq, &snapshot.CorruptError{Reason: "its deltas resolve to a state other than the one it names"}
-		}
+		chain[i].delta.Apply(r.state)
 	}
 	return r, 0, nil
 }
 
-// loadLink decodes one snapshot of a chain, full or delta, and checks it
-// (see loadSnapshot).
-func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte) (link, error) {
-	if !snapshot.IsDelta(v) {
-		h, state, err := snapshot.Decode(v)
-		if err == nil {
-			err = checkHeader(tx, h, scope, seq)
-		}
-		return link{h: h, full: state}, err
+// checkResolved returns a *snapshot.CorruptError unless the state r
+// resolved to is the one its snapshot names. A full snapshot's is (its
+// body hash is its state hash): only a delta's is hashed.
+func checkResolved(r resolved) error {
+	if r.deltas == 0 {
+		return nil
 	}
-	h, d, err := snapshot.DecodeDelta(v)
+	hash, err := snapshot.StateHash(r.state)
+	if err == nil && hash != r.top.StateHash {
+		err = &snapshot.CorruptError{Reason: "its deltas resolve to a state other than the one it names"}
+	}
+	return err
+}
+
+// resolveChecked is resolveSnapshot, every body hash checked, and
+// checkResolved.
+func resolveChecked(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
+	r, bad, err := resolveSnapshot(tx, scope, seq, v, true)
 	if err == nil {
-		err = checkHeader(tx, h, scope, seq)
+		err, bad = checkResolved(r), seq
 	}
-	return link{h: h, delta: d}, err
+	return r, bad, err
+}
+
+// loadLink decodes one snapshot of a chain, full or delta, checking its
+// body hash when hashed is set, and checks its header (see checkHeader).
+func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte, hashed bool) (link, error) {
+	var l link
+	var err error
+	switch {
+	case !hashed:
+		l.h, l.full, l.delta, err = snapshot.DecodeLink(v)
+	case snapshot.IsDelta(v):
+		l.h, l.delta, err = snapshot.DecodeDelta(v)
+	default:
+		l.h, l.full, err = snapshot.Decode(v)
+	}
+	if err == nil {
+		err = checkHeader(tx, l.h, scope, seq)
+	}
+	return l, err
 }
 
 // chainErr puts a failure of the snapshot at seq bad, in the chain of
@@ -280,16 +302,6 @@ func chainErr(scope string, top, bad uint64, err error) error {
 		return err
 	}
 	return &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d: %s", scope, bad, problem(err))}
-}
-
-// loadSnapshot decodes a stored full snapshot and checks that it belongs
-// to this log at its seq and to this binary's fold.
-func loadSnapshot(tx *eventlog.Tx, scope string, seq uint64, b []byte) (*projection.Scope, error) {
-	l, err := loadLink(tx, scope, seq, b)
-	if err == nil && l.full == nil {
-		err = &snapshot.CorruptError{Reason: "a delta where a full snapshot was expected"}
-	}
-	return l.full, err
 }
 
 // checkHeader checks that a snapshot header fits this log: the scope and
@@ -357,9 +369,9 @@ func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*proj
 			return projection.NewMemory(), 0, nil
 		}
 		at := binary.BigEndian.Uint64(k[len(prefix):])
-		r, bad, err := resolveSnapshot(tx, project, at, v, true)
+		mem, bad, err := loadResolved(tx, project, at, v)
 		if err == nil {
-			return r.mem, at, nil
+			return mem, at, nil
 		}
 		if !errors.Is(err, snapshot.ErrCorrupt) {
 			return nil, 0, err
@@ -370,4 +382,23 @@ func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*proj
 		}
 		max = snapshotKey(project, bad-1)
 	}
+}
+
+// loadResolved resolves the snapshot v stored as scope@seq (see
+// resolveSnapshot) into a new Memory. The bodies of a chain are not
+// hashed one by one: the state they resolve to is, while it fills the
+// Memory, which checks them all at once.
+func loadResolved(tx *eventlog.Tx, scope string, seq uint64, v []byte) (*projection.Memory, uint64, error) {
+	r, bad, err := resolveSnapshot(tx, scope, seq, v, false)
+	if err != nil {
+		return nil, bad, err
+	}
+	checked := make(chan error, 1)
+	go func() { checked <- checkResolved(r) }() // reads the state; Load only stores pointers to it
+	mem := projection.NewMemory()
+	mem.Load(r.state)
+	if err := <-checked; err != nil {
+		return nil, seq, err
+	}
+	return mem, 0, nil
 }

@@ -430,7 +430,7 @@ func verifyScope(tx *eventlog.Tx, scope string, seqs []uint64) ([]SnapshotInfo, 
 		h, _, _ := snapshot.Check(v) // passed in describe
 		err = sameState(mem, h)
 		if err == nil && h.IsDelta() {
-			_, _, err = resolveSnapshot(tx, scope, seqs[i], v, true)
+			_, _, err = resolveChecked(tx, scope, seqs[i], v)
 		}
 		infos[i].OK, infos[i].Problem = err == nil, problem(err)
 		if err != nil && !errors.Is(err, snapshot.ErrCorrupt) {

@@ -101,26 +101,46 @@ func (d *Delta) Empty() bool {
 	return c.Project == nil && n == 0
 }
 
-// Apply makes the state of scope in mem the state d leads to: it puts the
-// changed entities and removes the deleted ones. The entities are put as
-// they are, not copied: mem owns them afterwards.
-func (d *Delta) Apply(mem *projection.Memory, scope string) {
-	mem.Load(d.Changed)
-	for _, id := range d.Deleted.Plans {
-		delete(mem.Plans, projection.Key(scope, id))
+// Apply turns s, a state in id order (as Memory.Scope and Decode give
+// it), into the state d leads to, in id order: it puts the changed
+// entities in place of those with their ids, or among them, and removes
+// the deleted ones. The entities are put as they are, not copied, and
+// s's lists are changed in place: s owns both afterwards.
+func (d *Delta) Apply(s *projection.Scope) {
+	c := d.Changed
+	if c.Project != nil {
+		s.Project = c.Project
 	}
-	for _, id := range d.Deleted.Tasks {
-		delete(mem.Tasks, projection.Key(scope, id))
+	s.Plans = patch(s.Plans, c.Plans, d.Deleted.Plans)
+	s.Tasks = patch(s.Tasks, c.Tasks, d.Deleted.Tasks)
+	s.Approvals = patch(s.Approvals, c.Approvals, d.Deleted.Approvals)
+	s.Execs = patch(s.Execs, c.Execs, d.Deleted.Execs)
+	s.Checkpoints = patch(s.Checkpoints, c.Checkpoints, d.Deleted.Checkpoints)
+}
+
+// patch puts changed into list (in id order) and removes deleted from it.
+// New ids mostly come after every id there: they are appended.
+func patch[V interface{ EntityID() string }](list, changed []V, deleted []string) []V {
+	list = projection.NonNil(list)
+	find := func(id string) (int, bool) {
+		if n := len(list); n == 0 || projection.CompareIDs(list[n-1].EntityID(), id) < 0 {
+			return n, false
+		}
+		return slices.BinarySearchFunc(list, id, func(v V, id string) int { return projection.CompareIDs(v.EntityID(), id) })
 	}
-	for _, id := range d.Deleted.Approvals {
-		delete(mem.Approvals, projection.Key(scope, id))
+	for _, v := range changed {
+		if i, ok := find(v.EntityID()); ok {
+			list[i] = v
+		} else {
+			list = slices.Insert(list, i, v)
+		}
 	}
-	for _, id := range d.Deleted.Execs {
-		delete(mem.Execs, projection.Key(scope, id))
+	for _, id := range deleted {
+		if i, ok := find(id); ok {
+			list = slices.Delete(list, i, i+1)
+		}
 	}
-	for _, id := range d.Deleted.Checkpoints {
-		delete(mem.Checkpoints, projection.Key(scope, id))
-	}
+	return list
 }
 
 // appendDeltaBody writes d's body: the changed entities as a Scope (the
@@ -176,31 +196,45 @@ func EncodeDelta(h Header, d *Delta) ([]byte, Header, error) {
 // twice. A full snapshot is refused as corrupt: it is not a delta. The
 // delta keeps no reference to b.
 func DecodeDelta(b []byte) (Header, *Delta, error) {
-	h, body, err := Check(b)
+	h, body, err := checkFrame(b)
 	if err != nil {
 		return h, nil, err
 	}
 	if !h.IsDelta() {
 		return h, nil, corruptf("a full snapshot where a delta was expected")
 	}
-	changed, n, err := projection.DecodeScope(body)
-	if err != nil {
-		return h, nil, corruptf("delta body does not decode: %v", err)
+	d, err := decodeDelta(h, body, true)
+	return h, d, err
+}
+
+// decodeDelta decodes the body of delta h, checking its hash when hash
+// is set.
+func decodeDelta(h Header, body []byte, hash bool) (*Delta, error) {
+	d := new(Delta)
+	var n int
+	err := hashWhile(body, h.BodyHash, hash, func() (err error) {
+		d.Changed, n, err = projection.DecodeScope(body)
+		return err
+	})
+	switch {
+	case err == errBodyHash:
+		return nil, err
+	case err != nil:
+		return nil, corruptf("delta body does not decode: %v", err)
 	}
-	d := &Delta{Changed: changed}
 	rest := body[n:]
 	for _, l := range d.Deleted.lists() {
 		if *l, rest, err = readIDs(rest); err != nil {
-			return h, nil, err
+			return nil, err
 		}
 	}
 	if len(rest) != 0 {
-		return h, nil, corruptf("delta body has %d bytes after the deletions", len(rest))
+		return nil, corruptf("delta body has %d bytes after the deletions", len(rest))
 	}
 	if err := checkDelta(h.Scope, d); err != nil {
-		return h, nil, err
+		return nil, err
 	}
-	return h, d, nil
+	return d, nil
 }
 
 // readIDs reads a uvarint count and that many length-prefixed ids.

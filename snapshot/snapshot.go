@@ -91,7 +91,7 @@ func EncodeState(s *projection.Scope) ([]byte, error) {
 
 // StateHash returns the SHA-256 of a state's body.
 func StateHash(s *projection.Scope) ([32]byte, error) {
-	return sha256.Sum256(projection.AppendScope(nil, s)), nil
+	return sha256.Sum256(projection.AppendScope(make([]byte, 0, sizeHint(s)), s)), nil
 }
 
 // Encode returns the snapshot of state s described by h. It sets the
@@ -225,30 +225,69 @@ func Decode(b []byte) (Header, *projection.Scope, error) {
 		}
 		return h, nil, ErrDelta
 	}
+	s, err := decodeFull(h, body, true)
+	return h, s, err
+}
+
+// DecodeLink decodes a full snapshot or a delta (the other is nil) for a
+// reader that resolves a chain of them and checks the state it resolves
+// to against the top's state hash (StateHash) instead of each body's
+// hash: every check of Decode and DecodeDelta but the body hash.
+func DecodeLink(b []byte) (Header, *projection.Scope, *Delta, error) {
+	h, body, err := checkFrame(b)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if h.IsDelta() {
+		d, err := decodeDelta(h, body, false)
+		return h, nil, d, err
+	}
+	s, err := decodeFull(h, body, false)
+	return h, s, nil, err
+}
+
+// decodeFull decodes the body of full snapshot h, checking its hash when
+// hash is set.
+func decodeFull(h Header, body []byte, hash bool) (*projection.Scope, error) {
 	var s *projection.Scope
 	var n int
-	if len(body) < parallelHash {
-		if sha256.Sum256(body) != h.StateHash {
-			return h, nil, errBodyHash
-		}
+	err := hashWhile(body, h.BodyHash, hash, func() (err error) {
 		s, n, err = projection.DecodeScope(body)
-	} else {
-		hashed := make(chan [32]byte, 1)
-		go func() { hashed <- sha256.Sum256(body) }()
-		s, n, err = projection.DecodeScope(body)
-		if <-hashed != h.StateHash {
-			return h, nil, errBodyHash
-		}
-	}
+		return err
+	})
 	switch {
+	case err == errBodyHash:
+		return nil, err
 	case err != nil:
-		return h, nil, corruptf("body does not decode: %v", err)
+		return nil, corruptf("body does not decode: %v", err)
 	case n != len(body):
-		return h, nil, corruptf("body has %d bytes after the state", len(body)-n)
+		return nil, corruptf("body has %d bytes after the state", len(body)-n)
 	case s.Project != nil && s.Project.Name != h.Scope:
-		return h, nil, corruptf("body is the state of project %q, the header says %q", s.Project.Name, h.Scope)
+		return nil, corruptf("body is the state of project %q, the header says %q", s.Project.Name, h.Scope)
 	}
-	return h, s, nil
+	return s, nil
+}
+
+// hashWhile runs decode and, when hash is set, checks that body hashes to
+// want: first for a small body, on another goroutine while decode runs
+// for a big one. A mismatch is errBodyHash, whatever decode returned.
+func hashWhile(body []byte, want [32]byte, hash bool, decode func() error) error {
+	switch {
+	case !hash:
+		return decode()
+	case len(body) < parallelHash:
+		if sha256.Sum256(body) != want {
+			return errBodyHash
+		}
+		return decode()
+	}
+	hashed := make(chan [32]byte, 1)
+	go func() { hashed <- sha256.Sum256(body) }()
+	err := decode()
+	if <-hashed != want {
+		return errBodyHash
+	}
+	return err
 }
 
 // parallelHash is the body size from which Decode hashes the body while
