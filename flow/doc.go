@@ -52,18 +52,22 @@ entities whose encoding differs from the base's, and the ids the base
 has and the state does not. snapshot_marks keeps the size of the whole
 state, delta or not, so automatic snapshots come as often as before.
 
-A read resolves the chain from the full snapshot up: each snapshot is
-checked (checksums, body hash, fold version, the log's chain hash at its
-seq), each delta's base must have the state hash the delta was made on,
-and the resolved state must have the state hash the snapshot names
-(hashed while the state is loaded). A snapshot that fails any of these is
-reported and skipped with every delta above it in its chain, and the read
-falls back to the newest snapshot under the one that failed, or to the
-log. A writer never builds a delta on a chain that does not resolve: it
-writes a full snapshot. Export resolves deltas and writes a full
-snapshot; import takes only full ones. Verify counts the stored snapshots
-and those a read would skip; 'snapshot verify' also resolves every delta
-and compares every state with a replay of the log.
+Before a delta is stored, it is decoded and applied to the state of its
+base, and the result must have the full snapshot's state hash (else the
+full snapshot is stored): every stored delta is proven to resolve to the
+state it names. A read resolves the chain from the full snapshot up: each
+snapshot is checked (checksums, body hash, fold version, the log's chain
+hash at its seq) and each delta's base must have the state hash the delta
+was made on, so a read costs about what decoding the same bytes of full
+snapshots costs. A snapshot that fails any of these is reported and
+skipped with every delta above it in its chain, and the read falls back
+to the newest snapshot under the one that failed, or to the log. A
+writer never builds a delta on a chain that does not resolve: it writes
+a full snapshot. Export resolves deltas and writes a full snapshot;
+import takes only full ones. Verify counts the stored snapshots and
+those a read would skip; 'snapshot verify' also hashes the state every
+delta resolves to and compares every snapshot's state with a replay of
+the log.
 
 # Reads at a point
 

@@ -178,7 +178,7 @@ func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, 
 	if err != nil || k == nil || len(k) != len(prefix)+8 {
 		return nil, err
 	}
-	base, _, err := resolveSnapshot(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v, true)
+	base, _, err := resolveSnapshot(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v)
 	if errors.Is(err, snapshot.ErrCorrupt) || (err == nil && base.deltas >= MaxDeltaChain) {
 		return nil, nil
 	}
@@ -190,7 +190,24 @@ func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, 
 	if err != nil || len(b) > full/2 || base.deltaBytes+len(b) > full {
 		return nil, err
 	}
+	if !resolvesTo(base, b, h.StateHash) {
+		return nil, nil // never stored: the whole state is
+	}
 	return b, nil
+}
+
+// resolvesTo reports whether delta b, decoded and applied to base's
+// state (which it changes), gives the state of hash want: the proof,
+// before a delta is stored, that reads will resolve it to the state it
+// names.
+func resolvesTo(base resolved, b []byte, want [32]byte) bool {
+	_, d, err := snapshot.DecodeDelta(b)
+	if err != nil {
+		return false
+	}
+	d.Apply(base.state)
+	hash, err := snapshot.StateHash(base.state)
+	return err == nil && hash == want
 }
 
 // resolved is a stored snapshot's state, resolved through its chain.
@@ -211,18 +228,17 @@ type link struct {
 // resolveSnapshot decodes the snapshot v stored as scope@seq and, for a
 // delta, the snapshots under it down to a full one, checks each (see
 // loadLink) and that each delta's base is the state it was made on, and
-// applies the deltas to the full state. Without hashed, the bodies'
-// hashes are not checked (their CRCs are): the caller must then check
-// the resolved state with checkResolved, which catches any damage they
-// would have. A check that fails is a *snapshot.CorruptError, returned
-// with the seq of the snapshot that failed: it and every snapshot above
-// it in the chain are unusable.
-func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte, hashed bool) (resolved, uint64, error) {
+// applies the deltas to the full state. (That the state a delta resolves
+// to has the state hash it names was proven before it was stored, see
+// resolvesTo; verify proves it again with checkResolved.) A check that
+// fails is a *snapshot.CorruptError, returned with the seq of the
+// snapshot that failed: it and every snapshot above it in the chain are
+// unusable.
+func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
 	var chain []link // top first
 	var r resolved
-	hashed = hashed || !snapshot.IsDelta(v) // a full snapshot alone: its body hash is its check
 	for at := seq; ; {
-		l, err := loadLink(tx, scope, at, v, hashed)
+		l, err := loadLink(tx, scope, at, v)
 		if err != nil {
 			return r, at, chainErr(scope, seq, at, err)
 		}
@@ -266,27 +282,23 @@ func checkResolved(r resolved) error {
 	return err
 }
 
-// resolveChecked is resolveSnapshot, every body hash checked, and
-// checkResolved.
+// resolveChecked is resolveSnapshot and checkResolved.
 func resolveChecked(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
-	r, bad, err := resolveSnapshot(tx, scope, seq, v, true)
+	r, bad, err := resolveSnapshot(tx, scope, seq, v)
 	if err == nil {
 		err, bad = checkResolved(r), seq
 	}
 	return r, bad, err
 }
 
-// loadLink decodes one snapshot of a chain, full or delta, checking its
-// body hash when hashed is set, and checks its header (see checkHeader).
-func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte, hashed bool) (link, error) {
+// loadLink decodes and checks one snapshot of a chain, full or delta
+// (the body against its hash, the header with checkHeader).
+func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte) (link, error) {
 	var l link
 	var err error
-	switch {
-	case !hashed:
-		l.h, l.full, l.delta, err = snapshot.DecodeLink(v)
-	case snapshot.IsDelta(v):
+	if snapshot.IsDelta(v) {
 		l.h, l.delta, err = snapshot.DecodeDelta(v)
-	default:
+	} else {
 		l.h, l.full, err = snapshot.Decode(v)
 	}
 	if err == nil {
@@ -385,20 +397,13 @@ func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*proj
 }
 
 // loadResolved resolves the snapshot v stored as scope@seq (see
-// resolveSnapshot) into a new Memory. The bodies of a chain are not
-// hashed one by one: the state they resolve to is, while it fills the
-// Memory, which checks them all at once.
+// resolveSnapshot) into a new Memory.
 func loadResolved(tx *eventlog.Tx, scope string, seq uint64, v []byte) (*projection.Memory, uint64, error) {
-	r, bad, err := resolveSnapshot(tx, scope, seq, v, false)
+	r, bad, err := resolveSnapshot(tx, scope, seq, v)
 	if err != nil {
 		return nil, bad, err
 	}
-	checked := make(chan error, 1)
-	go func() { checked <- checkResolved(r) }() // reads the state; Load only stores pointers to it
 	mem := projection.NewMemory()
 	mem.Load(r.state)
-	if err := <-checked; err != nil {
-		return nil, seq, err
-	}
 	return mem, 0, nil
 }

@@ -210,8 +210,8 @@ func TestSnapshots_EveryDamageOfAStoredDeltaIsDetected(t *testing.T) {
 		if _, _, err := loadResolved(tx, "p", seq, orig); err != nil {
 			t.Fatalf("the undamaged delta: %v", err)
 		}
-		// As verify resolves it (every body hashed) and as a read does
-		// (the resolved state hashed).
+		// As verify resolves it (the resolved state hashed too) and as a
+		// read does.
 		check := func(what string, v []byte) {
 			if _, _, err := resolveChecked(tx, "p", seq, v); !errors.Is(err, snapshot.ErrCorrupt) {
 				t.Fatalf("%s of the delta at %d (%d bytes): resolve = %v, want corrupt", what, seq, len(orig), err)
@@ -309,6 +309,49 @@ func deltaSameStates(t *testing.T, e *Engine) {
 			}
 			return nil
 		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResolvesTo: the proof a delta must pass before it is stored holds
+// for the delta of a state and fails for a state hash it does not give.
+func TestResolvesTo(t *testing.T) {
+	t.Parallel()
+	e := snapsOpen(t, 3)
+	deltaHistory(t, e.Engine, 12)
+	infos := deltaChains(t, e.Engine)
+	i := deltaInChain(t, infos, 1)
+	err := e.view(func(tx *eventlog.Tx) error {
+		load := func(seq uint64) resolved {
+			v, err := tx.Get(bucketSnapshots, snapshotKey("p", seq))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := resolveChecked(tx, "p", seq, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		cur := load(infos[i].Seq).state
+		h := snapshot.Header{Scope: "p", Seq: infos[i].Seq, BaseSeq: infos[i-1].Seq}
+		b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(load(infos[i-1].Seq).state, cur))
+		if err != nil {
+			return err
+		}
+		want, _ := snapshot.StateHash(cur)
+		if !resolvesTo(load(infos[i-1].Seq), b, want) {
+			t.Error("a delta does not resolve to the state it was made of")
+		}
+		if resolvesTo(load(infos[i-1].Seq), b, [32]byte{1}) {
+			t.Error("a delta resolves to a state hash it does not give")
+		}
+		if resolvesTo(load(infos[i-1].Seq), b[:len(b)-1], want) {
+			t.Error("a damaged delta resolves")
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

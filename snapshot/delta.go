@@ -203,16 +203,16 @@ func DecodeDelta(b []byte) (Header, *Delta, error) {
 	if !h.IsDelta() {
 		return h, nil, corruptf("a full snapshot where a delta was expected")
 	}
-	d, err := decodeDelta(h, body, true)
+	d, err := decodeDelta(h, body)
 	return h, d, err
 }
 
-// decodeDelta decodes the body of delta h, checking its hash when hash
-// is set.
-func decodeDelta(h Header, body []byte, hash bool) (*Delta, error) {
+// decodeDelta checks the body of delta h against its hash and decodes
+// it.
+func decodeDelta(h Header, body []byte) (*Delta, error) {
 	d := new(Delta)
 	var n int
-	err := hashWhile(body, h.BodyHash, hash, func() (err error) {
+	err := hashWhile(body, h.BodyHash, func() (err error) {
 		d.Changed, n, err = projection.DecodeScope(body)
 		return err
 	})

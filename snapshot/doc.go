@@ -79,7 +79,8 @@ must be of its scope, none listed twice, none both changed and deleted.
 Any failure is a *CorruptError (errors.Is(err, ErrCorrupt)). Decode
 refuses a sound delta with ErrDelta. Whether a chain resolves to the
 state hash its top names is the caller's to check (StateHash of the
-resolved state).
+resolved state): the engine checks it before it stores a delta and when
+it verifies snapshots.
 
 # Concurrency
 

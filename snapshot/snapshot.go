@@ -225,33 +225,16 @@ func Decode(b []byte) (Header, *projection.Scope, error) {
 		}
 		return h, nil, ErrDelta
 	}
-	s, err := decodeFull(h, body, true)
+	s, err := decodeFull(h, body)
 	return h, s, err
 }
 
-// DecodeLink decodes a full snapshot or a delta (the other is nil) for a
-// reader that resolves a chain of them and checks the state it resolves
-// to against the top's state hash (StateHash) instead of each body's
-// hash: every check of Decode and DecodeDelta but the body hash.
-func DecodeLink(b []byte) (Header, *projection.Scope, *Delta, error) {
-	h, body, err := checkFrame(b)
-	if err != nil {
-		return h, nil, nil, err
-	}
-	if h.IsDelta() {
-		d, err := decodeDelta(h, body, false)
-		return h, nil, d, err
-	}
-	s, err := decodeFull(h, body, false)
-	return h, s, nil, err
-}
-
-// decodeFull decodes the body of full snapshot h, checking its hash when
-// hash is set.
-func decodeFull(h Header, body []byte, hash bool) (*projection.Scope, error) {
+// decodeFull checks the body of full snapshot h against its hash and
+// decodes it.
+func decodeFull(h Header, body []byte) (*projection.Scope, error) {
 	var s *projection.Scope
 	var n int
-	err := hashWhile(body, h.BodyHash, hash, func() (err error) {
+	err := hashWhile(body, h.BodyHash, func() (err error) {
 		s, n, err = projection.DecodeScope(body)
 		return err
 	})
@@ -268,14 +251,11 @@ func decodeFull(h Header, body []byte, hash bool) (*projection.Scope, error) {
 	return s, nil
 }
 
-// hashWhile runs decode and, when hash is set, checks that body hashes to
-// want: first for a small body, on another goroutine while decode runs
-// for a big one. A mismatch is errBodyHash, whatever decode returned.
-func hashWhile(body []byte, want [32]byte, hash bool, decode func() error) error {
-	switch {
-	case !hash:
-		return decode()
-	case len(body) < parallelHash:
+// hashWhile runs decode and checks that body hashes to want: first for a
+// small body, on another goroutine while decode runs for a big one. A
+// mismatch is errBodyHash, whatever decode returned.
+func hashWhile(body []byte, want [32]byte, decode func() error) error {
+	if len(body) < parallelHash {
 		if sha256.Sum256(body) != want {
 			return errBodyHash
 		}
