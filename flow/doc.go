@@ -39,6 +39,45 @@ every other reader, the way bbolt shares the values Get returns: do not
 modify it, its slices or its Claim; Clone it to change it. A test binary
 checks this: the cache panics when it finds a shared entity changed.
 
+# Snapshots
+
+A project's snapshot is taken at every checkpoint and, automatically,
+when snapshotDue says (snapshot.go: every K events, spaced further by the
+size of the project's whole state). Each is stored full or as a delta on
+the project's newest stored snapshot before it (package snapshot), by
+this policy (putSnapshot):
+
+  - a delta when the newest snapshot resolves (every link checks), its
+    chain holds fewer than MaxDeltaChain (16) deltas, the delta is at
+    most half the full snapshot, and the chain's deltas with it weigh no
+    more than the full snapshot;
+  - otherwise a full snapshot.
+
+So a read at a point decodes a full snapshot and at most 16 deltas,
+together at most about twice the bytes of one full snapshot, and folds
+the events after the newest. The full snapshot is encoded in any case
+(it gives the state hash and the size to compare with); the delta is the
+entities whose encoding differs from the base's, and the ids the base
+has and the state does not. snapshot_marks keeps the size of the whole
+state, delta or not, so automatic snapshots come as often as before.
+
+Before a delta is stored, it is decoded and applied to the state of its
+base, and the result must have the full snapshot's state hash (else the
+full snapshot is stored): every stored delta is proven to resolve to the
+state it names. A read resolves the chain from the full snapshot up: each
+snapshot is checked (checksums, body hash, fold version, the log's chain
+hash at its seq) and each delta's base must have the state hash the delta
+was made on, so a read costs about what decoding the same bytes of full
+snapshots costs. A snapshot that fails any of these is reported and
+skipped with every delta above it in its chain, and the read falls back
+to the newest snapshot under the one that failed, or to the log. A
+writer never builds a delta on a chain that does not resolve: it writes
+a full snapshot. Export resolves deltas and writes a full snapshot;
+import takes only full ones. Verify counts the stored snapshots and
+those a read would skip; 'snapshot verify' also hashes the state every
+delta resolves to and compares every snapshot's state with a replay of
+the log.
+
 # Reads at a point
 
 At returns a view of a project at a seq, checkpoint or time. One entity

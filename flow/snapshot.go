@@ -123,35 +123,197 @@ func normalizeScope(s *projection.Scope) *projection.Scope {
 	return s
 }
 
+// MaxDeltaChain is the most delta snapshots between a snapshot and the
+// full one it resolves from: past it, a full snapshot is written.
+const MaxDeltaChain = 16
+
+// maxChainRead is the longest chain of deltas a read follows: longer
+// than any this binary writes, so a longer one is damage.
+const maxChainRead = 4 * MaxDeltaChain
+
 // putSnapshot stores the snapshot of project's current state in tx, at
-// the head of tx, and marks it as the project's last (snapshotDue).
+// the head of tx, and marks it as the project's last (snapshotDue): a
+// delta on the project's newest stored snapshot when the policy allows
+// (deltaOnNewest), else a full one.
 func putSnapshot(tx *eventlog.Tx, src source, project string) error {
 	state, err := scopeOf(src, project)
 	if err != nil {
 		return err
 	}
 	seq, hash := tx.Head()
-	b, _, err := snapshot.Encode(snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: hash}, state)
+	b, h, err := snapshot.Encode(snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: hash}, state)
 	if err != nil {
 		return err
+	}
+	full := len(b)
+	delta, err := deltaOnNewest(tx, state, h, full)
+	if err != nil {
+		return err
+	}
+	if delta != nil {
+		b = delta
 	}
 	if err := tx.Put(bucketSnapshots, snapshotKey(project, seq), b); err != nil {
 		return err
 	}
-	return putSnapshotMark(tx, project, snapshotMark{seq: seq, events: state.Project.Events, bytes: uint64(len(b))})
+	// The mark keeps the size of the whole state, stored whole or not, so
+	// that automatic snapshots are spaced as they were before deltas and a
+	// read folds no more events after one.
+	return putSnapshotMark(tx, project, snapshotMark{seq: seq, events: state.Project.Events, bytes: uint64(full)})
 }
 
-// loadSnapshot decodes a stored snapshot and checks that it belongs to
-// this log at its seq and to this binary's fold.
-func loadSnapshot(tx *eventlog.Tx, scope string, seq uint64, b []byte) (*projection.Scope, error) {
-	h, state, err := snapshot.Decode(b)
+// deltaOnNewest returns the delta snapshot that turns the project's
+// newest stored snapshot before h.Seq into state (described by h, its
+// full snapshot full bytes long), or nil when a full snapshot is due:
+// when there is no good snapshot to base it on, when the base's chain
+// already holds MaxDeltaChain deltas, when the delta is over half the
+// full snapshot, or when the chain's deltas with it would outweigh the
+// full snapshot (a read decodes them all).
+func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
+	prefix := snapshotPrefix(h.Scope)
+	if h.Seq == 0 {
+		return nil, nil
+	}
+	k, v, err := tx.Last(bucketSnapshots, prefix, snapshotKey(h.Scope, h.Seq-1))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return nil, err
+	}
+	base, _, err := resolveSnapshot(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v)
+	if errors.Is(err, snapshot.ErrCorrupt) || (err == nil && base.deltas >= MaxDeltaChain) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHeader(tx, h, scope, seq); err != nil {
+	h.BaseSeq, h.BaseHash = base.top.Seq, base.top.StateHash
+	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.state, state))
+	if err != nil || len(b) > full/2 || base.deltaBytes+len(b) > full {
 		return nil, err
 	}
-	return state, nil
+	if !resolvesTo(base, b, h.StateHash) {
+		return nil, nil // never stored: the whole state is
+	}
+	return b, nil
+}
+
+// resolvesTo reports whether delta b, decoded and applied to base's
+// state (which it changes), gives the state of hash want: the proof,
+// before a delta is stored, that reads will resolve it to the state it
+// names.
+func resolvesTo(base resolved, b []byte, want [32]byte) bool {
+	_, d, err := snapshot.DecodeDelta(b)
+	if err != nil {
+		return false
+	}
+	d.Apply(base.state)
+	hash, err := snapshot.StateHash(base.state)
+	return err == nil && hash == want
+}
+
+// resolved is a stored snapshot's state, resolved through its chain.
+type resolved struct {
+	state      *projection.Scope
+	top        snapshot.Header // the snapshot's own header
+	deltas     int             // the deltas of its chain, itself included
+	deltaBytes int             // their size
+}
+
+// link is one snapshot of a chain.
+type link struct {
+	h     snapshot.Header
+	full  *projection.Scope // the chain's base
+	delta *snapshot.Delta
+}
+
+// resolveSnapshot decodes the snapshot v stored as scope@seq and, for a
+// delta, the snapshots under it down to a full one, checks each (see
+// loadLink) and that each delta's base is the state it was made on, and
+// applies the deltas to the full state. (That the state a delta resolves
+// to has the state hash it names was proven before it was stored, see
+// resolvesTo; verify proves it again with checkResolved.) A check that
+// fails is a *snapshot.CorruptError, returned with the seq of the
+// snapshot that failed: it and every snapshot above it in the chain are
+// unusable.
+func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
+	var chain []link // top first
+	var r resolved
+	for at := seq; ; {
+		l, err := loadLink(tx, scope, at, v)
+		if err != nil {
+			return r, at, chainErr(scope, seq, at, err)
+		}
+		chain = append(chain, l)
+		if l.full != nil {
+			break
+		}
+		r.deltas, r.deltaBytes = r.deltas+1, r.deltaBytes+len(v)
+		if r.deltas > maxChainRead {
+			return r, seq, &snapshot.CorruptError{Reason: fmt.Sprintf("a chain of more than %d deltas", maxChainRead)}
+		}
+		if v, err = tx.Get(bucketSnapshots, snapshotKey(scope, l.h.BaseSeq)); err != nil {
+			return r, at, err
+		}
+		if v == nil {
+			return r, at, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not stored", scope, l.h.BaseSeq)}
+		}
+		at = l.h.BaseSeq
+	}
+	r.top, r.state = chain[0].h, chain[len(chain)-1].full
+	for i := len(chain) - 2; i >= 0; i-- {
+		if d, base := chain[i].h, chain[i+1].h; d.BaseHash != base.StateHash {
+			return r, d.Seq, chainErr(scope, seq, d.Seq, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not the state it was made on", scope, base.Seq)})
+		}
+		chain[i].delta.Apply(r.state)
+	}
+	return r, 0, nil
+}
+
+// checkResolved returns a *snapshot.CorruptError unless the state r
+// resolved to is the one its snapshot names. A full snapshot's is (its
+// body hash is its state hash): only a delta's is hashed.
+func checkResolved(r resolved) error {
+	if r.deltas == 0 {
+		return nil
+	}
+	hash, err := snapshot.StateHash(r.state)
+	if err == nil && hash != r.top.StateHash {
+		err = &snapshot.CorruptError{Reason: "its deltas resolve to a state other than the one it names"}
+	}
+	return err
+}
+
+// resolveChecked is resolveSnapshot and checkResolved.
+func resolveChecked(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
+	r, bad, err := resolveSnapshot(tx, scope, seq, v)
+	if err == nil {
+		err, bad = checkResolved(r), seq
+	}
+	return r, bad, err
+}
+
+// loadLink decodes and checks one snapshot of a chain, full or delta
+// (the body against its hash, the header with checkHeader).
+func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte) (link, error) {
+	var l link
+	var err error
+	if snapshot.IsDelta(v) {
+		l.h, l.delta, err = snapshot.DecodeDelta(v)
+	} else {
+		l.h, l.full, err = snapshot.Decode(v)
+	}
+	if err == nil {
+		err = checkHeader(tx, l.h, scope, seq)
+	}
+	return l, err
+}
+
+// chainErr puts a failure of the snapshot at seq bad, in the chain of
+// the one at top, into words: a corrupt base is named.
+func chainErr(scope string, top, bad uint64, err error) error {
+	if bad == top || !errors.Is(err, snapshot.ErrCorrupt) {
+		return err
+	}
+	return &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d: %s", scope, bad, problem(err))}
 }
 
 // checkHeader checks that a snapshot header fits this log: the scope and
@@ -187,8 +349,7 @@ func checkHeader(tx *eventlog.Tx, h snapshot.Header, scope string, seq uint64) e
 // a check is reported and skipped, and an older one (or the log from the
 // start) is used instead.
 func (e *Engine) stateAt(tx *eventlog.Tx, project string, seq uint64) (*projection.Memory, error) {
-	mem := projection.NewMemory()
-	from, err := e.loadNearest(tx, mem, project, seq)
+	mem, from, err := e.loadNearest(tx, project, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -204,32 +365,45 @@ func (e *Engine) stateAt(tx *eventlog.Tx, project string, seq uint64) (*projecti
 	return mem, err
 }
 
-// loadNearest loads into mem the newest good snapshot of project at or
-// below seq and returns its seq (0 when there is none).
-func (e *Engine) loadNearest(tx *eventlog.Tx, mem *projection.Memory, project string, seq uint64) (uint64, error) {
+// loadNearest returns the state of the newest good snapshot of project
+// at or below seq, resolved through its deltas, and its seq (an empty
+// state and 0 when there is none). When a snapshot of a delta chain
+// fails, the snapshots above it in the chain are skipped with it.
+func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*projection.Memory, uint64, error) {
 	prefix := snapshotPrefix(project)
 	for max := snapshotKey(project, seq); ; {
 		k, v, err := tx.Last(bucketSnapshots, prefix, max)
 		if err != nil || k == nil {
-			return 0, err
+			return projection.NewMemory(), 0, err
 		}
 		if len(k) != len(prefix)+8 { // damage: not scope+seq; fold from the log
 			e.warn("skipping a malformed snapshot key %x of %s", k, project)
-			return 0, nil
+			return projection.NewMemory(), 0, nil
 		}
 		at := binary.BigEndian.Uint64(k[len(prefix):])
-		state, err := loadSnapshot(tx, project, at, v)
+		mem, bad, err := loadResolved(tx, project, at, v)
 		if err == nil {
-			mem.Load(state)
-			return at, nil
+			return mem, at, nil
 		}
 		if !errors.Is(err, snapshot.ErrCorrupt) {
-			return 0, err
+			return nil, 0, err
 		}
 		e.warn("skipping snapshot %s@%d: %v", project, at, err)
-		if at == 0 {
-			return 0, nil
+		if bad == 0 {
+			return projection.NewMemory(), 0, nil
 		}
-		max = snapshotKey(project, at-1)
+		max = snapshotKey(project, bad-1)
 	}
+}
+
+// loadResolved resolves the snapshot v stored as scope@seq (see
+// resolveSnapshot) into a new Memory.
+func loadResolved(tx *eventlog.Tx, scope string, seq uint64, v []byte) (*projection.Memory, uint64, error) {
+	r, bad, err := resolveSnapshot(tx, scope, seq, v)
+	if err != nil {
+		return nil, bad, err
+	}
+	mem := projection.NewMemory()
+	mem.Load(r.state)
+	return mem, 0, nil
 }

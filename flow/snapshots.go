@@ -27,17 +27,28 @@ type SnapshotInfo struct {
 	StateHash         string `json:"state_hash"` // hex SHA-256 of the state; "" when the header does not read
 	ChainHash         string `json:"chain_hash"` // hex hash of the log at seq
 	ProjectionVersion uint32 `json:"projection_version"`
+	// Kind is "full" (the whole state) or "delta" (what changed since
+	// the snapshot at Base); "" when the header does not read. Chain is
+	// the number of deltas from the full snapshot a read starts from up
+	// to this one (0 for a full snapshot).
+	Kind  string `json:"kind"`
+	Base  uint64 `json:"base,omitempty"`
+	Chain int    `json:"chain,omitempty"`
 	// OK is false when the snapshot failed a check; Problem says which.
 	OK      bool   `json:"ok"`
 	Problem string `json:"problem,omitempty"`
 }
 
 func headerInfo(h snapshot.Header, size int) SnapshotInfo {
-	return SnapshotInfo{
+	info := SnapshotInfo{
 		Project: h.Scope, Seq: h.Seq, Bytes: size, OK: true,
 		StateHash: hex.EncodeToString(h.StateHash[:]), ChainHash: hex.EncodeToString(h.ChainHash[:]),
-		ProjectionVersion: h.ProjectionVersion,
+		ProjectionVersion: h.ProjectionVersion, Kind: "full",
 	}
+	if h.IsDelta() {
+		info.Kind, info.Base = "delta", h.BaseSeq
+	}
+	return info
 }
 
 // Snapshots lists the stored snapshots of project ("" for every project),
@@ -52,8 +63,9 @@ func (e *Engine) Snapshots(project string) ([]SnapshotInfo, error) {
 		if err := projectExists(tx, project); err != nil {
 			return err
 		}
+		d := newDescriber(tx)
 		return tx.Scan(bucketSnapshots, scopePrefix(project), func(k, v []byte) error {
-			info, err := describeSnapshot(tx, k, v)
+			info, err := d.describe(k, v)
 			out = append(out, info)
 			return err
 		})
@@ -101,13 +113,38 @@ func parseSnapshotKey(k []byte) (scope string, seq uint64, ok bool) {
 	return string(k[2 : 2+n]), binary.BigEndian.Uint64(k[2+n:]), true
 }
 
-// describeSnapshot checks the stored snapshot v under key k: lengths,
-// magic, checksums, state hash, fold version, and the log's chain hash
-// at its seq. (It does not decode the body: a body that passes these and
-// does not decode is forged, and VerifySnapshots catches it.) A snapshot
-// that fails a check is described with its problem; other errors (the
-// log itself failing) are returned.
-func describeSnapshot(tx *eventlog.Tx, k, v []byte) (SnapshotInfo, error) {
+// describer checks stored snapshots as a read checks them before use,
+// remembering what it found of each so that a delta's chain is checked
+// once.
+type describer struct {
+	tx   *eventlog.Tx
+	seen map[string]SnapshotInfo // by snapshot key
+}
+
+func newDescriber(tx *eventlog.Tx) *describer {
+	return &describer{tx: tx, seen: map[string]SnapshotInfo{}}
+}
+
+// describe checks the stored snapshot v under key k: lengths, magic,
+// checksums, body hash, fold version, and the log's chain hash at its
+// seq; for a delta, that its base is stored, passes these checks itself
+// and has the state hash the delta was made on. (It does not decode the
+// body: a body that passes these and does not decode is forged, and
+// VerifySnapshots catches it.) A snapshot that fails a check is
+// described with its problem; other errors (the log itself failing) are
+// returned.
+func (d *describer) describe(k, v []byte) (SnapshotInfo, error) {
+	if info, ok := d.seen[string(k)]; ok {
+		return info, nil
+	}
+	info, err := d.describeLink(k, v, 0)
+	if err == nil {
+		d.seen[string(k)] = info
+	}
+	return info, err
+}
+
+func (d *describer) describeLink(k, v []byte, depth int) (SnapshotInfo, error) {
 	scope, seq, ok := parseSnapshotKey(k)
 	if !ok {
 		return SnapshotInfo{Bytes: len(v), Problem: fmt.Sprintf("malformed key %x", k)}, nil
@@ -119,13 +156,46 @@ func describeSnapshot(tx *eventlog.Tx, k, v []byte) (SnapshotInfo, error) {
 		info.Project, info.Seq = scope, seq
 	}
 	if err == nil {
-		err = checkHeader(tx, h, scope, seq)
+		err = checkHeader(d.tx, h, scope, seq)
+	}
+	if err == nil && h.IsDelta() {
+		info.Chain, err = d.checkBase(h, depth)
 	}
 	info.OK, info.Problem = err == nil, problem(err)
 	if err != nil && !errors.Is(err, snapshot.ErrCorrupt) {
 		return info, err
 	}
 	return info, nil
+}
+
+// checkBase checks the base of delta h (at depth in a chain) and returns
+// the length of h's chain.
+func (d *describer) checkBase(h snapshot.Header, depth int) (int, error) {
+	if depth >= maxChainRead {
+		return 0, &snapshot.CorruptError{Reason: fmt.Sprintf("a chain of more than %d deltas", maxChainRead)}
+	}
+	key := snapshotKey(h.Scope, h.BaseSeq)
+	base, ok := d.seen[string(key)]
+	if !ok {
+		v, err := d.tx.Get(bucketSnapshots, key)
+		if err != nil || v == nil {
+			if err == nil {
+				err = &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not stored", h.Scope, h.BaseSeq)}
+			}
+			return 0, err
+		}
+		if base, err = d.describeLink(key, v, depth+1); err != nil {
+			return 0, err
+		}
+		d.seen[string(key)] = base
+	}
+	switch {
+	case !base.OK:
+		return 0, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d: %s", h.Scope, h.BaseSeq, base.Problem)}
+	case base.StateHash != hex.EncodeToString(h.BaseHash[:]):
+		return 0, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not the state it was made on", h.Scope, h.BaseSeq)}
+	}
+	return base.Chain + 1, nil
 }
 
 // problem words a failed check for SnapshotInfo.Problem.
@@ -211,6 +281,9 @@ func (e *Engine) ImportSnapshot(b []byte) (SnapshotInfo, error) {
 		return SnapshotInfo{}, e.errAtWrite()
 	}
 	h, state, err := snapshot.Decode(b)
+	if errors.Is(err, snapshot.ErrDelta) {
+		return SnapshotInfo{}, fmt.Errorf("%w: a delta snapshot holds only what changed since another; 'snapshot export' writes whole ones", ErrInvalid)
+	}
 	if err != nil {
 		return SnapshotInfo{}, err
 	}
@@ -329,7 +402,7 @@ func snapshotKeys(tx *eventlog.Tx, project string) (map[string][]uint64, []Snaps
 	err := tx.Scan(bucketSnapshots, scopePrefix(project), func(k, v []byte) error {
 		scope, seq, ok := parseSnapshotKey(k)
 		if !ok {
-			info, err := describeSnapshot(tx, k, v)
+			info, err := newDescriber(tx).describe(k, v)
 			malformed = append(malformed, info)
 			return err
 		}
@@ -340,20 +413,25 @@ func snapshotKeys(tx *eventlog.Tx, project string) (map[string][]uint64, []Snaps
 }
 
 // verifyScope checks the snapshots of one scope at seqs (ascending)
-// against one replay of its events.
+// against one replay of its events; a delta must also resolve, through
+// its chain, to the state it names.
 func verifyScope(tx *eventlog.Tx, scope string, seqs []uint64) ([]SnapshotInfo, error) {
 	infos := make([]SnapshotInfo, len(seqs))
+	d := newDescriber(tx)
 	err := replayProject(tx, scope, seqs, func(i int, mem *projection.Memory) error {
 		key := snapshotKey(scope, seqs[i])
 		v, err := tx.Get(bucketSnapshots, key)
 		if err != nil {
 			return err
 		}
-		if infos[i], err = describeSnapshot(tx, key, v); err != nil || !infos[i].OK {
+		if infos[i], err = d.describe(key, v); err != nil || !infos[i].OK {
 			return err
 		}
-		h, _, _ := snapshot.Check(v) // passed in describeSnapshot
+		h, _, _ := snapshot.Check(v) // passed in describe
 		err = sameState(mem, h)
+		if err == nil && h.IsDelta() {
+			_, _, err = resolveChecked(tx, scope, seqs[i], v)
+		}
 		infos[i].OK, infos[i].Problem = err == nil, problem(err)
 		if err != nil && !errors.Is(err, snapshot.ErrCorrupt) {
 			return err

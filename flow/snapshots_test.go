@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -433,39 +434,81 @@ func TestVerifySnapshots(t *testing.T) {
 
 // TestVerifySnapshots_CatchesAWellFormedLie: a snapshot whose checksums,
 // header and chain hash are all right but whose state is not the log's
-// passes every check a read makes; verify replays the log and catches it.
+// passes every check a read makes before decoding; verify replays the
+// log and catches it. A lie in a full snapshot also fails the deltas
+// made on it (their base is not the state they were made on); a lie in a
+// delta that still names the true state hash fails its resolution.
 func TestVerifySnapshots_CatchesAWellFormedLie(t *testing.T) {
 	t.Parallel()
-	e := snapsOpen(t, 5)
-	snapsHistory(t, e.Engine)
-	keys, values := snapsStored(t, e.Engine)
-	i := len(keys) - 1
-	h, state, err := snapshot.Decode(values[i])
-	if err != nil || len(state.Tasks) == 0 {
-		t.Fatalf("Decode = %v, %v", state, err)
+	for _, kind := range []string{"full", "delta"} {
+		t.Run(kind, func(t *testing.T) {
+			e := snapsOpen(t, 5)
+			snapsHistory(t, e.Engine)
+			keys, values := snapsStored(t, e.Engine)
+			i := len(keys) - 1
+			for ; i >= 0 && snapshot.IsDelta(values[i]) != (kind == "delta"); i-- {
+			}
+			if i < 0 {
+				t.Fatalf("no %s snapshot stored", kind)
+			}
+			lie := lieIn(t, values[i])
+			snapsPut(t, e.Engine, keys[i], lie)
+			scope, seq, _ := parseSnapshotKey(keys[i])
+			listed, err := e.Snapshots(scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range listed {
+				if in.Seq == seq && !in.OK {
+					t.Fatalf("Snapshots = %+v: the lie does not pass the checks a read makes", in)
+				}
+			}
+			infos, err := e.VerifySnapshots(scope)
+			if !errors.Is(err, snapshot.ErrCorrupt) {
+				t.Fatalf("VerifySnapshots = %v, want a snapshot corruption", err)
+			}
+			for _, in := range infos {
+				if in.Seq == seq && in.OK {
+					t.Fatalf("the lie = %+v, want it reported", in)
+				}
+				if in.Seq < seq && !in.OK {
+					t.Errorf("a good snapshot reported bad: %+v", in)
+				}
+			}
+			if got := e.warned(); len(got) != 0 {
+				t.Errorf("warnings before any read: %q", got)
+			}
+		})
 	}
-	state.Tasks[0].Title = "a title the log never had"
-	lie, _, err := snapshot.Encode(h, state)
+}
+
+// lieIn returns stored snapshot v with the title of a task it holds
+// changed, resealed with its header: a full snapshot with the new state's
+// hash, a delta with the old one.
+func lieIn(t *testing.T, v []byte) []byte {
+	t.Helper()
+	if !snapshot.IsDelta(v) {
+		h, state, err := snapshot.Decode(v)
+		if err != nil || len(state.Tasks) == 0 {
+			t.Fatalf("Decode = %v, %v", state, err)
+		}
+		state.Tasks[0].Title = "a title the log never had"
+		lie, _, err := snapshot.Encode(h, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lie
+	}
+	h, d, err := snapshot.DecodeDelta(v)
+	if err != nil || len(d.Changed.Tasks) == 0 {
+		t.Fatalf("DecodeDelta = %+v, %v", d, err)
+	}
+	d.Changed.Tasks[0].Title = "a title the log never had"
+	lie, _, err := snapshot.EncodeDelta(h, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snapsPut(t, e.Engine, keys[i], lie)
-	listed, err := e.Snapshots(h.Scope)
-	if err != nil || !listed[len(listed)-1].OK {
-		t.Fatalf("Snapshots = %+v, %v: the lie passes the checks a read makes", listed[len(listed)-1], err)
-	}
-	infos, err := e.VerifySnapshots(h.Scope)
-	if !errors.Is(err, snapshot.ErrCorrupt) {
-		t.Fatalf("VerifySnapshots = %v, want a snapshot corruption", err)
-	}
-	if last := infos[len(infos)-1]; last.OK || last.Seq != h.Seq {
-		t.Fatalf("the lie = %+v, want it reported", last)
-	}
-	for _, in := range infos[:len(infos)-1] {
-		if !in.OK {
-			t.Errorf("a good snapshot reported bad: %+v", in)
-		}
-	}
+	return lie
 }
 
 func TestExportSnapshot(t *testing.T) {
@@ -510,10 +553,17 @@ func TestExportSnapshot(t *testing.T) {
 	t.Run("EqualsStoredSnapshot", func(t *testing.T) {
 		// The state a read folds and the one the engine stores as it
 		// writes encode alike.
+		// A delta names the state hash of the state it resolves to.
 		keys, values := snapsStored(t, e.Engine)
 		for i, k := range keys {
 			scope, seq, _ := parseSnapshotKey(k)
-			if b, _ := export(t, scope, Point{Seq: seq}); !bytes.Equal(b, values[i]) {
+			b, info := export(t, scope, Point{Seq: seq})
+			if snapshot.IsDelta(values[i]) {
+				h, _, err := snapshot.DecodeDelta(values[i])
+				if err != nil || info.StateHash != hex.EncodeToString(h.StateHash[:]) || info.Kind != "full" {
+					t.Errorf("the export of %s@%d (%+v) is not the state its stored delta names (%v)", scope, seq, info, err)
+				}
+			} else if !bytes.Equal(b, values[i]) {
 				t.Errorf("the export of %s@%d differs from the stored snapshot", scope, seq)
 			}
 		}

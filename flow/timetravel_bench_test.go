@@ -450,7 +450,7 @@ func BenchmarkPointInTime(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			r := reads[i%len(reads)]
 			err := f.e.view(func(tx *eventlog.Tx) error {
-				_, err := f.e.loadNearest(tx, projection.NewMemory(), r.project, r.seq)
+				_, _, err := f.e.loadNearest(tx, r.project, r.seq)
 				return err
 			})
 			if err != nil {

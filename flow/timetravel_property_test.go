@@ -777,6 +777,9 @@ func (m *ttMachine) finish(t *rapid.T) {
 	if _, err := m.e.Verify(); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
+	if _, err := m.e.VerifySnapshots(""); err != nil {
+		t.Fatalf("VerifySnapshots: %v", err)
+	}
 	for _, p := range ttProjects {
 		proj, err := m.e.Project(p)
 		if err != nil {

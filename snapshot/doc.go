@@ -3,13 +3,26 @@ Package snapshot encodes, decodes and verifies one project's projected
 state at a seq (DESIGN.md §6). Snapshots are derived data: a bad one is
 reported and skipped, never trusted, and never takes user data with it.
 
-# Format (FormatVersion 1)
+# Format (FormatVersion 2)
+
+A snapshot is full (the whole state) or a delta (what changed since a
+base snapshot); the format version field tells which layout follows.
+Version 1 is the full layout, unchanged since format 1: full snapshots
+written before deltas existed read as they did, and a full snapshot this
+package writes (an export) reads in a binary that knows only version 1.
+Version 2 is the delta layout. Any other version is refused as corrupt
+("format version N: this binary reads versions 1 (full) and 2 (delta)"),
+before the checksum is looked at: a snapshot of a newer binary is
+skipped like a damaged one, and the engine falls back to an older one or
+to the log.
 
 All integers big-endian.
 
+Full (version 1):
+
 	offset      size  field
 	0           8     magic "FLOWSNAP"
-	8           2     format version
+	8           2     format version: 1
 	10          4     projection version of the state
 	14          8     seq: the state is everything up to this seq
 	22          32    chain hash of the log at seq
@@ -20,6 +33,31 @@ All integers big-endian.
 	96+n        m     body: msgpack of projection.Scope
 	96+n+m      4     CRC32C (Castagnoli) of bytes [0, 96+n+m)
 
+Delta (version 2): the first 86 bytes as in a full snapshot, then
+
+	offset      size  field
+	54          32    the state hash of the state the delta resolves to
+	86          8     base seq: the snapshot of the same scope it applies to (< seq)
+	94          32    the base's state hash
+	126         32    SHA-256 of this body (the body hash)
+	158         2     scope length n
+	160         n     scope
+	160+n       8     body length m
+	168+n       m     body (below)
+	168+n+m     4     CRC32C of bytes [0, 168+n+m)
+
+A delta's body is the msgpack of a projection.Scope holding only the
+entities that are new or changed since the base (Project nil when the
+project entity did not change), in id order, followed by the deleted ids:
+for plans, tasks, approvals, execs and checkpoints in that order, a
+uvarint count and that many ids, each a uvarint length (at least 1) and
+its bytes. A delta resolves by applying it to its base's resolved state
+(Delta.Apply), the base resolving the same way down to a full snapshot:
+a chain. The state hash of every snapshot, full or delta, is the SHA-256
+of the full body the state encodes to, so the resolution of a chain can
+be checked against it, and a delta names the state hash of its base, so
+that a base that was replaced by another state breaks the link.
+
 The body is deterministic: projection.Scope holds slices in id order and
 no Go maps, so the same state always encodes to the same bytes and the
 state hash identifies it. It is written and read by projection's
@@ -29,18 +67,26 @@ decoder read them.
 
 # Checks
 
-Decode checks the length, the magic, the format version, that the
-declared lengths add up to exactly the blob's length, and the CRC, all
-before decoding a single byte of the body; it checks the state hash (for
-a body of 256 KB or more, on another goroutine while the body decodes:
-the state is dropped if the hash does not match), that the body is
-exactly one value, and that a field it does not know nests no deeper
-than projection.MaxSkipDepth. Any failure is a *CorruptError
-(errors.Is(err, ErrCorrupt)).
+Decode and DecodeDelta check the length, the magic, the format version,
+that the declared lengths add up to exactly the blob's length, and the
+CRC, all before decoding a single byte of the body; they check the body
+hash (for a full body of 256 KB or more, on another goroutine while the
+body decodes: the state is dropped if the hash does not match), that the
+body is exactly one value (a delta: one Scope and the deletions, nothing
+after them), and that a field it does not know nests no deeper than
+projection.MaxSkipDepth. A delta's base must come before it; its entities
+must be of its scope, none listed twice, none both changed and deleted.
+Any failure is a *CorruptError (errors.Is(err, ErrCorrupt)). Decode
+refuses a sound delta with ErrDelta. Whether a chain resolves to the
+state hash its top names is the caller's to check (StateHash of the
+resolved state): the engine checks it before it stores a delta and when
+it verifies snapshots.
 
 # Concurrency
 
-Encode, Check and Decode are safe for concurrent use. Decode keeps no
-reference to its input.
+Encode, EncodeDelta, Check, Decode, DecodeDelta and Diff are safe for
+concurrent use. Decode and DecodeDelta keep no reference to their input.
+Delta.Apply changes the state it is given and takes the delta's entities
+into it.
 */
 package snapshot

@@ -97,7 +97,7 @@ func FuzzDecodeBody(f *testing.F) {
 // hash and CRC.
 func envelope(scope string, body []byte) []byte {
 	b := []byte(snapshot.Magic)
-	b = binary.BigEndian.AppendUint16(b, snapshot.FormatVersion)
+	b = binary.BigEndian.AppendUint16(b, snapshot.FullVersion)
 	b = binary.BigEndian.AppendUint32(b, projection.Version)
 	b = binary.BigEndian.AppendUint64(b, 1)
 	b = append(b, make([]byte, 32)...)

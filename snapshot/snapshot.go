@@ -14,22 +14,39 @@ import (
 // Magic opens every snapshot.
 const Magic = "FLOWSNAP"
 
-// FormatVersion is the snapshot format this package writes and reads.
-const FormatVersion = 1
+// FormatVersion is the newest snapshot format this package reads: 1, a
+// full snapshot, or 2, a delta (doc.go). A version above it is refused.
+const FormatVersion = DeltaVersion
+
+// The layouts, told apart by the format version field.
+const (
+	// FullVersion is the layout of a full snapshot: a whole state.
+	FullVersion = 1
+	// DeltaVersion is the layout of a delta snapshot: the entities that
+	// changed since a base snapshot.
+	DeltaVersion = 2
+)
 
 // Sizes of the fixed parts.
 const (
-	fixedHeader = 8 + 2 + 4 + 8 + 32 + 32 + 2 // up to the scope
+	fixedHeader = 8 + 2 + 4 + 8 + 32 + 32 + 2 // up to the scope, full
+	deltaFields = 8 + 32 + 32                 // base seq, base state hash, body hash
 	bodyLenSize = 8
 	crcSize     = 4
-	// MinSize is the size of a snapshot with an empty scope and body.
+	// MinSize is the size of a full snapshot with an empty scope and body.
 	MinSize = fixedHeader + bodyLenSize + crcSize
+	// MinDeltaSize is the size of a delta with an empty scope and body.
+	MinDeltaSize = MinSize + deltaFields
 	// MaxScope is the longest scope name.
 	MaxScope = 1 << 10
 )
 
 // ErrCorrupt is matched by every *CorruptError.
 var ErrCorrupt = errors.New("snapshot: corrupt")
+
+// ErrDelta is Decode's refusal of a sound delta snapshot, which holds
+// only what changed since its base: DecodeDelta reads it.
+var ErrDelta = errors.New("snapshot: a delta snapshot, not a whole state")
 
 // CorruptError reports a snapshot that failed a check.
 type CorruptError struct{ Reason string }
@@ -47,13 +64,25 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Header describes a snapshot.
 type Header struct {
-	Format            uint16
+	Format            uint16 // FullVersion or DeltaVersion
 	ProjectionVersion uint32
 	Scope             string
 	Seq               uint64
 	ChainHash         [32]byte
-	StateHash         [32]byte
+	// StateHash is the SHA-256 of the whole state's body: of a full
+	// snapshot's body, of the state a delta resolves to.
+	StateHash [32]byte
+	// A delta's base: the seq of the snapshot it applies to and that
+	// snapshot's StateHash. Zero in a full snapshot.
+	BaseSeq  uint64
+	BaseHash [32]byte
+	// BodyHash is the SHA-256 of this snapshot's body: StateHash for a
+	// full snapshot, the delta's own for a delta.
+	BodyHash [32]byte
 }
+
+// IsDelta reports whether h is a delta's header.
+func (h Header) IsDelta() bool { return h.Format == DeltaVersion }
 
 // EncodeState returns the deterministic msgpack body of a state.
 func EncodeState(s *projection.Scope) ([]byte, error) {
@@ -62,7 +91,7 @@ func EncodeState(s *projection.Scope) ([]byte, error) {
 
 // StateHash returns the SHA-256 of a state's body.
 func StateHash(s *projection.Scope) ([32]byte, error) {
-	return sha256.Sum256(projection.AppendScope(nil, s)), nil
+	return sha256.Sum256(projection.AppendScope(make([]byte, 0, sizeHint(s)), s)), nil
 }
 
 // Encode returns the snapshot of state s described by h. It sets the
@@ -71,7 +100,7 @@ func Encode(h Header, s *projection.Scope) ([]byte, Header, error) {
 	if len(h.Scope) > MaxScope || !utf8.ValidString(h.Scope) {
 		return nil, h, fmt.Errorf("snapshot: scope %q is not a valid name", h.Scope)
 	}
-	h.Format = FormatVersion
+	h.Format, h.BaseSeq, h.BaseHash = FullVersion, 0, [32]byte{}
 	b := make([]byte, 0, sizeHint(s))
 	b = append(b, Magic...)
 	b = binary.BigEndian.AppendUint16(b, h.Format)
@@ -86,6 +115,7 @@ func Encode(h Header, s *projection.Scope) ([]byte, Header, error) {
 	body := b[bodyAt:]
 	binary.BigEndian.PutUint64(b[bodyAt-bodyLenSize:], uint64(len(body)))
 	h.StateHash = sha256.Sum256(body)
+	h.BodyHash = h.StateHash
 	copy(b[54:86], h.StateHash[:])
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
 }
@@ -103,22 +133,28 @@ func sizeHint(s *projection.Scope) int {
 }
 
 // Check verifies everything but the body's decoding: length, magic,
-// format, declared lengths, CRC and state hash. It returns the header and
-// the body.
+// format, declared lengths, CRC and body hash, of a full snapshot or a
+// delta. It returns the header and the body.
 func Check(b []byte) (Header, []byte, error) {
 	h, body, err := checkFrame(b)
 	if err != nil {
 		return h, nil, err
 	}
-	if sha256.Sum256(body) != h.StateHash {
-		return h, nil, errStateHash
+	if sha256.Sum256(body) != h.BodyHash {
+		return h, nil, errBodyHash
 	}
 	return h, body, nil
 }
 
-var errStateHash = &CorruptError{Reason: "state hash does not match the body"}
+var errBodyHash = &CorruptError{Reason: "state hash does not match the body"}
 
-// checkFrame is Check but for the state hash.
+// IsDelta reports whether b says it is a delta snapshot. It checks
+// nothing else: Check and DecodeDelta do.
+func IsDelta(b []byte) bool {
+	return len(b) >= 10 && string(b[:8]) == Magic && binary.BigEndian.Uint16(b[8:]) == DeltaVersion
+}
+
+// checkFrame is Check but for the body hash.
 func checkFrame(b []byte) (Header, []byte, error) {
 	var h Header
 	if len(b) < MinSize {
@@ -128,16 +164,25 @@ func checkFrame(b []byte) (Header, []byte, error) {
 		return h, nil, corruptf("bad magic %q", b[:8])
 	}
 	h.Format = binary.BigEndian.Uint16(b[8:])
-	if h.Format != FormatVersion {
-		return h, nil, corruptf("format version %d, this binary reads %d", h.Format, FormatVersion)
+	fixed := fixedHeader
+	switch h.Format {
+	case FullVersion:
+	case DeltaVersion:
+		fixed += deltaFields
+	default:
+		return h, nil, corruptf("format version %d: this binary reads versions %d (full) and %d (delta)", h.Format, FullVersion, DeltaVersion)
 	}
-	n := int(binary.BigEndian.Uint16(b[86:]))
-	if fixedHeader+n+bodyLenSize+crcSize > len(b) {
+	min := fixed + bodyLenSize + crcSize
+	if len(b) < min {
+		return h, nil, corruptf("%d bytes, shorter than the smallest snapshot of version %d (%d)", len(b), h.Format, min)
+	}
+	n := int(binary.BigEndian.Uint16(b[fixed-2:]))
+	if min+n > len(b) {
 		return h, nil, corruptf("scope length %d runs past the end", n)
 	}
-	m := binary.BigEndian.Uint64(b[fixedHeader+n:])
-	if m != uint64(len(b)-MinSize-n) {
-		return h, nil, corruptf("body length %d, but %d bytes follow the header", m, len(b)-MinSize-n)
+	m := binary.BigEndian.Uint64(b[fixed+n:])
+	if m != uint64(len(b)-min-n) {
+		return h, nil, corruptf("body length %d, but %d bytes follow the header", m, len(b)-min-n)
 	}
 	crcAt := len(b) - crcSize
 	if got, want := crc32.Checksum(b[:crcAt], castagnoli), binary.BigEndian.Uint32(b[crcAt:]); got != want {
@@ -147,8 +192,17 @@ func checkFrame(b []byte) (Header, []byte, error) {
 	h.Seq = binary.BigEndian.Uint64(b[14:])
 	copy(h.ChainHash[:], b[22:54])
 	copy(h.StateHash[:], b[54:86])
-	h.Scope = string(b[fixedHeader : fixedHeader+n])
-	return h, b[fixedHeader+n+bodyLenSize : crcAt], nil
+	h.BodyHash = h.StateHash
+	if h.IsDelta() {
+		h.BaseSeq = binary.BigEndian.Uint64(b[86:])
+		copy(h.BaseHash[:], b[94:126])
+		copy(h.BodyHash[:], b[126:158])
+		if h.BaseSeq >= h.Seq {
+			return h, nil, corruptf("a delta at seq %d on a base at seq %d, not before it", h.Seq, h.BaseSeq)
+		}
+	}
+	h.Scope = string(b[fixed : fixed+n])
+	return h, b[fixed+n+bodyLenSize : crcAt], nil
 }
 
 // Decode checks b (see Check) and decodes the state. The length, the
@@ -157,35 +211,63 @@ func checkFrame(b []byte) (Header, []byte, error) {
 // the body decodes, and a mismatch fails Decode as it fails Check. The
 // state keeps no reference to b: b may be bytes that are valid only for
 // the length of a read transaction.
+//
+// A delta (which IsDelta tells) is refused with ErrDelta once it passed
+// the checks: DecodeDelta reads it.
 func Decode(b []byte) (Header, *projection.Scope, error) {
 	h, body, err := checkFrame(b)
 	if err != nil {
 		return h, nil, err
 	}
+	if h.IsDelta() {
+		if sha256.Sum256(body) != h.BodyHash {
+			return h, nil, errBodyHash
+		}
+		return h, nil, ErrDelta
+	}
+	s, err := decodeFull(h, body)
+	return h, s, err
+}
+
+// decodeFull checks the body of full snapshot h against its hash and
+// decodes it.
+func decodeFull(h Header, body []byte) (*projection.Scope, error) {
 	var s *projection.Scope
 	var n int
-	if len(body) < parallelHash {
-		if sha256.Sum256(body) != h.StateHash {
-			return h, nil, errStateHash
-		}
+	err := hashWhile(body, h.BodyHash, func() (err error) {
 		s, n, err = projection.DecodeScope(body)
-	} else {
-		hashed := make(chan [32]byte, 1)
-		go func() { hashed <- sha256.Sum256(body) }()
-		s, n, err = projection.DecodeScope(body)
-		if <-hashed != h.StateHash {
-			return h, nil, errStateHash
-		}
-	}
+		return err
+	})
 	switch {
+	case err == errBodyHash:
+		return nil, err
 	case err != nil:
-		return h, nil, corruptf("body does not decode: %v", err)
+		return nil, corruptf("body does not decode: %v", err)
 	case n != len(body):
-		return h, nil, corruptf("body has %d bytes after the state", len(body)-n)
+		return nil, corruptf("body has %d bytes after the state", len(body)-n)
 	case s.Project != nil && s.Project.Name != h.Scope:
-		return h, nil, corruptf("body is the state of project %q, the header says %q", s.Project.Name, h.Scope)
+		return nil, corruptf("body is the state of project %q, the header says %q", s.Project.Name, h.Scope)
 	}
-	return h, s, nil
+	return s, nil
+}
+
+// hashWhile runs decode and checks that body hashes to want: first for a
+// small body, on another goroutine while decode runs for a big one. A
+// mismatch is errBodyHash, whatever decode returned.
+func hashWhile(body []byte, want [32]byte, decode func() error) error {
+	if len(body) < parallelHash {
+		if sha256.Sum256(body) != want {
+			return errBodyHash
+		}
+		return decode()
+	}
+	hashed := make(chan [32]byte, 1)
+	go func() { hashed <- sha256.Sum256(body) }()
+	err := decode()
+	if <-hashed != want {
+		return errBodyHash
+	}
+	return err
 }
 
 // parallelHash is the body size from which Decode hashes the body while

@@ -164,7 +164,7 @@ func TestEncode_RoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantH.Format != snapshot.FormatVersion || wantH.StateHash != mustStateHash(t, want) {
+	if wantH.Format != snapshot.FullVersion || wantH.StateHash != mustStateHash(t, want) {
 		t.Errorf("Encode's header = %+v: want the format version and the state hash set", wantH)
 	}
 	h, got, err := snapshot.Decode(b)

@@ -18,7 +18,8 @@ func (a *app) snapshotCommand() *cobra.Command {
 		Short: "List, export, import and verify snapshots of a project's state",
 		Long: "A snapshot is a project's whole state at a seq, checksummed, so that reading the past (--at,\n" +
 			"diff, rollback) starts from it instead of from the first event. flowctl takes one at every\n" +
-			"checkpoint and every 1000 events of a project. Snapshots are derived data: a bad one is\n" +
+			"checkpoint and every 1000 events of a project (further apart as the state grows), whole or as a\n" +
+			"delta (the entities changed since the snapshot before it). Snapshots are derived data: a bad one is\n" +
 			"reported, skipped, and reads fall back to an older one or to the log, with the same answers.",
 		Args: cobra.NoArgs,
 	}
@@ -46,9 +47,10 @@ func (a *app) snapshotLsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls [--all]",
 		Short: "List the stored snapshots of the project, each checked as a read would check it",
-		Long: "ls lists the project's stored snapshots by seq: size, state hash and whether it passes the\n" +
-			"checks a read makes before using it (checksums, this flowctl's fold version, the log's hash at\n" +
-			"its seq). 'snapshot verify' also replays the log to prove each one's state.",
+		Long: "ls lists the project's stored snapshots by seq: kind (full, or delta@BASE: what changed since\n" +
+			"the snapshot at seq BASE), size, state hash and whether it passes the checks a read makes before\n" +
+			"using it (checksums, this flowctl's fold version, the log's hash at its seq, a delta's base).\n" +
+			"'snapshot verify' also resolves each delta and replays the log to prove each one's state.",
 		Example: "  flowctl snapshot ls\n  flowctl snapshot ls --all -o json",
 		Args:    cobra.NoArgs,
 	}
@@ -72,9 +74,21 @@ func writeSnapshotTable(w io.Writer, infos []flow.SnapshotInfo) {
 	}
 	rows := make([][]string, len(infos))
 	for i, in := range infos {
-		rows[i] = []string{in.Project, fmt.Sprint(in.Seq), fmt.Sprint(in.Bytes), snapshotShortHash(in.StateHash), snapshotStatus(in)}
+		rows[i] = []string{in.Project, fmt.Sprint(in.Seq), snapshotKind(in), fmt.Sprint(in.Bytes), snapshotShortHash(in.StateHash), snapshotStatus(in)}
 	}
-	table(w, "PROJECT\tSEQ\tBYTES\tSTATE\tCHECK", rows)
+	table(w, "PROJECT\tSEQ\tKIND\tBYTES\tSTATE\tCHECK", rows)
+}
+
+// snapshotKind is "full", "delta@BASE" or "-" when the header does not
+// read.
+func snapshotKind(in flow.SnapshotInfo) string {
+	switch in.Kind {
+	case "":
+		return "-"
+	case "delta":
+		return fmt.Sprintf("delta@%d", in.Base)
+	}
+	return in.Kind
 }
 
 func snapshotShortHash(h string) string {
@@ -102,6 +116,7 @@ func (a *app) snapshotExportCommand() *cobra.Command {
 		Long: "export writes the snapshot of the project's state at a point to FILE, atomically: a temporary\n" +
 			"file in the same directory, synced, renamed over FILE, and the directory synced, so that FILE is\n" +
 			"either the old file or the whole new snapshot. With FILE - it writes the snapshot to stdout.\n" +
+			"FILE always holds the whole state (a stored delta is resolved), so it stands alone.\n" +
 			"The snapshot carries the log's hash at its seq: 'snapshot import' takes it back only into this\n" +
 			"log (or a copy of it), once it has proven the state by a replay.",
 		Example: "  flowctl snapshot export before-refactor.snap --at C-2\n  flowctl snapshot export - --at 2026-11-01T12:00:00Z > noon.snap",
@@ -256,7 +271,7 @@ func (a *app) snapshotVerifyCommand() *cobra.Command {
 
 func writeSnapshotVerify(w io.Writer, infos []flow.SnapshotInfo, ok bool) {
 	for _, in := range infos {
-		mark, about := "ok ", fmt.Sprintf("%d bytes, state %s", in.Bytes, snapshotShortHash(in.StateHash))
+		mark, about := "ok ", fmt.Sprintf("%s, %d bytes, state %s", snapshotKind(in), in.Bytes, snapshotShortHash(in.StateHash))
 		if !in.OK {
 			mark, about = "BAD", in.Problem
 		}

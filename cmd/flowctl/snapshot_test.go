@@ -38,6 +38,30 @@ func snapshotFixture(t *testing.T) *flowFile {
 	return f
 }
 
+// snapshotDeltaFixture is a flow file with project p: ten tasks, then
+// small changes to one of them, snapshots every 3 events, so that most
+// snapshots are deltas.
+func snapshotDeltaFixture(t *testing.T) *flowFile {
+	t.Helper()
+	f := mustInit(t, "--project", "p")
+	eng, err := flow.Open(f.path, flow.Options{Actor: "tester", NoSync: true, SnapshotEvery: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	for i := range 10 {
+		if _, err := eng.AddTask(flow.NewTask{Project: "p", Title: "task " + strconv.Itoa(i), Description: strings.Repeat("words ", 20)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		if _, err := eng.MergeContext(flow.ContextPatch{Project: "p", ID: "T-1", Patch: `{"n":` + strconv.Itoa(i) + `}`}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
 // snapshotInfos runs args with -o json and decodes the array it prints.
 func snapshotInfos(t *testing.T, f *flowFile, args ...string) []flow.SnapshotInfo {
 	t.Helper()
@@ -86,10 +110,29 @@ func TestSnapshotLs(t *testing.T) {
 		if len(lines) < 3 || !strings.HasPrefix(lines[0], "PROJECT") {
 			t.Fatalf("stdout = %q, want a table of several snapshots", stdout)
 		}
+		if head := strings.Fields(lines[0]); len(head) < 3 || head[2] != "KIND" {
+			t.Fatalf("header %q: want a KIND column third", lines[0])
+		}
 		for _, l := range lines[1:] {
 			if fields := strings.Fields(l); fields[0] != "p" || fields[len(fields)-1] != "ok" {
 				t.Errorf("row %q: want a good snapshot of p", l)
 			}
+		}
+	})
+	t.Run("Kinds", func(t *testing.T) {
+		t.Parallel()
+		d := snapshotDeltaFixture(t)
+		stdout := d.mustRun("", "snapshot", "ls", "--project", "p")
+		kinds := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+			kind, _, _ := strings.Cut(strings.Fields(l)[2], "@")
+			kinds[kind] = true
+		}
+		if !kinds["full"] || !kinds["delta"] || len(kinds) != 2 {
+			t.Errorf("kinds %v in %q: want full and delta@BASE rows", kinds, stdout)
+		}
+		if out := d.mustRun("", "snapshot", "verify", "--project", "p"); strings.Contains(out, "BAD") || !strings.Contains(out, "delta@") || !strings.Contains(out, "snapshots verified") {
+			t.Errorf("verify = %q: want every snapshot ok, deltas named", out)
 		}
 	})
 	t.Run("JSON", func(t *testing.T) {
@@ -101,6 +144,9 @@ func TestSnapshotLs(t *testing.T) {
 		for _, in := range all {
 			if !in.OK || in.Bytes == 0 || len(in.StateHash) != 64 || len(in.ChainHash) != 64 || in.Seq == 0 {
 				t.Errorf("snapshot %+v: want a healthy, described one", in)
+			}
+			if full := in.Kind == "full" && in.Base == 0 && in.Chain == 0; !full && (in.Kind != "delta" || in.Base == 0 || in.Base >= in.Seq || in.Chain < 1) {
+				t.Errorf("snapshot %+v: want full, or a delta on an earlier base", in)
 			}
 		}
 	})
@@ -411,6 +457,18 @@ func TestSnapshotVerify(t *testing.T) {
 		}
 		if nbad != 1 {
 			t.Errorf("%d bad snapshots reported, want 1", nbad)
+		}
+		// verify counts it (derived data: exit 0) and says so.
+		stdout, stderr, code = f.run("", "verify")
+		if code != 0 || !strings.Contains(stdout, "1 of "+strconv.Itoa(len(got))+" snapshots are bad") {
+			t.Errorf("verify: exit %d, stdout %q, stderr %q; want 0 and the bad snapshot counted", code, stdout, stderr)
+		}
+		var rep struct {
+			Snapshots    int `json:"snapshots"`
+			BadSnapshots int `json:"bad_snapshots"`
+		}
+		if err := json.Unmarshal([]byte(f.mustRun("", "verify", "-o", "json")), &rep); err != nil || rep.Snapshots != len(got) || rep.BadSnapshots != 1 {
+			t.Errorf("verify -o json = %+v, %v; want %d snapshots, 1 bad", rep, err, len(got))
 		}
 		// p's snapshots are fine.
 		if _, stderr, code := f.run("", "snapshot", "verify", "--project", "p"); code != 0 {

@@ -57,6 +57,9 @@ func (a *app) runVerify(expect string) (err error) {
 	return a.printer().one(res, func(w io.Writer) {
 		fmt.Fprintf(w, "ok: %s in %s, %s\n", plural(rep.HeadSeq, "event"), plural(uint64(rep.Streams), "stream"), plural(uint64(rep.Projects), "project"))
 		fmt.Fprintf(w, "head %s@%d\n", rep.HeadHash, rep.HeadSeq)
+		if rep.BadSnapshots > 0 {
+			fmt.Fprintf(w, "%d of %s are bad: reads skip them (derived data; see 'flowctl snapshot verify --all')\n", rep.BadSnapshots, plural(uint64(rep.Snapshots), "snapshot"))
+		}
 		if expect != "" {
 			fmt.Fprintf(w, "expected head %s is still in the log\n", expect)
 		}
