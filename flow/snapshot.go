@@ -353,7 +353,7 @@ func (e *Engine) stateAt(tx *eventlog.Tx, project string, seq uint64) (*projecti
 	if err != nil {
 		return nil, err
 	}
-	err = tx.ReadProject(project, from+1, func(r *eventlog.Record) error {
+	err = tx.ReplayProject(project, from+1, func(r *eventlog.Record) error {
 		if r.Seq > seq {
 			return eventlog.ErrStop
 		}

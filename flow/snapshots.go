@@ -342,7 +342,7 @@ func sameState(mem *projection.Memory, h snapshot.Header) error {
 func replayProject(tx *eventlog.Tx, project string, seqs []uint64, at func(i int, mem *projection.Memory) error) error {
 	mem := projection.NewMemory()
 	i := 0
-	err := tx.ReadProject(project, 1, func(r *eventlog.Record) error {
+	err := tx.ReplayProject(project, 1, func(r *eventlog.Record) error {
 		for ; i < len(seqs) && seqs[i] < r.Seq; i++ {
 			if err := at(i, mem); err != nil {
 				return err
