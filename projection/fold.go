@@ -27,6 +27,7 @@ func Apply(s Store, r *eventlog.Record) error {
 		return fmt.Errorf("%w: %s (schema %d) at seq %d", ErrUnknown, r.Type, r.Schema, r.Seq)
 	}
 	f := fold{s: s, r: r, kind: kind}
+	_, f.inPlace = s.(*Memory)
 	f.stream.kind, f.stream.project, f.stream.id, f.stream.ok = ParseStream(r.Stream)
 	f.stream.ok = f.stream.ok && f.stream.project == r.Project
 	if err := f.apply(); err != nil {
@@ -56,6 +57,19 @@ type fold struct {
 		ok                bool
 	}
 	touched bool // the entity of the stream records the event already
+	// inPlace is set when s is a Memory: its getters return the entity it
+	// holds, so a change is made in place and putting the entity back
+	// (a map lookup that changes nothing) is left out.
+	inPlace bool
+}
+
+// putBack puts back an entity the fold got from f.s and changed, unless
+// the change was made in place.
+func putBack[V any](f *fold, put func(*V) error, v *V) error {
+	if f.inPlace {
+		return nil
+	}
+	return put(v)
 }
 
 // payload reads the event's payload with a payload type's decoder, as
@@ -134,7 +148,7 @@ func (f *fold) project(change func(*Project) error) error {
 	if err := change(p); err != nil {
 		return err
 	}
-	return f.s.PutProject(p)
+	return putBack(f, f.s.PutProject, p)
 }
 
 func (f *fold) plan(id string, change func(*Plan) error) error {
@@ -148,7 +162,7 @@ func (f *fold) plan(id string, change func(*Plan) error) error {
 	if err := change(p); err != nil {
 		return err
 	}
-	return f.s.PutPlan(p)
+	return putBack(f, f.s.PutPlan, p)
 }
 
 // task changes task id of the event's project; when it is the entity of
@@ -167,7 +181,7 @@ func (f *fold) task(id string, change func(*Task) error) error {
 	if f.stream.ok && f.stream.kind == KindTask && f.stream.id == id {
 		f.touch(&t.Meta)
 	}
-	return f.s.PutTask(t)
+	return putBack(f, f.s.PutTask, t)
 }
 
 // streamTask changes the task whose stream the event is on.

@@ -181,7 +181,7 @@ func (f *fold) approvalDecided() error {
 			return err
 		}
 	}
-	return f.s.PutApproval(a)
+	return putBack(f, f.s.PutApproval, a)
 }
 
 func (f *fold) execRecorded() error {
