@@ -22,23 +22,14 @@ func MergePatch(doc, patch JSON) (JSON, error) {
 	defer putCanon(c)
 	c.keys = c.keys[:0]
 	var err error
-	if k := c.lookup(string(doc)); k != nil { // doc is a result of ours: canonical
-		c.target = append(c.target[:0], doc...)
-		c.keys = append(c.keys, k.keys...)
-		c.targetTop = append(c.targetTop[:0], k.members...)
-	} else {
-		if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
-			return "", err
-		}
-		c.targetTop, c.top = c.top, c.targetTop
-	}
-	if c.patch, err = c.canonical(c.patch[:0], string(patch)); err != nil {
+	if c.target, c.targetTop, err = c.read(c.target[:0], c.targetTop[:0], string(doc)); err != nil {
 		return "", err
 	}
-	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.top)
-	out := JSON(c.scratch)
-	c.remember(string(out), c.merged)
-	return out, nil
+	if c.patch, c.patchTop, err = c.read(c.patch[:0], c.patchTop[:0], string(patch)); err != nil {
+		return "", err
+	}
+	c.scratch = mergeMembers(c.scratch[:0], c.keys, c.target, c.targetTop, c.patch, c.patchTop)
+	return JSON(c.scratch), nil
 }
 
 // Canonical returns the canonical form of a JSON object: keys sorted, no
@@ -47,59 +38,27 @@ func Canonical(doc JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
 	c.keys = c.keys[:0]
-	var err error
-	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
+	if c.scanCanonical(string(doc), &c.top) {
+		return doc, nil
+	}
+	out, err := c.canonical(c.target[:0], string(doc))
+	c.target = out
+	if err != nil {
 		return "", err
 	}
-	out := JSON(c.target)
-	c.remember(string(out), c.top)
-	return out, nil
+	return JSON(out), nil
 }
 
-// A canon remembers the last documents it returned and their top-level
-// members: a task's context is merged into again and again, and the
-// document MergePatch gets is most often the one it returned last time
-// for that task. Then it need not read the document again to know it is
-// canonical and where its members are.
-
-// knownDoc is a canonical document and its top-level members, whose keys
-// are in keys.
-type knownDoc struct {
-	doc     string
-	members []member
-	keys    []byte
-}
-
-// maxKnown is the largest document a canon remembers.
-const maxKnown = 16 << 10
-
-func (c *canon) lookup(doc string) *knownDoc {
-	if doc == "" { // what an unused entry holds
-		return nil
+// read appends to dst the canonical form of the JSON object src, and to
+// top its top-level members (their keys to c.keys). A document that is
+// canonical already, as a task's context is (what an earlier merge
+// returned), is read once and copied as it is.
+func (c *canon) read(dst []byte, top []member, src string) ([]byte, []member, error) {
+	if c.scanCanonical(src, &top) {
+		return append(dst, src...), top, nil
 	}
-	for i := range c.known {
-		if k := &c.known[i]; len(k.doc) == len(doc) && k.doc == doc {
-			return k
-		}
-	}
-	return nil
-}
-
-// remember keeps doc, a canonical document with the top-level members
-// ms (their keys in c.keys).
-func (c *canon) remember(doc string, ms []member) {
-	if len(doc) > maxKnown {
-		return
-	}
-	k := &c.known[c.nextKnown]
-	c.nextKnown = (c.nextKnown + 1) % len(c.known)
-	k.doc, k.members, k.keys = doc, k.members[:0], k.keys[:0]
-	for _, m := range ms {
-		ka := len(k.keys)
-		k.keys = append(k.keys, c.keys[m.ka:m.kb]...)
-		m.ka, m.kb = ka, len(k.keys)
-		k.members = append(k.members, m)
-	}
+	dst, err := c.canonical(dst, src)
+	return dst, append(top, c.top...), err
 }
 
 // The canonical form is the one encoding/json gave the value decoded
@@ -124,16 +83,13 @@ type canon struct {
 	out     []byte
 	members []member // of the objects being read, innermost last
 	// top is the members of the last top-level object read, targetTop
-	// those of the target of a merge.
-	top, targetTop []member
-	scratch        []byte
-	target         []byte
-	patch          []byte
-	text           []byte // a decoded string
-	keys           []byte // the decoded keys of the members
-	merged         []member
-	known          [16]knownDoc
-	nextKnown      int
+	// and patchTop those of the target and the patch of a merge.
+	top, targetTop, patchTop []member
+	scratch                  []byte
+	target                   []byte
+	patch                    []byte
+	text                     []byte // a decoded string
+	keys                     []byte // the decoded keys of the members
 }
 
 // member is a key and value of an object, written in canonical form at
@@ -153,7 +109,7 @@ const maxPooled = 1 << 16
 
 func putCanon(c *canon) {
 	c.src = ""
-	c.members, c.top, c.targetTop, c.merged = c.members[:0], c.top[:0], c.targetTop[:0], c.merged[:0]
+	c.members, c.top, c.targetTop, c.patchTop = c.members[:0], c.top[:0], c.targetTop[:0], c.patchTop[:0]
 	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text, &c.keys} {
 		if cap(*b) > maxPooled {
 			*b = nil
@@ -636,9 +592,8 @@ func appendJSONString(dst, s []byte) []byte {
 
 // mergeMembers writes the merge of the canonical object patch into the
 // canonical object target, given the members of both (in key order): as
-// appendMerge, without reading the top level of either again. It also
-// returns the members it wrote, appended to out.
-func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, patch []byte, pm []member) ([]byte, []member) {
+// appendMerge, without reading the top level of either again.
+func mergeMembers(dst []byte, keys, target []byte, tm []member, patch []byte, pm []member) []byte {
 	dst = append(dst, '{')
 	first := true
 	comma := func() {
@@ -646,10 +601,6 @@ func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, pa
 			dst = append(dst, ',')
 		}
 		first = false
-	}
-	// emitted records the member written from at, of key m's.
-	emitted := func(m member, at int) {
-		out = append(out, member{ka: m.ka, kb: m.kb, start: at, val: at + m.val - m.start, end: len(dst)})
 	}
 	for i, j := 0, 0; i < len(tm) || j < len(pm); {
 		cmp := -1
@@ -661,9 +612,7 @@ func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, pa
 		}
 		if cmp < 0 {
 			comma()
-			at := len(dst)
 			dst = append(dst, target[tm[i].start:tm[i].end]...)
-			emitted(tm[i], at)
 			i++
 			continue
 		}
@@ -681,17 +630,13 @@ func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, pa
 				tv = []byte(EmptyContext)
 			}
 			comma()
-			at := len(dst)
 			dst = appendMerge(append(dst, patch[m.start:m.val]...), tv, pv)
-			emitted(m, at)
 		default:
 			comma()
-			at := len(dst)
 			dst = append(dst, patch[m.start:m.end]...)
-			emitted(m, at)
 		}
 	}
-	return append(dst, '}'), out
+	return append(dst, '}')
 }
 
 // appendMerge writes the merge of the canonical object patch into the
