@@ -28,8 +28,8 @@ replace (FuzzMergePatch_MatchesReference).
 
 Apply keeps no reference to the record or its Data; it may run
 concurrently on different Stores. Strings that repeat from event to event
-(ids, actors, commands, outputs) share one copy, through a cache pooled
-per goroutine. MergePatch and Canonical read a document that is
+(ids, actors, commands, outputs) share one copy, through a cache kept
+by the Memory folded into (pooled per goroutine for other Stores). MergePatch and Canonical read a document that is
 canonical already (a task's context: what an earlier merge returned) in
 one pass that checks it and finds its members, without decoding and
 writing it again; any other document takes the long way. Both only save

@@ -27,7 +27,13 @@ func Apply(s Store, r *eventlog.Record) error {
 		return fmt.Errorf("%w: %s (schema %d) at seq %d", ErrUnknown, r.Type, r.Schema, r.Seq)
 	}
 	f := fold{s: s, r: r, kind: kind}
-	_, f.inPlace = s.(*Memory)
+	if m, ok := s.(*Memory); ok {
+		f.inPlace = true
+		if m.seen == nil {
+			m.seen = new(stringCache)
+		}
+		f.seen = m.seen
+	}
 	f.stream.kind, f.stream.project, f.stream.id, f.stream.ok = ParseStream(r.Stream)
 	f.stream.ok = f.stream.ok && f.stream.project == r.Project
 	if err := f.apply(); err != nil {
@@ -61,6 +67,9 @@ type fold struct {
 	// holds, so a change is made in place and putting the entity back
 	// (a map lookup that changes nothing) is left out.
 	inPlace bool
+	// seen is the string cache of s when it has one (a Memory, which
+	// the folds of one goroutine at a time change), else nil.
+	seen *stringCache
 }
 
 // putBack puts back an entity the fold got from f.s and changed, unless
@@ -77,13 +86,18 @@ func putBack[V any](f *fold, put func(*V) error, v *V) error {
 // without reflection. Strings are copied, so the state keeps no
 // reference to r.Data; the strings that repeat from event to event (ids,
 // actors, commands, outputs) mostly share one copy, from a cache of
-// strings shared by the folds of one goroutine at a time. (A method value
-// rather than an interface, so that neither the payload nor the reader
-// escapes to the heap.)
+// strings shared by the folds of one goroutine at a time: the Memory's
+// own, or one from a pool. (A method value rather than an interface, so
+// that neither the payload nor the reader escapes to the heap.)
 func (f *fold) payload(unmarshal func([]byte, *stringCache) error) error {
-	seen := seenPool.Get().(*stringCache)
-	err := unmarshal(f.r.Data, seen)
-	seenPool.Put(seen)
+	var err error
+	if f.seen != nil {
+		err = unmarshal(f.r.Data, f.seen)
+	} else {
+		seen := seenPool.Get().(*stringCache)
+		err = unmarshal(f.r.Data, seen)
+		seenPool.Put(seen)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: payload does not decode: %v", ErrInconsistent, err)
 	}
@@ -228,7 +242,7 @@ func (f *fold) taskCreated() error {
 	if status == "" {
 		status = StatusTodo
 	}
-	deps := slices.Clone(p.Deps)
+	deps := p.Deps // read into a new slice: the task's own
 	slices.SortFunc(deps, CompareTaskIDs)
 	return f.s.PutTask(&Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,

@@ -58,6 +58,9 @@ func (f *fold) taskEvent(t *Task) error {
 		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
+		if cap(t.Steps) == 0 {
+			t.Steps = make([]Step, 0, 4) // a task has a few steps: one allocation for them, not three
+		}
 		t.Steps = append(t.Steps, Step{ID: p.ID, Title: p.Title, Status: StepPending, UpdatedAt: TimeOf(f.r.Time)})
 	case kindStepStatusChanged:
 		return f.stepStatus(t)
@@ -93,12 +96,17 @@ func (f *fold) contextMerged(t *Task) error {
 
 func (f *fold) stepStatus(t *Task) error {
 	var p StepStatusChanged
-	if err := f.payload(p.unmarshal); err != nil {
+	var id []byte // only looked up
+	err := f.payload(func(b []byte, seen *stringCache) error {
+		r := mpReader{b: b, seen: seen}
+		return p.decodeRefs(&r, &id)
+	})
+	if err != nil {
 		return err
 	}
-	s := t.Step(p.ID)
+	s := t.Step(string(id))
 	if s == nil {
-		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, p.ID)
+		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, id)
 	}
 	if p.To != "" {
 		s.Status = p.To
@@ -124,7 +132,12 @@ func (f *fold) stepStatus(t *Task) error {
 
 func (f *fold) noteAdded() error {
 	var p NoteAdded
-	if err := f.payload(p.unmarshal); err != nil {
+	var text, kind []byte // the fold keeps neither
+	err := f.payload(func(b []byte, seen *stringCache) error {
+		r := mpReader{b: b, seen: seen}
+		return p.decodeRefs(&r, &text, &kind)
+	})
+	if err != nil {
 		return err
 	}
 	if p.Task == "" {

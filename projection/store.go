@@ -40,6 +40,8 @@ type Memory struct {
 	Approvals   map[string]*Approval   // key project + "/" + id
 	Execs       map[string]*Exec       // key project + "/" + id
 	Checkpoints map[string]*Checkpoint // key project + "/" + id
+
+	seen *stringCache // the fold's cache of strings (see fold.payload); nil until the first fold
 }
 
 var _ Store = (*Memory)(nil)
