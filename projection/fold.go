@@ -30,9 +30,9 @@ func Apply(s Store, r *eventlog.Record) error {
 	if m, ok := s.(*Memory); ok {
 		f.inPlace = true
 		if m.seen == nil {
-			m.seen = new(stringCache)
+			m.seen, m.canon = new(stringCache), new(canon)
 		}
-		f.seen = m.seen
+		f.seen, f.canon = m.seen, m.canon
 	}
 	f.stream.kind, f.stream.project, f.stream.id, f.stream.ok = ParseStream(r.Stream)
 	f.stream.ok = f.stream.ok && f.stream.project == r.Project
@@ -70,6 +70,9 @@ type fold struct {
 	// seen is the string cache of s when it has one (a Memory, which
 	// the folds of one goroutine at a time change), else nil.
 	seen *stringCache
+	// canon is the merge buffers and memory of s when it has them (a
+	// Memory), else nil.
+	canon *canon
 }
 
 // putBack puts back an entity the fold got from f.s and changed, unless

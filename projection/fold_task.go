@@ -79,12 +79,19 @@ func (f *fold) contextMerged(t *Task) error {
 	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
+	c := f.canon
+	if c == nil {
+		c = getCanon()
+		defer putCanon(c)
+	} else {
+		defer c.trim()
+	}
 	var next JSON
 	var err error
 	if p.Replace {
-		next, err = Canonical(JSON(p.Patch))
+		next, err = c.canonicalDoc(JSON(p.Patch))
 	} else {
-		next, err = MergePatch(t.Context, JSON(p.Patch))
+		next, err = c.mergePatch(t.Context, JSON(p.Patch))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: context patch: %v", ErrInconsistent, err)

@@ -20,16 +20,7 @@ const EmptyContext JSON = "{}"
 func MergePatch(doc, patch JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
-	c.keys = c.keys[:0]
-	var err error
-	if c.target, c.targetTop, err = c.read(c.target[:0], c.targetTop[:0], string(doc)); err != nil {
-		return "", err
-	}
-	if c.patch, c.patchTop, err = c.read(c.patch[:0], c.patchTop[:0], string(patch)); err != nil {
-		return "", err
-	}
-	c.scratch = mergeMembers(c.scratch[:0], c.keys, c.target, c.targetTop, c.patch, c.patchTop)
-	return JSON(c.scratch), nil
+	return c.mergePatch(doc, patch)
 }
 
 // Canonical returns the canonical form of a JSON object: keys sorted, no
@@ -37,8 +28,32 @@ func MergePatch(doc, patch JSON) (JSON, error) {
 func Canonical(doc JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
+	return c.canonicalDoc(doc)
+}
+
+func (c *canon) mergePatch(doc, patch JSON) (JSON, error) {
 	c.keys = c.keys[:0]
+	var err error
+	if k := c.lookup(string(doc)); k != nil { // doc is a result of ours: canonical
+		c.target = append(c.target[:0], doc...)
+		c.keys = append(c.keys, k.keys...)
+		c.targetTop = append(c.targetTop[:0], k.members...)
+	} else if c.target, c.targetTop, err = c.read(c.target[:0], c.targetTop[:0], string(doc)); err != nil {
+		return "", err
+	}
+	if c.patch, c.patchTop, err = c.read(c.patch[:0], c.patchTop[:0], string(patch)); err != nil {
+		return "", err
+	}
+	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.patchTop)
+	out := JSON(c.scratch)
+	c.remember(string(out), c.merged)
+	return out, nil
+}
+
+func (c *canon) canonicalDoc(doc JSON) (JSON, error) {
+	c.keys, c.top = c.keys[:0], c.top[:0]
 	if c.scanCanonical(string(doc), &c.top) {
+		c.remember(string(doc), c.top)
 		return doc, nil
 	}
 	out, err := c.canonical(c.target[:0], string(doc))
@@ -46,6 +61,7 @@ func Canonical(doc JSON) (JSON, error) {
 	if err != nil {
 		return "", err
 	}
+	c.remember(string(out), c.top)
 	return JSON(out), nil
 }
 
@@ -59,6 +75,55 @@ func (c *canon) read(dst []byte, top []member, src string) ([]byte, []member, er
 	}
 	dst, err := c.canonical(dst, src)
 	return dst, append(top, c.top...), err
+}
+
+// A canon remembers the last documents it returned and their top-level
+// members: a task's context is merged into again and again, and the
+// document a merge gets is most often one a recent merge returned (in a
+// replay of many tasks at work, the merge before last of a context is
+// rarely more than 16 merges back). Then it need not read the document
+// again to know it is canonical and where its members are. (A pooled
+// canon forgets at every garbage collection; the fold's, kept by the
+// Memory, does not.)
+
+// knownDoc is a canonical document and its top-level members, whose keys
+// are in keys.
+type knownDoc struct {
+	doc     string
+	members []member
+	keys    []byte
+}
+
+// maxKnown is the largest document a canon remembers.
+const maxKnown = 16 << 10
+
+func (c *canon) lookup(doc string) *knownDoc {
+	if doc == "" { // what an unused entry holds
+		return nil
+	}
+	for i := range c.known {
+		if k := &c.known[i]; len(k.doc) == len(doc) && k.doc == doc {
+			return k
+		}
+	}
+	return nil
+}
+
+// remember keeps doc, a canonical document with the top-level members
+// ms (their keys in c.keys).
+func (c *canon) remember(doc string, ms []member) {
+	if len(doc) > maxKnown {
+		return
+	}
+	k := &c.known[c.nextKnown]
+	c.nextKnown = (c.nextKnown + 1) % len(c.known)
+	k.doc, k.members, k.keys = doc, k.members[:0], k.keys[:0]
+	for _, m := range ms {
+		ka := len(k.keys)
+		k.keys = append(k.keys, c.keys[m.ka:m.kb]...)
+		m.ka, m.kb = ka, len(k.keys)
+		k.members = append(k.members, m)
+	}
 }
 
 // The canonical form is the one encoding/json gave the value decoded
@@ -90,6 +155,9 @@ type canon struct {
 	patch                    []byte
 	text                     []byte // a decoded string
 	keys                     []byte // the decoded keys of the members
+	merged                   []member
+	known                    [16]knownDoc
+	nextKnown                int
 }
 
 // member is a key and value of an object, written in canonical form at
@@ -108,14 +176,20 @@ func getCanon() *canon { return canonPool.Get().(*canon) }
 const maxPooled = 1 << 16
 
 func putCanon(c *canon) {
+	c.trim()
+	canonPool.Put(c)
+}
+
+// trim readies c for its next use, dropping buffers larger than
+// maxPooled.
+func (c *canon) trim() {
 	c.src = ""
-	c.members, c.top, c.targetTop, c.patchTop = c.members[:0], c.top[:0], c.targetTop[:0], c.patchTop[:0]
+	c.members, c.top, c.targetTop, c.patchTop, c.merged = c.members[:0], c.top[:0], c.targetTop[:0], c.patchTop[:0], c.merged[:0]
 	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text, &c.keys} {
 		if cap(*b) > maxPooled {
 			*b = nil
 		}
 	}
-	canonPool.Put(c)
 }
 
 // canonical appends to dst the canonical form of the JSON object src
@@ -592,8 +666,9 @@ func appendJSONString(dst, s []byte) []byte {
 
 // mergeMembers writes the merge of the canonical object patch into the
 // canonical object target, given the members of both (in key order): as
-// appendMerge, without reading the top level of either again.
-func mergeMembers(dst []byte, keys, target []byte, tm []member, patch []byte, pm []member) []byte {
+// appendMerge, without reading the top level of either again. It also
+// returns the members it wrote, appended to out.
+func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, patch []byte, pm []member) ([]byte, []member) {
 	dst = append(dst, '{')
 	first := true
 	comma := func() {
@@ -601,6 +676,10 @@ func mergeMembers(dst []byte, keys, target []byte, tm []member, patch []byte, pm
 			dst = append(dst, ',')
 		}
 		first = false
+	}
+	// emitted records the member written from at, of key m's.
+	emitted := func(m member, at int) {
+		out = append(out, member{ka: m.ka, kb: m.kb, start: at, val: at + m.val - m.start, end: len(dst)})
 	}
 	for i, j := 0, 0; i < len(tm) || j < len(pm); {
 		cmp := -1
@@ -612,7 +691,9 @@ func mergeMembers(dst []byte, keys, target []byte, tm []member, patch []byte, pm
 		}
 		if cmp < 0 {
 			comma()
+			at := len(dst)
 			dst = append(dst, target[tm[i].start:tm[i].end]...)
+			emitted(tm[i], at)
 			i++
 			continue
 		}
@@ -630,13 +711,17 @@ func mergeMembers(dst []byte, keys, target []byte, tm []member, patch []byte, pm
 				tv = []byte(EmptyContext)
 			}
 			comma()
+			at := len(dst)
 			dst = appendMerge(append(dst, patch[m.start:m.val]...), tv, pv)
+			emitted(m, at)
 		default:
 			comma()
+			at := len(dst)
 			dst = append(dst, patch[m.start:m.end]...)
+			emitted(m, at)
 		}
 	}
-	return append(dst, '}')
+	return append(dst, '}'), out
 }
 
 // appendMerge writes the merge of the canonical object patch into the

@@ -41,7 +41,10 @@ type Memory struct {
 	Execs       map[string]*Exec       // key project + "/" + id
 	Checkpoints map[string]*Checkpoint // key project + "/" + id
 
-	seen *stringCache // the fold's cache of strings (see fold.payload); nil until the first fold
+	// The fold's cache of strings (see fold.payload) and its merges'
+	// buffers and memory of recent contexts; nil until the first fold.
+	seen  *stringCache
+	canon *canon
 }
 
 var _ Store = (*Memory)(nil)
