@@ -279,11 +279,6 @@ func (p *StepAdded) decodeField(r *mpReader, i int) error {
 
 var stepStatusChangedFields = fieldsOf("id", "to", "progress", "note", "result", "error")
 
-func (p *StepStatusChanged) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
-
 func (p *StepStatusChanged) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, stepStatusChangedFields, func(i int) error { return p.decodeField(r, i) })
 }
@@ -307,11 +302,6 @@ func (p *StepStatusChanged) decodeField(r *mpReader, i int) error {
 }
 
 var noteAddedFields = fieldsOf("task", "text", "kind")
-
-func (p *NoteAdded) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
 
 func (p *NoteAdded) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, noteAddedFields, func(i int) error { return p.decodeField(r, i) })
