@@ -46,14 +46,14 @@ func (c *canon) mergePatch(doc, patch JSON) (JSON, error) {
 	}
 	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.patchTop)
 	out := JSON(c.scratch)
-	c.remember(string(out), c.merged)
+	c.remember(string(out), &c.merged)
 	return out, nil
 }
 
 func (c *canon) canonicalDoc(doc JSON) (JSON, error) {
 	c.keys, c.top = c.keys[:0], c.top[:0]
 	if c.scanCanonical(string(doc), &c.top) {
-		c.remember(string(doc), c.top)
+		c.remember(string(doc), &c.top)
 		return doc, nil
 	}
 	out, err := c.canonical(c.target[:0], string(doc))
@@ -61,7 +61,7 @@ func (c *canon) canonicalDoc(doc JSON) (JSON, error) {
 	if err != nil {
 		return "", err
 	}
-	c.remember(string(out), c.top)
+	c.remember(string(out), &c.top)
 	return JSON(out), nil
 }
 
@@ -110,20 +110,17 @@ func (c *canon) lookup(doc string) *knownDoc {
 }
 
 // remember keeps doc, a canonical document with the top-level members
-// ms (their keys in c.keys).
-func (c *canon) remember(doc string, ms []member) {
-	if len(doc) > maxKnown {
-		return
+// *ms (their keys in c.keys). It takes *ms and c.keys as they are, and
+// gives c the buffers of the document it forgets in their place.
+func (c *canon) remember(doc string, ms *[]member) {
+	if len(doc) > maxKnown || cap(c.keys) > maxKnown || cap(*ms) > maxKnown {
+		return // (large keys or members from a large patch are not kept)
 	}
 	k := &c.known[c.nextKnown]
 	c.nextKnown = (c.nextKnown + 1) % len(c.known)
-	k.doc, k.members, k.keys = doc, k.members[:0], k.keys[:0]
-	for _, m := range ms {
-		ka := len(k.keys)
-		k.keys = append(k.keys, c.keys[m.ka:m.kb]...)
-		m.ka, m.kb = ka, len(k.keys)
-		k.members = append(k.members, m)
-	}
+	k.doc = doc
+	k.members, *ms = *ms, k.members[:0]
+	k.keys, c.keys = c.keys, k.keys[:0]
 }
 
 // The canonical form is the one encoding/json gave the value decoded
