@@ -28,7 +28,7 @@ func Apply(s Store, r *eventlog.Record) error {
 	}
 	f := fold{s: s, r: r, kind: kind}
 	if m, ok := s.(*Memory); ok {
-		f.inPlace = true
+		f.mem = m
 		if m.seen == nil {
 			m.seen, m.canon = new(stringCache), new(canon)
 		}
@@ -63,10 +63,10 @@ type fold struct {
 		ok                bool
 	}
 	touched bool // the entity of the stream records the event already
-	// inPlace is set when s is a Memory: its getters return the entity it
+	// mem is s when it is a Memory: its getters return the entity it
 	// holds, so a change is made in place and putting the entity back
 	// (a map lookup that changes nothing) is left out.
-	inPlace bool
+	mem *Memory
 	// seen is the string cache of s when it has one (a Memory, which
 	// the folds of one goroutine at a time change), else nil.
 	seen *stringCache
@@ -75,10 +75,21 @@ type fold struct {
 	canon *canon
 }
 
+// putNew puts v, an entity the event creates, with put; into a Memory,
+// with add: v is new, so there is no entity there that it could be
+// (Memory's put looks first, to make putting an entity back cheap).
+func putNew[V any](f *fold, put func(*V) error, add func(*Memory, *V), v *V) error {
+	if f.mem != nil {
+		add(f.mem, v)
+		return nil
+	}
+	return put(v)
+}
+
 // putBack puts back an entity the fold got from f.s and changed, unless
 // the change was made in place.
 func putBack[V any](f *fold, put func(*V) error, v *V) error {
-	if f.inPlace {
+	if f.mem != nil {
 		return nil
 	}
 	return put(v)
@@ -247,7 +258,7 @@ func (f *fold) taskCreated() error {
 	}
 	deps := p.Deps // read into a new slice: the task's own
 	slices.SortFunc(deps, CompareTaskIDs)
-	return f.s.PutTask(&Task{
+	return putNew(f, f.s.PutTask, (*Memory).addTask, &Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
 		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),

@@ -171,7 +171,7 @@ func (f *fold) approvalRequested() error {
 			return err
 		}
 	}
-	return f.s.PutApproval(&Approval{
+	return putNew(f, f.s.PutApproval, (*Memory).addApproval, &Approval{
 		Project: f.r.Project, ID: p.ID, Task: p.Task, Step: p.Step, Message: p.Message, Code: p.Code,
 		Action: JSON(p.Action), ActionHash: p.ActionHash, Expires: Time(p.Expires), Status: ApprovalPending,
 		RequestedBy: f.r.Actor, Meta: f.meta(),
@@ -217,5 +217,5 @@ func (f *fold) execRecorded() error {
 			return err
 		}
 	}
-	return f.s.PutExec(&Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
+	return putNew(f, f.s.PutExec, (*Memory).addExec, &Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
 }

@@ -115,6 +115,12 @@ func (m *Memory) PutCheckpoint(v *Checkpoint) error {
 	return nil
 }
 
+// addTask, addApproval and addExec store an entity that is not in m:
+// one assignment, without first looking for the one it replaces.
+func (m *Memory) addTask(v *Task)         { m.Tasks[Key(v.Project, v.ID)] = v }
+func (m *Memory) addApproval(v *Approval) { m.Approvals[Key(v.Project, v.ID)] = v }
+func (m *Memory) addExec(v *Exec)         { m.Execs[Key(v.Project, v.ID)] = v }
+
 // Delete removes an entity of kind.
 func (m *Memory) Delete(kind, project, id string) error {
 	k := Key(project, id)
