@@ -725,6 +725,11 @@ func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, pa
 // canonical object target: both list their keys in order, so the result
 // is one pass over both.
 func appendMerge(dst, target, patch []byte) []byte {
+	if len(target) == len(EmptyContext) && !bytes.Contains(patch, []byte("null")) {
+		// Into an empty object, a patch without a null anywhere (nothing
+		// to delete) is written as it is.
+		return append(dst, patch...)
+	}
 	dst = append(dst, '{')
 	first := true
 	emit := func(k, v []byte) {
