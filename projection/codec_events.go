@@ -279,11 +279,6 @@ func (p *StepAdded) decodeField(r *mpReader, i int) error {
 
 var stepStatusChangedFields = fieldsOf("id", "to", "progress", "note", "result", "error")
 
-func (p *StepStatusChanged) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
-
 func (p *StepStatusChanged) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, stepStatusChangedFields, func(i int) error { return p.decodeField(r, i) })
 }
@@ -307,11 +302,6 @@ func (p *StepStatusChanged) decodeField(r *mpReader, i int) error {
 }
 
 var noteAddedFields = fieldsOf("task", "text", "kind")
-
-func (p *NoteAdded) unmarshal(b []byte, seen *stringCache) error {
-	r := mpReader{b: b, seen: seen}
-	return p.decodeMsgpack(&r)
-}
 
 func (p *NoteAdded) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, noteAddedFields, func(i int) error { return p.decodeField(r, i) })
@@ -471,4 +461,40 @@ func (p *RollbackApplied) decodeField(r *mpReader, i int) error {
 func (x *ExecRecorded) unmarshal(b []byte, seen *stringCache) error {
 	r := mpReader{b: b, seen: seen}
 	return x.decodeMsgpack(&r)
+}
+
+// The fold reads some fields of a payload only to look something up by
+// them, or not at all. The decodeRefs methods read those as where they
+// are in the payload, checked as str checks them but made into no
+// string; the rest as decodeMsgpack does.
+
+// ref reads a str, bin or nil as str does, and sets *dst to its bytes.
+func (r *mpReader) ref(dst *[]byte) error {
+	start, end, err := r.rawStr()
+	*dst = r.b[start:end]
+	return err
+}
+
+// decodeRefs reads p but for its id, which is at *id.
+func (p *StepStatusChanged) decodeRefs(r *mpReader, id *[]byte) error {
+	return decodeStruct(r, p, stepStatusChangedFields, func(i int) error {
+		if i == 0 {
+			return r.ref(id)
+		}
+		return p.decodeField(r, i)
+	})
+}
+
+// decodeRefs reads p but for its text and kind, which are at *text and
+// *kind.
+func (p *NoteAdded) decodeRefs(r *mpReader, text, kind *[]byte) error {
+	return decodeStruct(r, p, noteAddedFields, func(i int) error {
+		switch i {
+		case 1:
+			return r.ref(text)
+		case 2:
+			return r.ref(kind)
+		}
+		return p.decodeField(r, i)
+	})
 }

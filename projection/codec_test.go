@@ -51,6 +51,22 @@ var codecTypes = []codecType{
 	withAppend[Checkpoint](codecOf[Checkpoint]()),
 	{typ: reflect.TypeFor[Scope](), decode: func(r *mpReader, v any) error { return v.(*Scope).decodeMsgpack(r) },
 		append: func(b []byte, v any) []byte { return AppendScope(b, v.(*Scope)) }},
+	// The fold's readers that leave fields in the payload: with those
+	// fields made strings, the same value.
+	{typ: reflect.TypeFor[StepStatusChanged](), decode: func(r *mpReader, v any) error {
+		p := v.(*StepStatusChanged)
+		var id []byte
+		err := p.decodeRefs(r, &id)
+		p.ID = string(id)
+		return err
+	}},
+	{typ: reflect.TypeFor[NoteAdded](), decode: func(r *mpReader, v any) error {
+		p := v.(*NoteAdded)
+		var text, kind []byte
+		err := p.decodeRefs(r, &text, &kind)
+		p.Text, p.Kind = string(text), string(kind)
+		return err
+	}},
 }
 
 // tHelper is what the checks need of a *testing.T or a *rapid.T.

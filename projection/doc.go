@@ -28,10 +28,15 @@ replace (FuzzMergePatch_MatchesReference).
 
 Apply keeps no reference to the record or its Data; it may run
 concurrently on different Stores. Strings that repeat from event to event
-(ids, actors, commands, outputs) share one copy, through a cache pooled
-per goroutine; MergePatch likewise remembers the last documents it
-returned, so that the next merge into a task's context does not read it
-again. Both only save work: the results are the same without them.
+(ids, actors, commands, outputs) share one copy, through a cache kept
+by the Memory folded into (pooled per goroutine for other Stores).
+MergePatch and Canonical remember the last documents they returned (the
+fold's memory is kept by the Memory too), so that the next merge into a
+task's context need not read it again; a document not remembered that
+is canonical already is read in one pass that checks it and finds its
+members, without decoding and writing it again; any other document
+takes the long way. All of this only saves work: the results are the
+same without it. A Memory is changed by one goroutine at a time.
 */
 package projection
 

@@ -27,6 +27,13 @@ func Apply(s Store, r *eventlog.Record) error {
 		return fmt.Errorf("%w: %s (schema %d) at seq %d", ErrUnknown, r.Type, r.Schema, r.Seq)
 	}
 	f := fold{s: s, r: r, kind: kind}
+	if m, ok := s.(*Memory); ok {
+		f.mem = m
+		if m.seen == nil {
+			m.seen, m.canon = new(stringCache), new(canon)
+		}
+		f.seen, f.canon = m.seen, m.canon
+	}
 	f.stream.kind, f.stream.project, f.stream.id, f.stream.ok = ParseStream(r.Stream)
 	f.stream.ok = f.stream.ok && f.stream.project == r.Project
 	if err := f.apply(); err != nil {
@@ -56,6 +63,36 @@ type fold struct {
 		ok                bool
 	}
 	touched bool // the entity of the stream records the event already
+	// mem is s when it is a Memory: its getters return the entity it
+	// holds, so a change is made in place and putting the entity back
+	// (a map lookup that changes nothing) is left out.
+	mem *Memory
+	// seen is the string cache of s when it has one (a Memory, which
+	// the folds of one goroutine at a time change), else nil.
+	seen *stringCache
+	// canon is the merge buffers and memory of s when it has them (a
+	// Memory), else nil.
+	canon *canon
+}
+
+// putNew puts v, an entity the event creates, with put; into a Memory,
+// with add: v is new, so there is no entity there that it could be
+// (Memory's put looks first, to make putting an entity back cheap).
+func putNew[V any](f *fold, put func(*V) error, add func(*Memory, *V), v *V) error {
+	if f.mem != nil {
+		add(f.mem, v)
+		return nil
+	}
+	return put(v)
+}
+
+// putBack puts back an entity the fold got from f.s and changed, unless
+// the change was made in place.
+func putBack[V any](f *fold, put func(*V) error, v *V) error {
+	if f.mem != nil {
+		return nil
+	}
+	return put(v)
 }
 
 // payload reads the event's payload with a payload type's decoder, as
@@ -63,13 +100,18 @@ type fold struct {
 // without reflection. Strings are copied, so the state keeps no
 // reference to r.Data; the strings that repeat from event to event (ids,
 // actors, commands, outputs) mostly share one copy, from a cache of
-// strings shared by the folds of one goroutine at a time. (A method value
-// rather than an interface, so that neither the payload nor the reader
-// escapes to the heap.)
+// strings shared by the folds of one goroutine at a time: the Memory's
+// own, or one from a pool. (A method value rather than an interface, so
+// that neither the payload nor the reader escapes to the heap.)
 func (f *fold) payload(unmarshal func([]byte, *stringCache) error) error {
-	seen := seenPool.Get().(*stringCache)
-	err := unmarshal(f.r.Data, seen)
-	seenPool.Put(seen)
+	var err error
+	if f.seen != nil {
+		err = unmarshal(f.r.Data, f.seen)
+	} else {
+		seen := seenPool.Get().(*stringCache)
+		err = unmarshal(f.r.Data, seen)
+		seenPool.Put(seen)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: payload does not decode: %v", ErrInconsistent, err)
 	}
@@ -134,7 +176,7 @@ func (f *fold) project(change func(*Project) error) error {
 	if err := change(p); err != nil {
 		return err
 	}
-	return f.s.PutProject(p)
+	return putBack(f, f.s.PutProject, p)
 }
 
 func (f *fold) plan(id string, change func(*Plan) error) error {
@@ -148,7 +190,7 @@ func (f *fold) plan(id string, change func(*Plan) error) error {
 	if err := change(p); err != nil {
 		return err
 	}
-	return f.s.PutPlan(p)
+	return putBack(f, f.s.PutPlan, p)
 }
 
 // task changes task id of the event's project; when it is the entity of
@@ -167,7 +209,7 @@ func (f *fold) task(id string, change func(*Task) error) error {
 	if f.stream.ok && f.stream.kind == KindTask && f.stream.id == id {
 		f.touch(&t.Meta)
 	}
-	return f.s.PutTask(t)
+	return putBack(f, f.s.PutTask, t)
 }
 
 // streamTask changes the task whose stream the event is on.
@@ -214,9 +256,9 @@ func (f *fold) taskCreated() error {
 	if status == "" {
 		status = StatusTodo
 	}
-	deps := slices.Clone(p.Deps)
+	deps := p.Deps // read into a new slice: the task's own
 	slices.SortFunc(deps, CompareTaskIDs)
-	return f.s.PutTask(&Task{
+	return putNew(f, f.s.PutTask, (*Memory).addTask, &Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
 		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),

@@ -58,6 +58,9 @@ func (f *fold) taskEvent(t *Task) error {
 		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
+		if cap(t.Steps) == 0 {
+			t.Steps = make([]Step, 0, 4) // a task has a few steps: one allocation for them, not three
+		}
 		t.Steps = append(t.Steps, Step{ID: p.ID, Title: p.Title, Status: StepPending, UpdatedAt: TimeOf(f.r.Time)})
 	case kindStepStatusChanged:
 		return f.stepStatus(t)
@@ -76,12 +79,19 @@ func (f *fold) contextMerged(t *Task) error {
 	if err := f.payload(p.unmarshal); err != nil {
 		return err
 	}
+	c := f.canon
+	if c == nil {
+		c = getCanon()
+		defer putCanon(c)
+	} else {
+		defer c.trim()
+	}
 	var next JSON
 	var err error
 	if p.Replace {
-		next, err = Canonical(JSON(p.Patch))
+		next, err = c.canonicalDoc(JSON(p.Patch))
 	} else {
-		next, err = MergePatch(t.Context, JSON(p.Patch))
+		next, err = c.mergePatch(t.Context, JSON(p.Patch))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: context patch: %v", ErrInconsistent, err)
@@ -93,12 +103,17 @@ func (f *fold) contextMerged(t *Task) error {
 
 func (f *fold) stepStatus(t *Task) error {
 	var p StepStatusChanged
-	if err := f.payload(p.unmarshal); err != nil {
+	var id []byte // only looked up
+	err := f.payload(func(b []byte, seen *stringCache) error {
+		r := mpReader{b: b, seen: seen}
+		return p.decodeRefs(&r, &id)
+	})
+	if err != nil {
 		return err
 	}
-	s := t.Step(p.ID)
+	s := t.Step(string(id))
 	if s == nil {
-		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, p.ID)
+		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, id)
 	}
 	if p.To != "" {
 		s.Status = p.To
@@ -124,7 +139,12 @@ func (f *fold) stepStatus(t *Task) error {
 
 func (f *fold) noteAdded() error {
 	var p NoteAdded
-	if err := f.payload(p.unmarshal); err != nil {
+	var text, kind []byte // the fold keeps neither
+	err := f.payload(func(b []byte, seen *stringCache) error {
+		r := mpReader{b: b, seen: seen}
+		return p.decodeRefs(&r, &text, &kind)
+	})
+	if err != nil {
 		return err
 	}
 	if p.Task == "" {
@@ -151,7 +171,7 @@ func (f *fold) approvalRequested() error {
 			return err
 		}
 	}
-	return f.s.PutApproval(&Approval{
+	return putNew(f, f.s.PutApproval, (*Memory).addApproval, &Approval{
 		Project: f.r.Project, ID: p.ID, Task: p.Task, Step: p.Step, Message: p.Message, Code: p.Code,
 		Action: JSON(p.Action), ActionHash: p.ActionHash, Expires: Time(p.Expires), Status: ApprovalPending,
 		RequestedBy: f.r.Actor, Meta: f.meta(),
@@ -181,7 +201,7 @@ func (f *fold) approvalDecided() error {
 			return err
 		}
 	}
-	return f.s.PutApproval(a)
+	return putBack(f, f.s.PutApproval, a)
 }
 
 func (f *fold) execRecorded() error {
@@ -197,5 +217,5 @@ func (f *fold) execRecorded() error {
 			return err
 		}
 	}
-	return f.s.PutExec(&Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
+	return putNew(f, f.s.PutExec, (*Memory).addExec, &Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
 }

@@ -20,25 +20,7 @@ const EmptyContext JSON = "{}"
 func MergePatch(doc, patch JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
-	c.keys = c.keys[:0]
-	var err error
-	if k := c.lookup(string(doc)); k != nil { // doc is a result of ours: canonical
-		c.target = append(c.target[:0], doc...)
-		c.keys = append(c.keys, k.keys...)
-		c.targetTop = append(c.targetTop[:0], k.members...)
-	} else {
-		if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
-			return "", err
-		}
-		c.targetTop, c.top = c.top, c.targetTop
-	}
-	if c.patch, err = c.canonical(c.patch[:0], string(patch)); err != nil {
-		return "", err
-	}
-	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.top)
-	out := JSON(c.scratch)
-	c.remember(string(out), c.merged)
-	return out, nil
+	return c.mergePatch(doc, patch)
 }
 
 // Canonical returns the canonical form of a JSON object: keys sorted, no
@@ -46,21 +28,63 @@ func MergePatch(doc, patch JSON) (JSON, error) {
 func Canonical(doc JSON) (JSON, error) {
 	c := getCanon()
 	defer putCanon(c)
+	return c.canonicalDoc(doc)
+}
+
+func (c *canon) mergePatch(doc, patch JSON) (JSON, error) {
 	c.keys = c.keys[:0]
 	var err error
-	if c.target, err = c.canonical(c.target[:0], string(doc)); err != nil {
+	if k := c.lookup(string(doc)); k != nil { // doc is a result of ours: canonical
+		c.target = append(c.target[:0], doc...)
+		c.keys = append(c.keys, k.keys...)
+		c.targetTop = append(c.targetTop[:0], k.members...)
+	} else if c.target, c.targetTop, err = c.read(c.target[:0], c.targetTop[:0], string(doc)); err != nil {
 		return "", err
 	}
-	out := JSON(c.target)
-	c.remember(string(out), c.top)
+	if c.patch, c.patchTop, err = c.read(c.patch[:0], c.patchTop[:0], string(patch)); err != nil {
+		return "", err
+	}
+	c.scratch, c.merged = mergeMembers(c.scratch[:0], c.merged[:0], c.keys, c.target, c.targetTop, c.patch, c.patchTop)
+	out := JSON(c.scratch)
+	c.remember(string(out), &c.merged)
 	return out, nil
+}
+
+func (c *canon) canonicalDoc(doc JSON) (JSON, error) {
+	c.keys, c.top = c.keys[:0], c.top[:0]
+	if c.scanCanonical(string(doc), &c.top) {
+		c.remember(string(doc), &c.top)
+		return doc, nil
+	}
+	out, err := c.canonical(c.target[:0], string(doc))
+	c.target = out
+	if err != nil {
+		return "", err
+	}
+	c.remember(string(out), &c.top)
+	return JSON(out), nil
+}
+
+// read appends to dst the canonical form of the JSON object src, and to
+// top its top-level members (their keys to c.keys). A document that is
+// canonical already, as a task's context is (what an earlier merge
+// returned), is read once and copied as it is.
+func (c *canon) read(dst []byte, top []member, src string) ([]byte, []member, error) {
+	if c.scanCanonical(src, &top) {
+		return append(dst, src...), top, nil
+	}
+	dst, err := c.canonical(dst, src)
+	return dst, append(top, c.top...), err
 }
 
 // A canon remembers the last documents it returned and their top-level
 // members: a task's context is merged into again and again, and the
-// document MergePatch gets is most often the one it returned last time
-// for that task. Then it need not read the document again to know it is
-// canonical and where its members are.
+// document a merge gets is most often one a recent merge returned (in a
+// replay of many tasks at work, the merge before last of a context is
+// rarely more than 16 merges back). Then it need not read the document
+// again to know it is canonical and where its members are. (A pooled
+// canon forgets at every garbage collection; the fold's, kept by the
+// Memory, does not.)
 
 // knownDoc is a canonical document and its top-level members, whose keys
 // are in keys.
@@ -86,20 +110,17 @@ func (c *canon) lookup(doc string) *knownDoc {
 }
 
 // remember keeps doc, a canonical document with the top-level members
-// ms (their keys in c.keys).
-func (c *canon) remember(doc string, ms []member) {
-	if len(doc) > maxKnown {
-		return
+// *ms (their keys in c.keys). It takes *ms and c.keys as they are, and
+// gives c the buffers of the document it forgets in their place.
+func (c *canon) remember(doc string, ms *[]member) {
+	if len(doc) > maxKnown || cap(c.keys) > maxKnown || cap(*ms) > maxKnown {
+		return // (large keys or members from a large patch are not kept)
 	}
 	k := &c.known[c.nextKnown]
 	c.nextKnown = (c.nextKnown + 1) % len(c.known)
-	k.doc, k.members, k.keys = doc, k.members[:0], k.keys[:0]
-	for _, m := range ms {
-		ka := len(k.keys)
-		k.keys = append(k.keys, c.keys[m.ka:m.kb]...)
-		m.ka, m.kb = ka, len(k.keys)
-		k.members = append(k.members, m)
-	}
+	k.doc = doc
+	k.members, *ms = *ms, k.members[:0]
+	k.keys, c.keys = c.keys, k.keys[:0]
 }
 
 // The canonical form is the one encoding/json gave the value decoded
@@ -124,16 +145,16 @@ type canon struct {
 	out     []byte
 	members []member // of the objects being read, innermost last
 	// top is the members of the last top-level object read, targetTop
-	// those of the target of a merge.
-	top, targetTop []member
-	scratch        []byte
-	target         []byte
-	patch          []byte
-	text           []byte // a decoded string
-	keys           []byte // the decoded keys of the members
-	merged         []member
-	known          [16]knownDoc
-	nextKnown      int
+	// and patchTop those of the target and the patch of a merge.
+	top, targetTop, patchTop []member
+	scratch                  []byte
+	target                   []byte
+	patch                    []byte
+	text                     []byte // a decoded string
+	keys                     []byte // the decoded keys of the members
+	merged                   []member
+	known                    [16]knownDoc
+	nextKnown                int
 }
 
 // member is a key and value of an object, written in canonical form at
@@ -152,14 +173,20 @@ func getCanon() *canon { return canonPool.Get().(*canon) }
 const maxPooled = 1 << 16
 
 func putCanon(c *canon) {
+	c.trim()
+	canonPool.Put(c)
+}
+
+// trim readies c for its next use, dropping buffers larger than
+// maxPooled.
+func (c *canon) trim() {
 	c.src = ""
-	c.members, c.top, c.targetTop, c.merged = c.members[:0], c.top[:0], c.targetTop[:0], c.merged[:0]
+	c.members, c.top, c.targetTop, c.patchTop, c.merged = c.members[:0], c.top[:0], c.targetTop[:0], c.patchTop[:0], c.merged[:0]
 	for _, b := range []*[]byte{&c.out, &c.scratch, &c.target, &c.patch, &c.text, &c.keys} {
 		if cap(*b) > maxPooled {
 			*b = nil
 		}
 	}
-	canonPool.Put(c)
 }
 
 // canonical appends to dst the canonical form of the JSON object src
@@ -698,6 +725,11 @@ func mergeMembers(dst []byte, out []member, keys, target []byte, tm []member, pa
 // canonical object target: both list their keys in order, so the result
 // is one pass over both.
 func appendMerge(dst, target, patch []byte) []byte {
+	if len(target) == len(EmptyContext) && !bytes.Contains(patch, []byte("null")) {
+		// Into an empty object, a patch without a null anywhere (nothing
+		// to delete) is written as it is.
+		return append(dst, patch...)
+	}
 	dst = append(dst, '{')
 	first := true
 	emit := func(k, v []byte) {

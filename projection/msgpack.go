@@ -266,43 +266,50 @@ func (c *stringCache) get(b []byte) string {
 }
 
 // knownString returns the constant of the catalog b spells, so that the
-// many statuses and kinds of a state share one string.
+// many statuses and kinds of a state share one string. (A switch on
+// constants: the compiler compares b with them without a string made.)
 func knownString(b []byte) (string, bool) {
-	var c []string
-	switch len(b) {
-	case 2:
-		c = known2[:]
-	case 4:
-		c = known4[:]
-	case 5:
-		c = known5[:]
-	case 6:
-		c = known6[:]
-	case 7:
-		c = known7[:]
-	case 9:
-		c = known9[:]
-	case 11:
-		c = known11[:]
+	if len(b) > len(StepInProgress) { // the longest
+		return "", false
 	}
-	for _, s := range c {
-		if s == string(b) {
-			return s, true
-		}
+	switch string(b) {
+	case string(EmptyContext):
+		return string(EmptyContext), true
+	case StatusTodo:
+		return StatusTodo, true
+	case StatusDone:
+		return StatusDone, true
+	case "open":
+		return "open", true
+	case "note":
+		return "note", true
+	case StatusDoing:
+		return StatusDoing, true
+	case StepFailed:
+		return StepFailed, true
+	case "closed":
+		return "closed", true
+	case ApprovalDenied:
+		return ApprovalDenied, true
+	case "memory":
+		return "memory", true
+	case StatusBlocked:
+		return StatusBlocked, true
+	case StepPending: // == ApprovalPending
+		return StepPending, true
+	case StepSkipped:
+		return StepSkipped, true
+	case ApprovalGranted:
+		return ApprovalGranted, true
+	case StatusCancelled:
+		return StatusCancelled, true
+	case StepCompleted:
+		return StepCompleted, true
+	case StepInProgress:
+		return StepInProgress, true
 	}
 	return "", false
 }
-
-// The constants knownString knows, by length.
-var (
-	known2  = [...]string{string(EmptyContext)}
-	known4  = [...]string{StatusTodo, StatusDone, "open", "note"}
-	known5  = [...]string{StatusDoing}
-	known6  = [...]string{StepFailed, "closed", ApprovalDenied, "memory"}
-	known7  = [...]string{StatusBlocked, StepPending, StepSkipped, ApprovalGranted}
-	known9  = [...]string{StatusCancelled, StepCompleted}
-	known11 = [...]string{StepInProgress}
-)
 
 // strings reads a []string as reflection does: nil leaves *dst as it
 // is, an array replaces its elements (an empty one gives a non-nil empty

@@ -40,6 +40,11 @@ type Memory struct {
 	Approvals   map[string]*Approval   // key project + "/" + id
 	Execs       map[string]*Exec       // key project + "/" + id
 	Checkpoints map[string]*Checkpoint // key project + "/" + id
+
+	// The fold's cache of strings (see fold.payload) and its merges'
+	// buffers and memory of recent contexts; nil until the first fold.
+	seen  *stringCache
+	canon *canon
 }
 
 var _ Store = (*Memory)(nil)
@@ -109,6 +114,12 @@ func (m *Memory) PutCheckpoint(v *Checkpoint) error {
 	put(m.Checkpoints, v.Project, v.ID, v)
 	return nil
 }
+
+// addTask, addApproval and addExec store an entity that is not in m:
+// one assignment, without first looking for the one it replaces.
+func (m *Memory) addTask(v *Task)         { m.Tasks[Key(v.Project, v.ID)] = v }
+func (m *Memory) addApproval(v *Approval) { m.Approvals[Key(v.Project, v.ID)] = v }
+func (m *Memory) addExec(v *Exec)         { m.Execs[Key(v.Project, v.ID)] = v }
 
 // Delete removes an entity of kind.
 func (m *Memory) Delete(kind, project, id string) error {
