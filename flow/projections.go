@@ -129,7 +129,7 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 	}
 	want := map[string]map[string][]byte{}
 	eachMemEntity(mem, func(bucket, key string, v any) {
-		b, merr := marshal(v)
+		b, merr := encodeEntity(v)
 		if want[bucket] == nil {
 			want[bucket] = map[string][]byte{}
 		}

@@ -94,7 +94,11 @@ func get[T any](s *txStore, bucket, key string) (*T, error) {
 
 func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
 	v := new(T)
-	if err := msgpack.Unmarshal(b, v); err != nil {
+	ok, err := projection.DecodeEntity(b, v)
+	if !ok {
+		err = msgpack.Unmarshal(b, v)
+	}
+	if err != nil {
 		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q does not decode: %v (run 'flowctl rebuild')", bucket, key, err)}
 	}
 	return v, nil
@@ -122,7 +126,7 @@ func (s *txStore) flush() error {
 			}
 			continue
 		}
-		b, err := marshal(s.dirty[k])
+		b, err := encodeEntity(s.dirty[k])
 		if err != nil {
 			return err
 		}
@@ -134,6 +138,15 @@ func (s *txStore) flush() error {
 	return nil
 }
 
+// encodeEntity encodes a projected entity as marshal would, by hand
+// where projection has an encoder for its type.
+func encodeEntity(v any) ([]byte, error) {
+	if b, ok := projection.AppendEntity(nil, v); ok {
+		return b, nil
+	}
+	return marshal(v)
+}
+
 // flushFresh is flush for a rebuild into empty buckets: the entities in
 // key order and then the summary index, whole and in key order. bbolt
 // appends to a node when keys come in order but shifts the node's whole
@@ -143,7 +156,7 @@ func (s *txStore) flushFresh(summaries map[string][]byte) error {
 	slices.Sort(s.keys)
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
-		b, err := marshal(s.dirty[k])
+		b, err := encodeEntity(s.dirty[k])
 		if err != nil {
 			return err
 		}
