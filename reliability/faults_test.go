@@ -6,6 +6,7 @@ package reliability
 // it they skip, naming the missing capability.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -93,6 +94,19 @@ func TestFullDiskFailsWriteInOneLineAndKeepsEveryAcknowledgedEvent(t *testing.T)
 		} else {
 			faultWriteFailed(t, "ctx merge on a full disk, again", r)
 		}
+	}
+	// compact needs room for a copy: on the full disk it must fail in one
+	// line and leave the file as it was, with no copy beside it.
+	full, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faultWriteFailed(t, "compact on a full disk", corruptRun(t, bin, mnt, "compact", "--db", db))
+	if after, _ := os.ReadFile(db); !bytes.Equal(after, full) {
+		t.Fatal("a failed compact changed the file")
+	}
+	if entries, _ := os.ReadDir(mnt); len(entries) != 1 {
+		t.Fatalf("a failed compact left files beside the log: %v", entries)
 	}
 	r := faultMustOK(t, bin, mnt, "verify", "--db", db)
 	// Before the merges the file held headSeq events; each acknowledged
