@@ -286,3 +286,76 @@ func TestConcurrency_BusyOnlyAfterLockTimeout(t *testing.T) {
 		t.Logf("%d processes x 30 writes with a %v lock timeout: %d succeeded, %d busy", procs, timeout, ok.Load(), busy.n.Load())
 	})
 }
+
+// TestConcurrency_CompactLosesNoWrite: while 8 processes add tasks,
+// another compacts the file again and again, each time renaming a new
+// file over the one the writers wait for. Every acknowledged task must be
+// in the file at the end, once: a writer that waited on the replaced
+// file must have opened the new one.
+func TestConcurrency_CompactLosesNoWrite(t *testing.T) {
+	perProc := envInt(t, "FLOW_CONC_TASKS", 25)
+	dir := newFile(t)
+	var mu sync.Mutex
+	acked := map[string]string{} // id -> title
+	done := make(chan struct{})
+	compactions := 0
+	var compactor sync.WaitGroup
+	compactor.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if r := flow(t, dir, 0, "compact"); r.code != 0 {
+				t.Errorf("compact: exit %d, stderr %q", r.code, r.stderr)
+				return
+			}
+			compactions++
+		}
+	})
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Go(func() {
+			for i := range perProc {
+				title := fmt.Sprintf("p%d-%d", p, i)
+				r := flow(t, dir, 0, "task", "add", title)
+				if r.code != 0 {
+					t.Errorf("task add %s: exit %d, stderr %q", title, r.code, r.stderr)
+					return
+				}
+				id := decode[task](t, r.stdout).ID
+				mu.Lock()
+				if prev, dup := acked[id]; dup {
+					t.Errorf("%s acknowledged for both %q and %q", id, prev, title)
+				}
+				acked[id] = title
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	compactor.Wait()
+	if t.Failed() {
+		return
+	}
+	if compactions < 2 {
+		t.Fatalf("only %d compactions ran beside the writers", compactions)
+	}
+	listed := map[string]string{}
+	for _, tk := range decode[[]task](t, mustFlow(t, dir, "task", "ls")) {
+		listed[tk.ID] = tk.Title
+	}
+	for id, title := range acked {
+		if listed[id] != title {
+			t.Errorf("acknowledged %s %q, listed as %q after the compactions", id, title, listed[id])
+		}
+	}
+	if len(listed) != len(acked)+1 {
+		t.Errorf("%d tasks listed, want the %d acknowledged and T-1", len(listed), len(acked))
+	}
+	head := mustVerify(t, dir)
+	mustEvents(t, dir, head)
+	t.Logf("%d processes x %d task adds beside %d compactions: %d acknowledged", procs, perProc, compactions, len(acked))
+}
