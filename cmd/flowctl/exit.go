@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/flowctl/flowctl/flow"
 )
@@ -98,7 +100,26 @@ func hintOf(err error, code flow.Code) string {
 	if errors.As(err, &h) {
 		return h.hint
 	}
+	if hint := systemHint(err); hint != "" {
+		return hint
+	}
 	return hints[code]
+}
+
+// systemHint says what to do about the failures of the system under the
+// file that are no fault of flowctl's (exit 1, as DESIGN.md's table has
+// no code of their own): a failed write changed nothing, so the hint is
+// how to let the next one succeed.
+func systemHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full: free some space and retry; the failed write was not applied"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only: reads work, writes need it mounted read-write"
+	case errors.Is(err, fs.ErrPermission):
+		return "check the permissions of the file and its directory"
+	}
+	return ""
 }
 
 // report prints err on w, as one line of text or as the JSON error
