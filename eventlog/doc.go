@@ -161,10 +161,14 @@ Verify (flowctl verify) still catches the rewrite, and `flowctl log` and
 
 What it saves, for a record with a 200-byte payload (thread CPU time,
 SHA-NI): CRC32C 26 ns, decoding 240 ns, SHA-256 290 ns, plus the copy of
-Data. On the 1M-event file of cmd/flowbench, ReadRange decodes 1.7-1.9M
-records/s and Replay 7M/s; a replay (decode and fold) went from 0.68M to
-1.08M events/s. The constant hashOnRead turns the check of the audit
-reads off, for measurement.
+Data. On the 1M-event file of cmd/flowbench, ReadRange reads 1.75-1.80M
+records/s and Replay 6.0-6.2M/s (rows read_checked and read_decode). The
+constant hashOnRead turns the check of the audit reads off, for
+measurement.
+
+Replay's Data is a view of bbolt's page, valid while the transaction is
+and bbolt leaves the page alone: a callback that writes to the log in the
+same (writable) transaction must copy what it needs first.
 
 # Caveats
 
