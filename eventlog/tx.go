@@ -94,27 +94,13 @@ func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
 // scanLog is ReadRange that also hands fn each record's envelope, which
 // is valid only during the call.
 func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) error {
-	from = max(from, 1)
-	c := tx.bucket(bucketLog).Cursor()
-	want := from
-	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
-		seq := binary.BigEndian.Uint64(k)
-		if to != 0 && seq > to {
-			break
-		}
-		if seq != want {
-			return corruptf(want, "record is missing (next stored seq is %d)", seq)
-		}
-		want++
+	return tx.walkLog(from, to, func(seq uint64, v []byte) error {
 		r, err := decodeRecord(seq, v)
 		if err != nil {
 			return err
 		}
-		if err := fn(r, v[:len(v)-crcLen]); err != nil {
-			return stopped(err)
-		}
-	}
-	return nil
+		return fn(r, v[:len(v)-crcLen])
+	})
 }
 
 // Replay calls fn for every record with from <= seq <= to, in seq order,
@@ -128,8 +114,20 @@ func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) err
 // checking it is half the cost of a read (doc.go, "Reads and the hash
 // chain").
 func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
-	from = max(from, 1)
 	var r Record
+	return tx.walkLog(from, to, func(seq uint64, v []byte) error {
+		if err := decodeInto(&r, seq, v, true); err != nil {
+			return err
+		}
+		return fn(&r)
+	})
+}
+
+// walkLog calls fn with the stored bytes of every record with from <= seq
+// <= to (to == 0: to the head), in seq order, and reports a missing seq
+// as corruption. An error of fn ends the walk; ErrStop ends it quietly.
+func (tx *Tx) walkLog(from, to uint64, fn func(seq uint64, v []byte) error) error {
+	from = max(from, 1)
 	c := tx.bucket(bucketLog).Cursor()
 	want := from
 	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
@@ -141,10 +139,7 @@ func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
 			return corruptf(want, "record is missing (next stored seq is %d)", seq)
 		}
 		want++
-		if err := decodeInto(&r, seq, v, true); err != nil {
-			return err
-		}
-		if err := fn(&r); err != nil {
+		if err := fn(seq, v); err != nil {
 			return stopped(err)
 		}
 	}
