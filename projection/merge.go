@@ -278,7 +278,19 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // number checks a number's grammar and writes it as it is.
 func (c *canon) number() error {
-	s, i := c.src, c.i
+	end, problem := numberEnd(c.src, c.i)
+	if problem != "" {
+		c.i = end
+		return c.fail(problem)
+	}
+	c.out = append(c.out, c.src[c.i:end]...)
+	c.i = end
+	return nil
+}
+
+// numberEnd reads the JSON number at s[i:] and returns where it ends, or
+// where its grammar fails and how (encoding/json's words).
+func numberEnd(s string, i int) (end int, problem string) {
 	digits := func() bool {
 		j := i
 		for i < len(s) && isDigit(s[i]) {
@@ -293,14 +305,12 @@ func (c *canon) number() error {
 	case i < len(s) && s[i] == '0':
 		i++
 	case !digits():
-		c.i = i
-		return c.fail("in numeric literal")
+		return i, "in numeric literal"
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		if !digits() {
-			c.i = i
-			return c.fail("after decimal point in numeric literal")
+			return i, "after decimal point in numeric literal"
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -309,13 +319,10 @@ func (c *canon) number() error {
 			i++
 		}
 		if !digits() {
-			c.i = i
-			return c.fail("in exponent of numeric literal")
+			return i, "in exponent of numeric literal"
 		}
 	}
-	c.out = append(c.out, s[c.i:i]...)
-	c.i = i
-	return nil
+	return i, ""
 }
 
 func (c *canon) nest() error {

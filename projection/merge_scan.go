@@ -196,38 +196,8 @@ func isLowerHex(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'f' }
 // scanNumber reads a number as canonical does (it writes numbers as
 // they are).
 func scanNumber(s string, i int) (int, bool) {
-	digits := func() bool {
-		j := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		return i > j
-	}
-	if s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
-		return 0, false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return 0, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return 0, false
-		}
-	}
-	return i, true
+	end, problem := numberEnd(s, i)
+	return end, problem == ""
 }
 
 func scanLiteral(s string, i int, lit string) (int, bool) {
