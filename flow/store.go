@@ -9,7 +9,6 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Buckets of the inline projections and the engine's own indexes.
@@ -96,7 +95,7 @@ func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
 	v := new(T)
 	ok, err := projection.DecodeEntity(b, v)
 	if !ok {
-		err = msgpack.Unmarshal(b, v)
+		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	if err != nil {
 		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q does not decode: %v (run 'flowctl rebuild')", bucket, key, err)}
@@ -138,13 +137,14 @@ func (s *txStore) flush() error {
 	return nil
 }
 
-// encodeEntity encodes a projected entity as marshal would, by hand
-// where projection has an encoder for its type.
+// encodeEntity encodes a projected entity as marshal would (by hand:
+// projection.AppendEntity).
 func encodeEntity(v any) ([]byte, error) {
-	if b, ok := projection.AppendEntity(nil, v); ok {
-		return b, nil
+	b, ok := projection.AppendEntity(nil, v)
+	if !ok {
+		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	return marshal(v)
+	return b, nil
 }
 
 // flushFresh is flush for a rebuild into empty buckets: the entities in
