@@ -114,6 +114,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.mcpCommand(),
 		a.primeCommand(),
 		a.watchCommand(),
+		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
 	return root

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,4 +300,46 @@ func TestRun_UnknownSubcommandOfAGroupIsUsage(t *testing.T) {
 	if _, _, code := f.run("", "task"); code != 0 {
 		t.Errorf("a bare command group exits %d, want 0 (its help)", code)
 	}
+}
+
+func TestRun_VersionCommand(t *testing.T) {
+	t.Parallel()
+	t.Run("JSON", func(t *testing.T) {
+		t.Parallel()
+		stdout, stderr, code := runCLI(t, t.TempDir(), "", "version", "-o", "json")
+		if code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, stdout)
+		}
+		for _, k := range []string{"version", "commit", "commit_time", "dirty", "go", "file_format"} {
+			if _, ok := got[k]; !ok {
+				t.Errorf("no %q in %s", k, stdout)
+			}
+		}
+		if len(got) != 6 {
+			t.Errorf("got %d fields, want 6: %s", len(got), stdout)
+		}
+		if got["version"] != version || got["file_format"] != float64(eventlog.FormatVersion) {
+			t.Errorf("version %v, file_format %v; want %s and %d", got["version"], got["file_format"], version, eventlog.FormatVersion)
+		}
+		if g, _ := got["go"].(string); !strings.HasPrefix(g, "go1.") {
+			t.Errorf("go = %q, want the toolchain's version", g)
+		}
+	})
+	t.Run("Text", func(t *testing.T) {
+		t.Parallel()
+		stdout, _, code := runCLI(t, t.TempDir(), "", "version")
+		if code != 0 || !strings.HasPrefix(stdout, "flowctl version "+version+" ") || !strings.Contains(stdout, "\ncommit:") {
+			t.Errorf("exit %d, stdout %q", code, stdout)
+		}
+	})
+	t.Run("ArgsRefused", func(t *testing.T) {
+		t.Parallel()
+		if _, _, code := runCLI(t, t.TempDir(), "", "version", "extra"); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
 }
