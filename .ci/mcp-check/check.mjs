@@ -1,5 +1,6 @@
 // Out-of-process check of `flowctl mcp` with the official TypeScript SDK:
 // list the tools, call task_create, ctx_merge and task_ready over stdio,
+// list and get the prompts,
 // and fail on any protocol error, tool error, or unexpected result.
 //
 // usage: node check.mjs FLOWCTL_BINARY DIR   (DIR holds a fresh .flow/flow.db)
@@ -84,6 +85,20 @@ try {
   const body = JSON.parse(bad.content[0].text);
   expect(bad.isError && body.error.code === "conflict" && body.error.hint, `stale if_version: ${JSON.stringify(bad)}`);
   log(`ctx_merge with a stale if_version -> tool error ${body.error.code}: ${body.error.message}`);
+
+  // The prompts: listed with descriptions, and each one filled from the file.
+  const { prompts } = await client.listPrompts();
+  log(`prompts/list: ${prompts.map((p) => p.name).join(", ")}`);
+  for (const want of ["start-session", "finish-task", "request-approval"]) {
+    expect(prompts.some((p) => p.name === want && p.description), `prompts/list has no ${want} with a description`);
+  }
+  for (const [name, args] of [["start-session", {}], ["finish-task", { task: first }], ["request-approval", { task: first }]]) {
+    const got = await client.getPrompt({ name, arguments: args });
+    const text = got.messages?.[0]?.content?.text ?? "";
+    expect(got.messages.length === 1 && text.includes(name === "start-session" ? "task_ready" : first),
+      `prompts/get ${name}: ${JSON.stringify(got)}`);
+    log(`prompts/get ${name} -> ${text.split("\n")[0]}`);
+  }
 
   await client.close();
 } catch (err) {

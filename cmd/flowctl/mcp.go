@@ -163,6 +163,7 @@ func (s *mcpServer) newServer(tools []string) *mcp.Server {
 		mcpToolTable[name](srv, s)
 	}
 	s.addResources(srv)
+	s.addPrompts(srv)
 	srv.AddReceivingMiddleware(toolErrors)
 	return srv
 }
