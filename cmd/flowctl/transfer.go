@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -82,18 +83,60 @@ func (a *app) runImport(file string) (err error) {
 		return withHint(err, "give the path of a file written by 'flowctl export', or - for stdin")
 	}
 	defer a.holdOutput(&err)()
-	eng, err := a.open(false)
+	eng, created, err := a.openForImport()
 	if err != nil {
 		return err
 	}
-	defer closeEngine(eng, &err)
 	res, err := eng.Import(bytes.NewReader(data))
+	if cerr := eng.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
+		if created != "" {
+			removeCreated(created, eng.Path())
+		}
 		return err
 	}
 	return a.printer().one(res, func(w io.Writer) {
 		fmt.Fprintf(w, "read %d events: %d appended, %d already present\n", res.Read, res.Appended, res.Skipped)
 	})
+}
+
+// openForImport opens the file an import of events goes into, creating it
+// when there is none (a restore from an export needs no init first): the
+// file --db or FLOW_DB names, else the one found from the working
+// directory, else .flow/flow.db here. created is the first path it made
+// (the file, or its outermost new directory), "" if the file was there.
+func (a *app) openForImport() (eng *flow.Engine, created string, err error) {
+	path, err := a.dbPath()
+	if errors.Is(err, flow.ErrNotFound) && a.g.db == "" {
+		path, err = filepath.Join(a.dir, flow.DefaultDir, flow.DefaultFile), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	for p := path; ; p = filepath.Dir(p) {
+		if _, serr := os.Stat(p); !errors.Is(serr, os.ErrNotExist) || filepath.Dir(p) == p {
+			break
+		}
+		created = p
+	}
+	if created == "" {
+		eng, err = a.open(false)
+		return eng, "", err
+	}
+	eng, err = flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session, Warn: a.warn})
+	return eng, created, err
+}
+
+// removeCreated takes back the file (or directory) an import created
+// before it failed, so a refused import leaves the disk as it was.
+func removeCreated(created, path string) {
+	if created == path {
+		os.Remove(path)
+		return
+	}
+	os.RemoveAll(created)
 }
 
 // runLegacyImport imports a file of the legacy system. workflow-json

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowctl/flowctl/flow"
 )
 
 // sourceFile is the fixture plus one event made by the CLI itself (with a
@@ -288,17 +290,6 @@ func TestImport_BadInput(t *testing.T) {
 			t.Errorf("an import of a missing file changed the file")
 		}
 	})
-
-	t.Run("MissingTarget", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, "events.jsonl"), []byte(good+"\n"))
-		_, stderr, code := runCLI(t, dir, "", "import", "events.jsonl")
-		wantError(t, stderr, code, 3, "flowctl init")
-		if _, err := os.Stat(filepath.Join(dir, ".flow")); err == nil {
-			t.Errorf("import created .flow")
-		}
-	})
 }
 
 // TestImport_Edges covers inputs that are accepted.
@@ -355,4 +346,48 @@ func TestImport_Edges(t *testing.T) {
 			t.Errorf("an import of no events changed the file's bytes")
 		}
 	})
+}
+
+// TestImport_CreatesTheFile: a restore from an export needs no init first;
+// a refused import into a path with no file leaves no file behind.
+func TestImport_CreatesTheFile(t *testing.T) {
+	t.Parallel()
+	src := mustInit(t, "--project", "demo")
+	src.mustRun("", "task", "add", "one")
+	export := src.mustRun("", "export")
+	head := strings.TrimSpace(src.mustRun("", "verify", "-o", "json"))
+
+	for _, c := range []struct {
+		name string
+		args []string
+		file string // relative to the directory
+	}{
+		{"Default", nil, filepath.Join(flow.DefaultDir, flow.DefaultFile)},
+		{"DB", []string{"--db", "sub/dir/x.db"}, "sub/dir/x.db"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			stdout, stderr, code := runCLI(t, dir, export, append(c.args, "import", "-")...)
+			if code != 0 || !strings.Contains(stdout, "2 appended") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			f := &flowFile{t: t, dir: dir, path: filepath.Join(dir, c.file)}
+			if got := strings.TrimSpace(f.mustRun("", "--db", f.path, "verify", "-o", "json")); got != head {
+				t.Errorf("verify after import = %s, want %s", got, head)
+			}
+		})
+		t.Run(c.name+"/Refused", func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			_, _, code := runCLI(t, dir, "{\"stream\":1}\n", append(c.args, "import", "-")...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil || len(entries) != 0 {
+				t.Errorf("a refused import left %v (%v)", entries, err)
+			}
+		})
+	}
 }
