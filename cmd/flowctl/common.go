@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
@@ -146,19 +145,4 @@ func readLimited(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, flow.MaxInput+1))
-}
-
-// table writes aligned columns for people.
-func table(w io.Writer, header string, rows [][]string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if header != "" {
-		fmt.Fprintln(tw, header)
-	}
-	for _, r := range rows {
-		for i := range r {
-			r[i] = printable(r[i])
-		}
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	tw.Flush()
 }

@@ -57,10 +57,15 @@ func writeDiff(w io.Writer, d *flow.DiffResult) {
 
 // writeChanges prints one line per changed entity.
 func writeChanges(w io.Writer, changes []flow.Change) {
+	d := displayOf(w)
 	for _, c := range changes {
-		fmt.Fprintln(w, changeLine(c))
+		line := changeLine(c)
+		fmt.Fprintln(w, d.paint(line, changeColors[line[:1]]))
 	}
 }
+
+// changeColors colour a change's line by its mark.
+var changeColors = map[string]string{"+": sgrGreen, "-": sgrRed, "~": sgrYellow, "!": sgrRed + ";" + sgrBold}
 
 // changeMarks mark an entity's line by what happened to it.
 var changeMarks = map[string]string{flow.OpAdded: "+", flow.OpRemoved: "-", flow.OpChanged: "~"}

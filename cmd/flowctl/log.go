@@ -121,8 +121,10 @@ func (a *app) followLog(ctx context.Context, o *logOptions) error {
 
 // writeEventLine prints one event as a line of text.
 func writeEventLine(w io.Writer, ev flow.Event) {
-	fmt.Fprintf(w, "%6d  %s  %-28s %-22s %-12s %s\n", ev.Seq, ev.Time.Format(time.RFC3339),
-		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), printable(ev.Type), printable(ev.Actor), ev.Data)
+	d := displayOf(w)
+	typ := d.paint(fmt.Sprintf("%-22s", printable(ev.Type)), eventColor(ev.Type))
+	fmt.Fprintf(w, "%6d  %s  %-28s %s %-12s %s\n", ev.Seq, d.paint(ev.Time.Format(time.RFC3339), sgrDim),
+		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), typ, printable(ev.Actor), ev.Data)
 }
 
 // printable escapes control characters, so that text from an imported

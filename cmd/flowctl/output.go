@@ -11,13 +11,13 @@ import (
 // printer renders results in the chosen format: text for people, one JSON
 // document, or JSON lines. Data goes to stdout; nothing else does.
 type printer struct {
-	w      *bufio.Writer
+	w      *textWriter
 	format string
 	quiet  bool
 }
 
 func (a *app) printer() *printer {
-	return &printer{w: bufio.NewWriter(a.stdout), format: a.g.output, quiet: a.g.quiet}
+	return &printer{w: &textWriter{bufio.NewWriter(a.stdout), a.disp}, format: a.g.output, quiet: a.g.quiet}
 }
 
 // one prints a single result: as JSON, or as text through the text func.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +24,7 @@ type app struct {
 	env
 	args []string // the command line, for errors that come before parsing
 	g    globals
+	disp display // how text on stdout looks, set with the globals
 	ran  bool
 }
 
@@ -49,7 +48,7 @@ func (g *globals) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&g.output, "output", "o", "text", "output format: text, json or jsonl")
 	fs.BoolVar(&g.json, "json", false, "shorthand for -o json")
 	fs.DurationVar(&g.lockTimeout, "lock-timeout", eventlog.DefaultTimeout, "how long to wait for the file lock (env FLOW_LOCK_TIMEOUT)")
-	fs.StringVar(&g.color, "color", "auto", "color output: auto, always or never (honours NO_COLOR)")
+	fs.StringVar(&g.color, "color", "auto", "color output: auto, always or never (honours NO_COLOR and FORCE_COLOR)")
 	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print only data and errors")
 }
 
@@ -175,6 +174,7 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 	if a.g.lockTimeout <= 0 {
 		return usageError{fmt.Errorf("--lock-timeout must be positive")}
 	}
+	a.disp = a.resolveDisplay()
 	return nil
 }
 
@@ -272,17 +272,6 @@ func (a *app) progress(done, total uint64) {
 	if done >= total {
 		fmt.Fprintln(a.stderr)
 	}
-}
-
-// isTerminal reports whether w is a terminal (diagnostics and progress
-// bars go to stderr only then).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // warn prints a warning on stderr, unless -q.

@@ -75,9 +75,12 @@ func writeProjectStatus(w io.Writer, st *flow.Status) {
 		archived = " (archived)"
 	}
 	fmt.Fprintf(w, "Project %s%s at seq %d\n", printable(st.Project), archived, st.HeadSeq)
-	c := st.Tasks
-	fmt.Fprintf(w, "tasks  %d: %d todo, %d doing, %d done, %d blocked, %d cancelled\n",
-		c.Total, c.Todo, c.Doing, c.Done, c.Blocked, c.Cancelled)
+	c, d := st.Tasks, displayOf(w)
+	count := func(n int, status string) string {
+		return d.paint(fmt.Sprintf("%d %s", n, status), statusColors[status])
+	}
+	fmt.Fprintf(w, "tasks  %d: %s, %s, %s, %s, %s\n", c.Total,
+		count(c.Todo, "todo"), count(c.Doing, "doing"), count(c.Done, "done"), count(c.Blocked, "blocked"), count(c.Cancelled, "cancelled"))
 	fmt.Fprintf(w, "plans  %d open, %d closed\n", st.Plans.Open, st.Plans.Closed)
 	fmt.Fprintf(w, "execs  %d recorded, %d failed\n", st.Execs.Total, st.Execs.Failed)
 	statusSection(w, "ready", len(st.Ready), func() [][]string {
@@ -118,13 +121,16 @@ func writeStatusPending(w io.Writer, st *flow.Status) {
 	})
 }
 
+// sectionColors colour the names of status's sections that ask for attention.
+var sectionColors = map[string]string{"ready": sgrGreen, "blocked": sgrRed, "pending approvals": sgrYellow}
+
 // statusSection prints "name: none", or "name (n):" and a table.
 func statusSection(w io.Writer, name string, n int, rows func() [][]string) {
 	if n == 0 {
 		fmt.Fprintf(w, "%s: none\n", name)
 		return
 	}
-	fmt.Fprintf(w, "%s (%d):\n", name, n)
+	fmt.Fprintf(w, "%s (%d):\n", displayOf(w).paint(name, sectionColors[name]), n)
 	table(w, "", rows())
 }
 

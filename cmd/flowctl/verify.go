@@ -55,7 +55,7 @@ func (a *app) runVerify(expect string) (err error) {
 	}
 	res := verifyResult{OK: true, VerifyReport: rep, ExpectedHead: expect}
 	return a.printer().one(res, func(w io.Writer) {
-		fmt.Fprintf(w, "ok: %s in %s, %s\n", plural(rep.HeadSeq, "event"), plural(uint64(rep.Streams), "stream"), plural(uint64(rep.Projects), "project"))
+		fmt.Fprintf(w, "%s %s in %s, %s\n", displayOf(w).paint("ok:", sgrGreen), plural(rep.HeadSeq, "event"), plural(uint64(rep.Streams), "stream"), plural(uint64(rep.Projects), "project"))
 		fmt.Fprintf(w, "head %s@%d\n", rep.HeadHash, rep.HeadSeq)
 		if rep.BadSnapshots > 0 {
 			fmt.Fprintf(w, "%d of %s are bad: reads skip them (derived data; see 'flowctl snapshot verify --all')\n", rep.BadSnapshots, plural(uint64(rep.Snapshots), "snapshot"))
