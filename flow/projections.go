@@ -85,6 +85,7 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 	warned := map[string]bool{}
 	total, _ := tx.Head()
 	if progress != nil {
+		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
 	}
 	err := tx.Replay(1, 0, func(r *eventlog.Record) error {

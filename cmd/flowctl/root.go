@@ -242,9 +242,7 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		return nil, err
 	}
 	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
-	if isTerminal(a.stderr) && !a.g.quiet {
-		opts.Progress = a.progress
-	}
+	opts.Progress = a.progressFunc("rebuilding projections", "events")
 	if v := a.getenv("FLOW_SNAPSHOT_EVERY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -260,18 +258,6 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		err = withHint(err, "run 'flowctl init' to create it")
 	}
 	return eng, err
-}
-
-// progress draws a one-line progress bar of a rebuild on stderr.
-func (a *app) progress(done, total uint64) {
-	pct := uint64(100)
-	if total > 0 {
-		pct = done * 100 / total
-	}
-	fmt.Fprintf(a.stderr, "\rrebuilding projections: %3d%% (%d of %d events)", pct, done, total)
-	if done >= total {
-		fmt.Fprintln(a.stderr)
-	}
 }
 
 // warn prints a warning on stderr, unless -q.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// The progress bar of long work (import, export to a file, rebuild,
+// verify, compact, snapshots, legacy imports) is schollz/progressbar: it
+// keeps the rate and the ETA, throttles redraws, and sizes itself to the
+// terminal, which a hand-drawn \r line did not. It is drawn on stderr,
+// and only when stderr is a terminal, the output is text and -q is off:
+// never in a pipe, a log file or a JSON consumer's stream.
+
+// showProgress reports whether long work may draw a progress bar.
+func (a *app) showProgress() bool {
+	return !a.g.quiet && a.g.output == "text" && isTerminal(a.stderr)
+}
+
+// progressFunc returns a func that draws what label is doing as a bar of
+// done out of total items (events, unless unit says otherwise), or nil
+// when no bar may be drawn. The bar appears on the first call and is
+// cleared when done reaches total, leaving stderr as it was.
+func (a *app) progressFunc(label, unit string) func(done, total uint64) {
+	if !a.showProgress() {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total uint64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(int64(total),
+				progressbar.OptionSetWriter(a.stderr),
+				progressbar.OptionSetDescription(label),
+				progressbar.OptionShowCount(),
+				progressbar.OptionShowIts(),
+				progressbar.OptionSetItsString(unit),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionClearOnFinish(),
+			)
+		}
+		if total != uint64(bar.GetMax64()) {
+			bar.ChangeMax64(int64(total))
+		}
+		bar.Set64(int64(done))
+		if done >= total {
+			bar.Finish()
+		}
+	}
+}

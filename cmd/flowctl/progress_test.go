@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// inTerminal runs the test binary as `flowctl args...` under a
+// pseudo-terminal (util-linux's script, as the issue's acceptance does)
+// and returns everything the terminal showed. CI has script (Debian's
+// bsdutils is essential); a machine without it skips.
+func inTerminal(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("script (util-linux) is missing")
+		}
+		t.Skip("no script(1) to make a pseudo-terminal")
+	}
+	line := shellQuote(os.Args[0]) + " " + childMarker
+	for _, a := range args {
+		line += " " + shellQuote(a)
+	}
+	typescript := filepath.Join(t.TempDir(), "typescript")
+	cmd := exec.Command("script", "-qec", line, typescript)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FLOWCTL_TEST_MAIN=1", "FLOW_ACTOR=tester", "TERM=xterm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("script %s: %v\n%s", line, err, out)
+	}
+	b, err := os.ReadFile(typescript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "demo")
+	for i := 0; i < 3; i++ {
+		f.mustRun("", "task", "add", "a task")
+	}
+	t.Run("Terminal", func(t *testing.T) {
+		t.Parallel()
+		shown := inTerminal(t, f.dir, "rebuild")
+		if !strings.Contains(shown, "rebuilding projections") || !strings.Contains(shown, "events/") {
+			t.Errorf("no progress bar with a rate on a terminal:\n%q", shown)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+	}{{"Quiet", []string{"-q"}}, {"JSON", []string{"-o", "json"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			shown := inTerminal(t, f.dir, append([]string{"rebuild"}, c.args...)...)
+			if strings.Contains(shown, "rebuilding projections") {
+				t.Errorf("a progress bar with %v:\n%q", c.args, shown)
+			}
+		})
+	}
+	t.Run("Pipe", func(t *testing.T) {
+		t.Parallel()
+		_, stderr, code := f.run("", "rebuild")
+		if code != 0 || strings.ContainsAny(stderr, "\r\x1b") {
+			t.Errorf("exit %d, stderr %q: want no bar in a pipe", code, stderr)
+		}
+	})
+}
