@@ -4,7 +4,7 @@ package reliability
 // record is found by Verify with the record's seq; a record rewritten with
 // a recomputed CRC (and hash) is caught by the hash chain; random page
 // overwrites, random bytes and an empty file make `flowctl verify` exit 7
-// with one line, never panic or hang.
+// with one error line (and its hint), never panic or hang.
 //
 // FLOWCTL_CORRUPT_SEEDS sets the number of page-overwrite seeds (default
 // 150) for a longer soak.
@@ -93,10 +93,11 @@ func corruptCrashed(stderr string) bool {
 	return false
 }
 
-// corruptOneLine reports whether s is exactly one non-empty line.
+// corruptOneLine reports whether s is one error: a non-empty line, and
+// at most a second line with its hint.
 func corruptOneLine(s string) bool {
-	s = strings.TrimSuffix(s, "\n")
-	return s != "" && !strings.Contains(s, "\n")
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[0] != "" && (len(lines) == 1 || len(lines) == 2 && strings.HasPrefix(lines[1], "hint: "))
 }
 
 // corruptBuildLog writes a log of n records in one transaction (so that no

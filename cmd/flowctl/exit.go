@@ -29,11 +29,18 @@ var exitCodes = map[flow.Code]int{
 // table (exec run passing on `exit 42`).
 const codeExit flow.Code = "exit"
 
-// hints say what to do next, per code; a command can give a sharper one
-// with withHint.
+// hints say what to do next, per code, so that every error carries one;
+// a command can give a sharper one with withHint, and a usage error gets
+// its command's --help (see report).
 var hints = map[flow.Code]string{
-	flow.CodeBusy:    "another process holds the file; retry, or wait longer with --lock-timeout",
-	flow.CodeCorrupt: "the file failed a check; keep a copy and see 'flowctl verify'",
+	flow.CodeInternal: "this is a bug in flowctl: please report it with the command you ran",
+	flow.CodeInvalid:  "see 'flowctl help' for the commands and their flags",
+	flow.CodeNotFound: "list what exists with 'flowctl task ls', 'flowctl project ls' or 'flowctl log'",
+	flow.CodeConflict: "re-read it ('flowctl task show T-n' shows the version) and retry from its current state",
+	flow.CodeBusy:     "another process holds the file; retry, or wait longer with --lock-timeout",
+	flow.CodePending:  "a person decides with 'flowctl approval grant A-n' or 'deny'; 'flowctl approval wait A-n' waits",
+	flow.CodeCorrupt:  "the file failed a check; keep a copy and see 'flowctl verify'",
+	codeExit:          "the exit status is the command's own, passed on; 'flowctl exec ls' lists what was recorded",
 }
 
 // usageError marks bad flags, arguments and unknown commands (exit 2).
@@ -103,6 +110,10 @@ func hintOf(err error, code flow.Code) string {
 	if hint := systemHint(err); hint != "" {
 		return hint
 	}
+	var s exitStatus
+	if errors.As(err, &s) {
+		return hints[codeExit]
+	}
 	return hints[code]
 }
 
@@ -122,12 +133,19 @@ func systemHint(err error) string {
 	return ""
 }
 
-// report prints err on w, as one line of text or as the JSON error
-// object, and returns the exit code.
-func report(w io.Writer, err error, asJSON bool) int {
+// report prints err on w, as text (the message, then the hint on a
+// second line) or as the JSON error object, and returns the exit code.
+// usage is the --help line of the command that failed, the hint of a
+// usage error that carries none of its own.
+func report(w io.Writer, err error, asJSON bool, usage string) int {
 	code := codeOf(err)
 	msg := message(err)
 	hint := hintOf(err, code)
+	var u usageError
+	var h hinted
+	if errors.As(err, &u) && !errors.As(err, &h) && usage != "" {
+		hint = usage
+	}
 	if asJSON {
 		type body struct {
 			Code    flow.Code `json:"code"`
@@ -137,7 +155,7 @@ func report(w io.Writer, err error, asJSON bool) int {
 		b, _ := json.Marshal(map[string]body{"error": {code, msg, hint}})
 		fmt.Fprintf(w, "%s\n", b)
 	} else if hint != "" {
-		fmt.Fprintf(w, "flowctl: %s (%s)\n", msg, hint)
+		fmt.Fprintf(w, "flowctl: %s\nhint: %s\n", msg, hint)
 	} else {
 		fmt.Fprintf(w, "flowctl: %s\n", msg)
 	}

@@ -163,20 +163,31 @@ func fixturePath(t testing.TB) string {
 }
 
 // wantError checks a failed command: its exit code, and that stderr is
-// exactly one line that mentions every one of facts.
+// one error line (and in text mode a "hint:" line) that mentions every
+// one of facts.
 func wantError(t testing.TB, stderr string, code, wantCode int, facts ...string) {
 	t.Helper()
 	if code != wantCode {
 		t.Errorf("exit code = %d, want %d (stderr %q)", code, wantCode, stderr)
 	}
-	if !strings.HasSuffix(stderr, "\n") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("stderr is not exactly one line: %q", stderr)
+	if !oneError(stderr) {
+		t.Errorf("stderr is not one error line (and a hint line): %q", stderr)
 	}
 	for _, fact := range facts {
 		if !strings.Contains(stderr, fact) {
 			t.Errorf("stderr %q does not mention %q", stderr, fact)
 		}
 	}
+}
+
+// oneError reports whether stderr is one error: a line, then in text mode
+// a second line "hint: …".
+func oneError(stderr string) bool {
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if !strings.HasSuffix(stderr, "\n") || len(lines) > 2 || lines[0] == "" {
+		return false
+	}
+	return len(lines) == 1 || strings.HasPrefix(lines[1], "hint: ")
 }
 
 // jsonError is the error object printed on stderr in JSON mode.

@@ -68,7 +68,16 @@ func run(ctx context.Context, args []string, e env) int {
 	if !a.ran {
 		err = usageError{err}
 	}
-	return report(e.stderr, err, a.jsonErrors())
+	return report(e.stderr, suggest(root, args, err), a.jsonErrors(), usageHint(root, args))
+}
+
+// usageHint is where to read how the command in args is used.
+func usageHint(root *cobra.Command, args []string) string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		cmd = root
+	}
+	return fmt.Sprintf("see '%s --help'", cmd.CommandPath())
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -79,6 +88,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// The suggestions are ours (suggest.go), as a hint.
+		DisableSuggestions: true,
 	}
 	root.SetVersionTemplate(fmt.Sprintf("flowctl version {{.Version}} (file format %d)\n", eventlog.FormatVersion))
 	a.g.addFlags(root.PersistentFlags())
