@@ -127,6 +127,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
+	a.addCompletions(root)
 	return root
 }
 
