@@ -126,8 +126,7 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	if !a.g.quiet {
 		fmt.Fprintf(a.stderr, "flowctl mcp: serving %d tools on stdio (%s)\n", len(tools), strings.Join(tools, ", "))
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-	ss, err := srv.Connect(context.Background(), t, nil)
+	ss, err := srv.Connect(context.Background(), &frameTransport{r: a.stdin, w: a.stdout}, nil)
 	if err != nil {
 		return err
 	}
@@ -139,10 +138,6 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // mcpServer holds what all calls of one server share: the app (flags and
 // environment), the read cache, and how results are written.
