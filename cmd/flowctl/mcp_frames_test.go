@@ -91,6 +91,7 @@ func TestMCP_BadFrames(t *testing.T) {
 		{"DeepArguments", toolCallFrame(900, "task_create", `{"title":"x","a":`+nested(10001)+`}`), -32600, "900"},
 		{"DeepArgumentsInTheFrameLimit", toolCallFrame(900, "ctx_merge", `{"task":"T-1","patch":{"a":`+nested(500)+`}}`), 0, "900"},
 		{"HugeLine", huge, -32600, "900"},
+		{"LargeArgumentsInTheFrameLimit", toolCallFrame(900, "task_create", `{"title":"`+strings.Repeat("x", 2<<20)+`"}`), 0, "900"},
 		{"TruncatedLine", toolCallFrame(900, "task_get", `{"id":"T-1"}`)[:60], -32700, "null"},
 		{"TruncatedBeforeAValue", `{"jsonrpc":"2.0","id":900,"method":"tools/call","params":{"name":"task_get","arguments":`, -32700, "null"},
 	}

@@ -96,7 +96,7 @@ var _ mcp.Connection = (*frameConn)(nil)
 func (c *frameConn) readFrames(r *bufio.Reader) {
 	for {
 		line, over, err := readLine(r, c.limit)
-		if len(bytes.TrimSpace(line)) > 0 && !c.pass(frame{line: line, over: over}) {
+		if (over || len(trimFrame(line)) > 0) && !c.pass(frame{line: line, over: over}) {
 			return
 		}
 		if err != nil {
@@ -246,7 +246,7 @@ type errorReply struct {
 // decodeFrame decodes one line. For a line that is not one JSON-RPC
 // message it returns the error response to write instead.
 func decodeFrame(line []byte) (jsonrpc.Message, []byte) {
-	line = bytes.TrimSpace(line)
+	line = trimFrame(line)
 	if frameDepth(line) > maxFrameDepth {
 		return nil, badFrame(frameID(line), jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxFrameDepth))
@@ -257,7 +257,7 @@ func decodeFrame(line []byte) (jsonrpc.Message, []byte) {
 	switch line[0] {
 	case '{':
 	case '[':
-		return nil, badFrame(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported; send one message per line")
+		return nil, badFrame(nil, jsonrpc.CodeInvalidRequest, "invalid request: an array (a batch) is not supported; send one message per line")
 	default:
 		return nil, badFrame(nil, jsonrpc.CodeInvalidRequest, "invalid request: a message is a JSON object")
 	}
@@ -269,6 +269,12 @@ func decodeFrame(line []byte) (jsonrpc.Message, []byte) {
 		return nil, badFrame(frameID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
 	return msg, nil
+}
+
+// trimFrame is line without the JSON whitespace around it (and so without
+// its "\n" or "\r\n").
+func trimFrame(line []byte) []byte {
+	return bytes.Trim(line, " \t\r\n")
 }
 
 // isMessage reports whether a decoded frame is a request, or a response
