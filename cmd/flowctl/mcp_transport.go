@@ -32,8 +32,8 @@ import (
 // writes its requests and closes stdin gets its answers.
 
 const (
-	// maxFrameBytes is the longest frame the server reads; the rest of a
-	// longer line is discarded as it is read. A tool argument is at most
+	// maxFrameBytes is the longest line (with its newline) the server
+	// reads; the rest of a longer line is discarded as it is read. A tool argument is at most
 	// 1 MiB of JSON (DESIGN.md section 10): this leaves room for many.
 	maxFrameBytes = 16 << 20
 	// maxFrameDepth is the deepest nesting of a frame, the limit of the
@@ -117,18 +117,19 @@ func (c *frameConn) pass(f frame) bool {
 }
 
 // readLine reads up to and including the next newline, or to the end of
-// r. Of a line longer than limit it keeps the first limit bytes and
-// discards the rest as it reads it (over is true). err is the error that
-// ended the line before a newline, io.EOF at the end of r.
+// r. Of a line longer than limit bytes (with its newline) it keeps the
+// first limit bytes and discards the rest as it reads it (over is true).
+// err is the error that ended the line before a newline, io.EOF at the
+// end of r.
 func readLine(r *bufio.Reader, limit int) (line []byte, over bool, err error) {
 	for {
-		chunk, err := r.ReadSlice('\n')
+		chunk, rerr := r.ReadSlice('\n')
 		if room := limit - len(line); len(chunk) > room {
 			chunk, over = chunk[:max(room, 0)], true
 		}
 		line = append(line, chunk...)
-		if err != bufio.ErrBufferFull {
-			return line, over, err
+		if rerr != bufio.ErrBufferFull {
+			return line, over, rerr
 		}
 	}
 }
@@ -183,7 +184,7 @@ func (c *frameConn) next(ctx context.Context) (frame, error) {
 func (c *frameConn) decode(f frame) (jsonrpc.Message, []byte) {
 	if f.over {
 		return nil, badFrame(frameID(f.line), jsonrpc.CodeInvalidRequest,
-			fmt.Sprintf("invalid request: a frame is at most %d bytes", c.limit))
+			fmt.Sprintf("invalid request: a line is at most %d bytes", c.limit))
 	}
 	return decodeFrame(f.line)
 }
@@ -306,8 +307,8 @@ func badFrame(id json.RawMessage, code int64, message string) []byte {
 		id = json.RawMessage("null")
 	}
 	b, err := json.Marshal(errorReply{JSONRPC: "2.0", ID: id, Error: jsonrpc.Error{Code: code, Message: message}})
-	if err != nil { // cannot happen: id is a JSON string or number
-		panic(err)
+	if err != nil { // id is not JSON (frameID returns only strings and numbers)
+		return badFrame(nil, code, message)
 	}
 	return b
 }
