@@ -109,8 +109,9 @@ func parseToolList(spec string) ([]string, error) {
 	return out, nil
 }
 
-// serveMCP runs the server on the app's stdin and stdout until the client
-// hangs up or ctx ends.
+// serveMCP runs the server on the app's stdin and stdout (one JSON-RPC
+// message per line, see frameTransport) until the client hangs up or ctx
+// ends.
 func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	tools, err := parseToolList(o.tools)
 	if err != nil {
