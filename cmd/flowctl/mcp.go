@@ -109,8 +109,9 @@ func parseToolList(spec string) ([]string, error) {
 	return out, nil
 }
 
-// serveMCP runs the server on the app's stdin and stdout until the client
-// hangs up or ctx ends.
+// serveMCP runs the server on the app's stdin and stdout (one JSON-RPC
+// message per line, see frameTransport) until the client hangs up or ctx
+// ends.
 func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	tools, err := parseToolList(o.tools)
 	if err != nil {
@@ -126,8 +127,7 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	if !a.g.quiet {
 		fmt.Fprintf(a.stderr, "flowctl mcp: serving %d tools on stdio (%s)\n", len(tools), strings.Join(tools, ", "))
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-	ss, err := srv.Connect(context.Background(), t, nil)
+	ss, err := srv.Connect(context.Background(), &frameTransport{r: a.stdin, w: a.stdout}, nil)
 	if err != nil {
 		return err
 	}
@@ -139,10 +139,6 @@ func (a *app) serveMCP(ctx context.Context, o mcpOptions) error {
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // mcpServer holds what all calls of one server share: the app (flags and
 // environment), the read cache, and how results are written.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,16 +18,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// mcpChild is `flowctl mcp` as a real child process (the test binary as
-// flowctl, see TestMain), spoken to in raw JSON-RPC lines.
+// mcpChild is `flowctl mcp` spoken to in raw JSON-RPC lines: a real child
+// process (the test binary as flowctl, see TestMain) or the command tree
+// run in process on pipes.
 type mcpChild struct {
 	t      *testing.T
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd    // nil in process
+	wait   func() error // waits for the server to exit; an error unless it exited 0
 	stdin  io.WriteCloser
 	lines  chan string // every stdout line, in order
 	mu     sync.Mutex
 	stdout []string // every stdout line read so far
-	stderr strings.Builder
+	stderr lockedBuffer
 	nextID int
 }
 
@@ -40,7 +43,7 @@ func startMCPChild(t *testing.T, dir string, args ...string) *mcpChild {
 	if v, ok := os.LookupEnv("GOCOVERDIR"); ok {
 		cmd.Env = append(cmd.Env, "GOCOVERDIR="+v)
 	}
-	c := &mcpChild{t: t, cmd: cmd, lines: make(chan string, 64)}
+	c := &mcpChild{t: t, cmd: cmd, wait: cmd.Wait, lines: make(chan string, 64)}
 	cmd.Stderr = &c.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -54,18 +57,51 @@ func startMCPChild(t *testing.T, dir string, args ...string) *mcpChild {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.stdout = append(c.stdout, sc.Text())
-			c.mu.Unlock()
-			c.lines <- sc.Text()
-		}
-		close(c.lines)
-	}()
+	go c.readLines(stdout)
 	return c
+}
+
+// startMCPInProcess runs `flowctl mcp args...` in dir in process (the real
+// command tree, as runCLI runs it) on pipes.
+func startMCPInProcess(t *testing.T, dir string, args ...string) *mcpChild {
+	t.Helper()
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	c := &mcpChild{t: t, stdin: clientOut, lines: make(chan string, 64)}
+	exit := make(chan int, 1)
+	e := env{stdin: serverIn, stdout: serverOut, stderr: &c.stderr, getenv: mcpEnv(nil), dir: dir}
+	go func() {
+		code := run(context.Background(), append([]string{"mcp"}, args...), e)
+		serverOut.Close()
+		serverIn.Close() // the server no longer reads: a write to it fails instead of blocking
+		exit <- code
+	}()
+	c.wait = func() error {
+		select {
+		case code := <-exit:
+			if code != 0 {
+				return fmt.Errorf("exit %d", code)
+			}
+			return nil
+		case <-time.After(20 * time.Second):
+			return errors.New("flowctl mcp did not exit")
+		}
+	}
+	go c.readLines(clientIn)
+	return c
+}
+
+// readLines passes every line the server writes to c.lines.
+func (c *mcpChild) readLines(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		c.mu.Lock()
+		c.stdout = append(c.stdout, sc.Text())
+		c.mu.Unlock()
+		c.lines <- sc.Text()
+	}
+	close(c.lines)
 }
 
 // send writes one raw JSON-RPC line.
@@ -125,7 +161,7 @@ func (c *mcpChild) close() {
 	c.stdin.Close()
 	for range c.lines {
 	}
-	if err := c.cmd.Wait(); err != nil {
+	if err := c.wait(); err != nil {
 		c.t.Errorf("flowctl mcp: %v (stderr %q)", err, c.stderr.String())
 	}
 }
@@ -223,7 +259,7 @@ func TestMCPProcess_Signal(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
+	go func() { done <- c.wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
