@@ -35,7 +35,7 @@ var argCompleters = map[string]completer{
 	"approval deny": completeApprovals, "approval wait": completeApprovals,
 	"approval check": completeApprovals,
 	"plan show":      completePlans, "plan close": completePlans,
-	"exec show":      completeExecs,
+	"exec show": completeExecs, "diff": completePoints,
 	"project switch": completeProjects, "project show": completeProjects, "project archive": completeProjects,
 }
 
@@ -56,7 +56,6 @@ var flagCompleters = map[string]completer{
 // addCompletions wires the completers into the tree that rootCommand
 // built.
 func (a *app) addCompletions(root *cobra.Command) {
-	argCompleters["diff"] = completePoints
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		path := strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
