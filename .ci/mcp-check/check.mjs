@@ -50,6 +50,19 @@ try {
   for (const want of ["task_create", "ctx_merge", "task_ready"]) {
     expect(tools.some((t) => t.name === want && t.outputSchema), `tools/list has no ${want} with an output schema`);
   }
+  // Every parameter, at any depth, says what it is.
+  const undescribed = [];
+  const walk = (tool, path, schema) => {
+    for (const [name, p] of Object.entries(schema?.properties ?? {})) {
+      if (!p.description) undescribed.push(`${tool}.${path}${name}`);
+      walk(tool, `${path}${name}.`, p);
+      if (p.items) walk(tool, `${path}${name}[].`, p.items);
+    }
+  };
+  for (const t of tools) walk(t.name, "", t.inputSchema);
+  expect(undescribed.length === 0, `parameters without a description: ${undescribed.join(", ")}`);
+  const update = tools.find((t) => t.name === "task_update");
+  expect(update?.inputSchema?.properties?.status?.enum?.includes("done"), "task_update.status is not an enum");
 
   const created = await call("task_create", {
     tasks: [

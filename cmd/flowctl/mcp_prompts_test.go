@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -71,4 +72,66 @@ func TestMCP_Prompts(t *testing.T) {
 			t.Errorf("err = %v, want a not_found error", err)
 		}
 	})
+}
+
+// TestMCP_SchemasDescribeEveryParameter: an agent reads every parameter's
+// meaning and every closed set's values in tools/list.
+func TestMCP_SchemasDescribeEveryParameter(t *testing.T) {
+	t.Parallel()
+	h := startMCP(t, mcpFile(t), "agent", nil, "--tools", "all")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enums := map[string]bool{}
+	for _, tool := range res.Tools {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s schemaNode
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		s.walk(tool.Name, func(path string, p *schemaNode) {
+			if p.Description == "" {
+				t.Errorf("%s: parameter %s has no description", tool.Name, path)
+			}
+			if len(p.Enum) > 0 {
+				enums[tool.Name+"."+path] = true
+			}
+		})
+	}
+	for _, want := range []string{"task_update.status", "task_update.claim", "task_list.status",
+		"step_update.action", "approval_status.status", "project_manage.action"} {
+		if !enums[want] {
+			t.Errorf("%s is not an enum", want)
+		}
+	}
+	t.Run("EnumRefusesOtherValues", func(t *testing.T) {
+		res := h.call("task_update", map[string]any{"id": "T-1", "status": "finished"})
+		if !res.IsError || !strings.Contains(resultText(res), `"invalid"`) {
+			t.Errorf("status finished: %s", resultText(res))
+		}
+	})
+}
+
+// schemaNode is the part of a JSON schema the test reads.
+type schemaNode struct {
+	Description string                 `json:"description"`
+	Enum        []any                  `json:"enum"`
+	Properties  map[string]*schemaNode `json:"properties"`
+	Items       *schemaNode            `json:"items"`
+}
+
+func (s *schemaNode) walk(prefix string, fn func(path string, p *schemaNode)) {
+	for name, p := range s.Properties {
+		fn(name, p)
+		p.walk(name+".", func(path string, q *schemaNode) { fn(name+"."+path, q) })
+		if p.Items != nil {
+			p.Items.walk(name+"[].", func(path string, q *schemaNode) { fn(name+"[]."+path, q) })
+		}
+	}
 }

@@ -88,7 +88,7 @@ type primeOut struct {
 }
 
 func addPrimeTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "flow_prime",
+	addTool(srv, &mcp.Tool{Name: "flow_prime",
 		Description: "Start here: a markdown digest of the project for this session: your claimed tasks (steps, context), ready tasks, blocked tasks, pending approvals.",
 		Annotations: readOnlyTool("Prime the session")}, tool(s, true, true, primeTool))
 }
@@ -132,7 +132,7 @@ type readyOut struct {
 }
 
 func addTaskReadyTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "task_ready",
+	addTool(srv, &mcp.Tool{Name: "task_ready",
 		Description: "List todo tasks whose dependencies are done, with no pending approval and no live claim by someone else.",
 		Annotations: readOnlyTool("Ready tasks")}, tool(s, true, true, readyTool))
 }
@@ -163,7 +163,7 @@ type taskIDIn struct {
 }
 
 func addTaskGetTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "task_get",
+	addTool(srv, &mcp.Tool{Name: "task_get",
 		Description: "Get a task: status, deps, claim, steps, context, version.",
 		Annotations: readOnlyTool("Get a task")}, tool(s, true, true, taskGetTool))
 }
@@ -215,7 +215,7 @@ type taskCreateOut struct {
 }
 
 func addTaskCreateTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "task_create",
+	addTool(srv, &mcp.Tool{Name: "task_create",
 		Description: "Create a task from title, or several from tasks[] whose deps may name earlier items by key.",
 		Annotations: writeTool("Create tasks", false, false)}, tool(s, false, true, taskCreateTool))
 }
@@ -367,7 +367,7 @@ type taskUpdateOut struct {
 }
 
 func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "task_update",
+	addTool(srv, &mcp.Tool{Name: "task_update",
 		Description: "Change a task: claim/heartbeat first, then fields, then status, then release; one call or several parts.",
 		Annotations: writeTool("Update a task", false, false)}, tool(s, false, true, taskUpdateTool))
 }
@@ -498,7 +498,7 @@ var stepActions = map[string]string{
 }
 
 func addStepUpdateTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "step_update",
+	addTool(srv, &mcp.Tool{Name: "step_update",
 		Description: "Add a step to a task, or move one: start, progress (0-100), done, fail, skip.",
 		Annotations: writeTool("Update a step", false, false)}, tool(s, false, true, stepUpdateTool))
 }
@@ -555,7 +555,7 @@ type ctxOut struct {
 }
 
 func addCtxMergeTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "ctx_merge",
+	addTool(srv, &mcp.Tool{Name: "ctx_merge",
 		Description: "Merge a JSON patch into a task's context (its working memory); returns the merged context and the task's new version.",
 		Annotations: writeTool("Merge task context", true, false)}, tool(s, false, true, ctxMergeTool))
 }
@@ -625,7 +625,7 @@ type execRecordIn struct {
 }
 
 func addExecRecordTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "exec_record",
+	addTool(srv, &mcp.Tool{Name: "exec_record",
 		Description: "Record a command or code that ran: exit code, time, output, on a task or step.",
 		Annotations: writeTool("Record an execution", false, false)}, tool(s, false, true, execRecordTool))
 }
@@ -670,7 +670,7 @@ type approvalRequestIn struct {
 }
 
 func addApprovalRequestTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "approval_request",
+	addTool(srv, &mcp.Tool{Name: "approval_request",
 		Description: "Ask a person to approve an action before you take it; a pending approval keeps its task from done.",
 		Annotations: writeTool("Request approval", false, false)}, tool(s, false, true, approvalRequestTool))
 }

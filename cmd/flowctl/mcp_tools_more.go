@@ -29,7 +29,7 @@ type taskListOut struct {
 }
 
 func addTaskListTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "task_list",
+	addTool(srv, &mcp.Tool{Name: "task_list",
 		Description: "List a project's tasks, filtered by status, plan, owner or tag.",
 		Annotations: readOnlyTool("List tasks")}, tool(s, true, true, taskListTool))
 }
@@ -77,7 +77,7 @@ type approvalStatusOut struct {
 }
 
 func addApprovalStatusTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "approval_status",
+	addTool(srv, &mcp.Tool{Name: "approval_status",
 		Description: "Read an approval (id) or list them; with id and action, check it was granted for that exact action.",
 		Annotations: readOnlyTool("Approval status")}, tool(s, true, true, approvalStatusTool))
 }
@@ -155,7 +155,7 @@ type historyOut struct {
 }
 
 func addHistoryTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "history",
+	addTool(srv, &mcp.Tool{Name: "history",
 		Description: "The events of a task or of the project, oldest first: who changed what, when.",
 		Annotations: readOnlyTool("History")}, tool(s, true, true, historyTool))
 }
@@ -220,7 +220,7 @@ type depUpdateOut struct {
 }
 
 func addDepUpdateTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "dep_update",
+	addTool(srv, &mcp.Tool{Name: "dep_update",
 		Description: "Add or remove dependencies of a task; an edge that closes a cycle is refused.",
 		Annotations: writeTool("Update dependencies", true, false)}, tool(s, false, true, depUpdateTool))
 }
@@ -278,7 +278,7 @@ type checkpointIn struct {
 }
 
 func addCheckpointTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "checkpoint_create",
+	addTool(srv, &mcp.Tool{Name: "checkpoint_create",
 		Description: "Mark the current state with a named checkpoint (C-n) that rollback can return to.",
 		Annotations: writeTool("Create a checkpoint", false, false)}, tool(s, false, true, checkpointTool))
 }
@@ -336,7 +336,7 @@ type rollbackOut struct {
 }
 
 func addRollbackTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "rollback",
+	addTool(srv, &mcp.Tool{Name: "rollback",
 		Description: "Show (default) or, with apply, restore the state of the project or a task at an earlier point; history is kept.",
 		Annotations: writeTool("Roll back", true, true)}, tool(s, false, true, rollbackTool))
 }
@@ -406,7 +406,7 @@ type projectOut struct {
 }
 
 func addProjectTool(srv *mcp.Server, s *mcpServer) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "project_manage",
+	addTool(srv, &mcp.Tool{Name: "project_manage",
 		Description: "List, show, create or archive projects (archiving closes a project to new work).",
 		Annotations: writeTool("Manage projects", false, true)}, func(ctx context.Context, req *mcp.CallToolRequest, in projectIn) (*mcp.CallToolResult, projectOut, error) {
 		readOnly := in.Action == "list" || in.Action == "show"
