@@ -129,7 +129,7 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 	}
 	want := map[string]map[string][]byte{}
 	eachMemEntity(mem, func(bucket, key string, v any) {
-		b, merr := encodeEntity(v)
+		b, merr := encodeEntity(key, v)
 		if want[bucket] == nil {
 			want[bucket] = map[string][]byte{}
 		}
@@ -180,7 +180,7 @@ func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error
 		case !ok:
 			return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
 		case !bytes.Equal(w, v):
-			return projectionDiff(bucket, string(k), "differs from a replay of the log")
+			return projectionDiff(bucket, string(k), mismatch(bucket, k, v))
 		}
 		seen++
 		return nil
@@ -194,6 +194,15 @@ func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error
 		}
 	}
 	return nil
+}
+
+// mismatch says how the stored value v under k differs from a replay's:
+// damaged on disk (its checksum fails) or written wrong.
+func mismatch(bucket string, k, v []byte) string {
+	if _, err := unseal(bucket, k, v); err != nil {
+		return "fails its checksum (damaged on disk)"
+	}
+	return "differs from a replay of the log"
 }
 
 func projectionDiff(bucket, key, what string) error {

@@ -91,14 +91,20 @@ func get[T any](s *txStore, bucket, key string) (*T, error) {
 	return decodeEntity[T](bucket, key, b)
 }
 
+// decodeEntity checks the sealed value b stored under key in bucket and
+// decodes it. A damaged value is an ErrDamagedProjection.
 func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
+	body, err := unseal(bucket, []byte(key), b)
+	if err != nil {
+		return nil, err
+	}
 	v := new(T)
-	ok, err := projection.DecodeEntity(b, v)
+	ok, err := projection.DecodeEntity(body, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	if err != nil {
-		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q does not decode: %v (run 'flowctl rebuild')", bucket, key, err)}
+		return nil, damaged(bucket, []byte(key), fmt.Sprintf("does not decode: %v", err))
 	}
 	return v, nil
 }
@@ -125,11 +131,7 @@ func (s *txStore) flush() error {
 			}
 			continue
 		}
-		b, err := encodeEntity(s.dirty[k])
-		if err != nil {
-			return err
-		}
-		if err := s.tx.Put(bucket, []byte(key), b); err != nil {
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 	}
@@ -137,14 +139,23 @@ func (s *txStore) flush() error {
 	return nil
 }
 
+// putEntity writes the entity v, sealed, under key in bucket.
+func (s *txStore) putEntity(bucket, key string, v any) error {
+	b, err := encodeEntity(key, v)
+	if err != nil {
+		return err
+	}
+	return s.tx.Put(bucket, []byte(key), b)
+}
+
 // encodeEntity encodes a projected entity as marshal would (by hand:
-// projection.AppendEntity).
-func encodeEntity(v any) ([]byte, error) {
+// projection.AppendEntity) and seals it for key (checksum.go).
+func encodeEntity(key string, v any) ([]byte, error) {
 	b, ok := projection.AppendEntity(nil, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	return b, nil
+	return seal([]byte(key), b), nil
 }
 
 // flushFresh is flush for a rebuild into empty buckets: the entities in
@@ -156,11 +167,7 @@ func (s *txStore) flushFresh(summaries map[string][]byte) error {
 	slices.Sort(s.keys)
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
-		b, err := encodeEntity(s.dirty[k])
-		if err != nil {
-			return err
-		}
-		if err := s.tx.Put(bucket, []byte(key), b); err != nil {
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 	}
