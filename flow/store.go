@@ -85,10 +85,36 @@ func get[T any](s *txStore, bucket, key string) (*T, error) {
 		return v.(*T), nil
 	}
 	b, err := s.tx.Get(bucket, []byte(key))
-	if err != nil || b == nil {
+	if err != nil {
 		return nil, err
 	}
+	if b == nil {
+		return nil, s.checkAbsent(bucket, key)
+	}
 	return decodeEntity[T](bucket, key, b)
+}
+
+// checkAbsent checks that an entity not found under key in bucket is
+// absent from what else the file holds of it: the status index's entry of
+// a plan, task, approval or exec, a project's stream (projects are never
+// removed). When it is there, the entity's record was lost or moved to
+// another key (a damaged key), and that is an ErrDamagedProjection rather
+// than "not found".
+func (s *txStore) checkAbsent(bucket, key string) error {
+	switch {
+	case bucket == bucketProjects:
+		if v, _ := s.tx.StreamVersion(projection.ProjectStream(key)); v == 0 {
+			return nil
+		}
+		return damaged(bucket, []byte(key), "is missing but the project's events are in the log")
+	case summarized[bucket]:
+		v, err := s.tx.Get(bucketSummaries, summaryRefKey(bucket, key))
+		if err != nil || v == nil {
+			return err
+		}
+		return damaged(bucket, []byte(key), "is missing but the status index lists it")
+	}
+	return nil
 }
 
 // decodeEntity checks the sealed value b stored under key in bucket and

@@ -272,11 +272,26 @@ func (s *txStore) checkCount(bucket, project, status string, n int) error {
 }
 
 func (s *txStore) summaryStatus(bucket, project, id string) (string, error) {
-	b, err := storedSummary(s.tx, bucket, projection.Key(project, id))
+	key := projection.Key(project, id)
+	b, err := storedSummary(s.tx, bucket, key)
+	if err == nil && b == nil {
+		err = s.checkIndexed(bucket, key)
+	}
 	if err != nil || b == nil {
 		return "", err
 	}
 	return parseSummary(b).Status, nil
+}
+
+// checkIndexed checks that an entity the status index has no entry of is
+// not stored either: when it is, the index lost the entry or a damaged key
+// moved it.
+func (s *txStore) checkIndexed(bucket, key string) error {
+	v, err := s.tx.Get(bucket, []byte(key))
+	if err != nil || v == nil {
+		return err
+	}
+	return damaged(bucketSummaries, summaryRefKey(bucket, key), "is missing but the entity is stored")
 }
 
 // claimedTaskIDs lists the tasks whose claim holds at now. It walks the
