@@ -36,6 +36,18 @@ var hints = map[flow.Code]string{
 	flow.CodeCorrupt: "the file failed a check; keep a copy and see 'flowctl verify'",
 }
 
+// rebuildHint is the hint of a damaged projection record: the log is
+// whole, and a rebuild makes the record again from it.
+const rebuildHint = "run 'flowctl rebuild' to make the projections again from the log"
+
+// sentinelHint is the hint of an error class sharper than its code.
+func sentinelHint(err error) string {
+	if errors.Is(err, flow.ErrDamagedProjection) {
+		return rebuildHint
+	}
+	return ""
+}
+
 // usageError marks bad flags, arguments and unknown commands (exit 2).
 type usageError struct{ err error }
 
@@ -99,6 +111,9 @@ func hintOf(err error, code flow.Code) string {
 	var h hinted
 	if errors.As(err, &h) {
 		return h.hint
+	}
+	if hint := sentinelHint(err); hint != "" {
+		return hint
 	}
 	if hint := systemHint(err); hint != "" {
 		return hint
