@@ -42,6 +42,5 @@ package projection
 
 // Version is the version of the projection layout and fold. When the code's
 // version differs from the one stored with a file's projections, the engine
-// rebuilds them from the log. 5: the engine's projection records carry a
-// CRC32C (flow/checksum.go).
-const Version = 5
+// rebuilds them from the log.
+const Version = 4
