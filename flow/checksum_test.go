@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
 )
 
 func TestSeal(t *testing.T) {
@@ -243,4 +245,29 @@ func checkDamagedReads(t *testing.T, path string, rec projRecord, damage damageF
 		t.Errorf("%s damaged: Verify = %v, want a corruption naming %s", rec, err, rec.bucket)
 	}
 	return failed
+}
+
+// FuzzDecodeEntity: decoding a stored task never panics and fails only
+// with ErrDamagedProjection, whether the value's seal is arbitrary bytes
+// or a correct seal over an arbitrary body; a sealed body unseals to
+// itself.
+func FuzzDecodeEntity(f *testing.F) {
+	task, err := encodeEntity("p/T-1", &projection.Task{Project: "p", ID: "T-1", Title: "one", Status: "todo"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("p/T-1", task)
+	f.Add("p/T-1", task[:len(task)-sealSize])
+	f.Add("", []byte{})
+	f.Fuzz(func(t *testing.T, key string, v []byte) {
+		for _, stored := range [][]byte{v, seal([]byte(key), bytes.Clone(v))} {
+			if _, err := decodeEntity[projection.Task](bucketTasks, key, stored); err != nil && !errors.Is(err, ErrDamagedProjection) {
+				t.Fatalf("decodeEntity(%q, %x) = %v, want nil or ErrDamagedProjection", key, stored, err)
+			}
+		}
+		body, err := unseal(bucketTasks, []byte(key), seal([]byte(key), bytes.Clone(v)))
+		if err != nil || !bytes.Equal(body, v) {
+			t.Fatalf("unseal(seal(%x)) = %x, %v", v, body, err)
+		}
+	})
 }
