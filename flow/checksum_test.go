@@ -261,7 +261,7 @@ func FuzzDecodeEntity(f *testing.F) {
 	f.Add("", []byte{})
 	f.Fuzz(func(t *testing.T, key string, v []byte) {
 		for _, stored := range [][]byte{v, seal([]byte(key), bytes.Clone(v))} {
-			if _, err := decodeEntity[projection.Task](bucketTasks, key, stored); err != nil && !errors.Is(err, ErrDamagedProjection) {
+			if _, err := decodeEntity[projection.Task](bucketTasks, []byte(key), stored); err != nil && !errors.Is(err, ErrDamagedProjection) {
 				t.Fatalf("decodeEntity(%q, %x) = %v, want nil or ErrDamagedProjection", key, stored, err)
 			}
 		}

@@ -84,14 +84,15 @@ func get[T any](s *txStore, bucket, key string) (*T, error) {
 		}
 		return v.(*T), nil
 	}
-	b, err := s.tx.Get(bucket, []byte(key))
+	k := []byte(key)
+	b, err := s.tx.Get(bucket, k)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
 		return nil, s.checkAbsent(bucket, key)
 	}
-	return decodeEntity[T](bucket, key, b)
+	return decodeEntity[T](bucket, k, b)
 }
 
 // checkAbsent checks that an entity not found under key in bucket is
@@ -119,8 +120,8 @@ func (s *txStore) checkAbsent(bucket, key string) error {
 
 // decodeEntity checks the sealed value b stored under key in bucket and
 // decodes it. A damaged value is an ErrDamagedProjection.
-func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
-	body, err := unseal(bucket, []byte(key), b)
+func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
+	body, err := unseal(bucket, key, b)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	if err != nil {
-		return nil, damaged(bucket, []byte(key), fmt.Sprintf("does not decode: %v", err))
+		return nil, damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))
 	}
 	return v, nil
 }
@@ -263,7 +264,7 @@ func list[T any](s *txStore, bucket, prefix string) ([]*T, error) {
 			}
 			return nil
 		}
-		e, err := decodeEntity[T](bucket, string(k), v)
+		e, err := decodeEntity[T](bucket, k, v)
 		if err == nil {
 			out = append(out, e)
 		}
