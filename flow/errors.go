@@ -16,6 +16,10 @@ var (
 	ErrExists   = errors.New("flow: already exists")
 	// ErrPending: an approval is not decided yet (exit 6).
 	ErrPending = errors.New("flow: pending")
+	// ErrDamagedProjection: a projection record (an entity or an entry
+	// of the status index) fails its checksum or does not decode (exit
+	// 7). The log is untouched; a rebuild makes the record again.
+	ErrDamagedProjection = errors.New("flow: damaged projection record")
 )
 
 // Code is the stable, transport-neutral name of an error class: the CLI
@@ -39,7 +43,8 @@ func ErrorCode(err error) Code {
 	switch {
 	case err == nil:
 		return CodeOK
-	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt):
+	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt),
+		errors.Is(err, ErrDamagedProjection):
 		return CodeCorrupt
 	case errors.Is(err, eventlog.ErrBusy):
 		return CodeBusy

@@ -11,14 +11,29 @@ import (
 	"github.com/flowctl/flowctl/projection"
 )
 
+// ProjectionFormat is the format of the engine's stored projection
+// records: 1, sealed with a CRC32C of key and value (checksum.go). Files
+// of earlier flowctl hold unsealed records and no format. It is kept apart
+// from projection.Version, which every snapshot carries too: how flow
+// frames its records is no part of a snapshot, so a new format leaves the
+// snapshots of a file readable.
+const ProjectionFormat = 1
+
+// projectionStamp is what proj_meta's version holds for projections this
+// binary built: projection.Version and ProjectionFormat, uint32 BE each.
+// Stored projections with another stamp (an older file has only the
+// version) are rebuilt on a writable open and read around (a replay in
+// memory) by a read-only one.
+var projectionStamp = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, projection.Version), ProjectionFormat)
+
 // projectionsCurrent reports whether the stored projections were built by
-// this binary's fold.
+// this binary's fold in this binary's format.
 func projectionsCurrent(tx *eventlog.Tx) (bool, error) {
 	b, err := tx.Get(bucketProjMeta, keyProjectionVersion)
 	if err != nil {
 		return false, err
 	}
-	return len(b) == 4 && binary.BigEndian.Uint32(b) == projection.Version, nil
+	return bytes.Equal(b, projectionStamp), nil
 }
 
 // syncProjections rebuilds the projections of a writable engine whose
@@ -117,7 +132,7 @@ func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 	if err := s.flushFresh(wantSummaries(mem)); err != nil {
 		return err
 	}
-	return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, projection.Version))
+	return tx.Put(bucketProjMeta, keyProjectionVersion, projectionStamp)
 }
 
 // compareProjections replays the log and compares the result, byte for
@@ -130,7 +145,7 @@ func (e *Engine) compareProjections(tx *eventlog.Tx) error {
 	}
 	want := map[string]map[string][]byte{}
 	eachMemEntity(mem, func(bucket, key string, v any) {
-		b, merr := encodeEntity(v)
+		b, merr := encodeEntity(key, v)
 		if want[bucket] == nil {
 			want[bucket] = map[string][]byte{}
 		}
@@ -181,7 +196,7 @@ func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error
 		case !ok:
 			return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
 		case !bytes.Equal(w, v):
-			return projectionDiff(bucket, string(k), "differs from a replay of the log")
+			return projectionDiff(bucket, string(k), mismatch(bucket, k, v))
 		}
 		seen++
 		return nil
@@ -195,6 +210,15 @@ func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error
 		}
 	}
 	return nil
+}
+
+// mismatch says how the stored value v under k differs from a replay's:
+// damaged on disk (its checksum fails) or written wrong.
+func mismatch(bucket string, k, v []byte) string {
+	if _, err := unseal(bucket, k, v); err != nil {
+		return "fails its checksum (damaged on disk)"
+	}
+	return "differs from a replay of the log"
 }
 
 func projectionDiff(bucket, key, what string) error {

@@ -192,7 +192,7 @@ func summarizedTasks(src source, project string, ids []string) ([]*projection.Ta
 	for _, id := range ids {
 		t, err := src.Task(project, id)
 		if err == nil && t == nil {
-			err = projectionDiff(bucketSummaries, projection.Key(project, id), "lists a task the projections do not hold")
+			err = damaged(bucketSummaries, summaryRefKey(bucketTasks, projection.Key(project, id)), "lists a task the projections do not hold")
 		}
 		if err != nil {
 			return nil, nil, err
@@ -265,7 +265,7 @@ func (st *Status) addApprovals(src source, project string) error {
 	for _, id := range ids {
 		a, err := src.Approval(project, id)
 		if err == nil && a == nil {
-			err = projectionDiff(bucketSummaries, projection.Key(project, id), "lists an approval the projections do not hold")
+			err = damaged(bucketSummaries, summaryRefKey(bucketApprovals, projection.Key(project, id)), "lists an approval the projections do not hold")
 		}
 		if err != nil {
 			return err

@@ -84,21 +84,54 @@ func get[T any](s *txStore, bucket, key string) (*T, error) {
 		}
 		return v.(*T), nil
 	}
-	b, err := s.tx.Get(bucket, []byte(key))
-	if err != nil || b == nil {
+	k := []byte(key)
+	b, err := s.tx.Get(bucket, k)
+	if err != nil {
 		return nil, err
 	}
-	return decodeEntity[T](bucket, key, b)
+	if b == nil {
+		return nil, s.checkAbsent(bucket, key)
+	}
+	return decodeEntity[T](bucket, k, b)
 }
 
-func decodeEntity[T any](bucket, key string, b []byte) (*T, error) {
+// checkAbsent checks that an entity not found under key in bucket is
+// absent from what else the file holds of it: the status index's entry of
+// a plan, task, approval or exec, a project's stream (projects are never
+// removed). When it is there, the entity's record was lost or moved to
+// another key (a damaged key), and that is an ErrDamagedProjection rather
+// than "not found".
+func (s *txStore) checkAbsent(bucket, key string) error {
+	switch {
+	case bucket == bucketProjects:
+		if v, _ := s.tx.StreamVersion(projection.ProjectStream(key)); v == 0 {
+			return nil
+		}
+		return damaged(bucket, []byte(key), "is missing but the project's events are in the log")
+	case summarized[bucket]:
+		v, err := s.tx.Get(bucketSummaries, summaryRefKey(bucket, key))
+		if err != nil || v == nil {
+			return err
+		}
+		return damaged(bucket, []byte(key), "is missing but the status index lists it")
+	}
+	return nil
+}
+
+// decodeEntity checks the sealed value b stored under key in bucket and
+// decodes it. A damaged value is an ErrDamagedProjection.
+func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
+	body, err := unseal(bucket, key, b)
+	if err != nil {
+		return nil, err
+	}
 	v := new(T)
-	ok, err := projection.DecodeEntity(b, v)
+	ok, err := projection.DecodeEntity(body, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	if err != nil {
-		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q does not decode: %v (run 'flowctl rebuild')", bucket, key, err)}
+		return nil, damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))
 	}
 	return v, nil
 }
@@ -125,11 +158,7 @@ func (s *txStore) flush() error {
 			}
 			continue
 		}
-		b, err := encodeEntity(s.dirty[k])
-		if err != nil {
-			return err
-		}
-		if err := s.tx.Put(bucket, []byte(key), b); err != nil {
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 	}
@@ -137,14 +166,23 @@ func (s *txStore) flush() error {
 	return nil
 }
 
+// putEntity writes the entity v, sealed, under key in bucket.
+func (s *txStore) putEntity(bucket, key string, v any) error {
+	b, err := encodeEntity(key, v)
+	if err != nil {
+		return err
+	}
+	return s.tx.Put(bucket, []byte(key), b)
+}
+
 // encodeEntity encodes a projected entity as marshal would (by hand:
-// projection.AppendEntity).
-func encodeEntity(v any) ([]byte, error) {
+// projection.AppendEntity) and seals it for key (checksum.go).
+func encodeEntity(key string, v any) ([]byte, error) {
 	b, ok := projection.AppendEntity(nil, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	return b, nil
+	return seal([]byte(key), b), nil
 }
 
 // flushFresh is flush for a rebuild into empty buckets: the entities in
@@ -156,11 +194,7 @@ func (s *txStore) flushFresh(summaries map[string][]byte) error {
 	slices.Sort(s.keys)
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
-		b, err := encodeEntity(s.dirty[k])
-		if err != nil {
-			return err
-		}
-		if err := s.tx.Put(bucket, []byte(key), b); err != nil {
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 	}
@@ -230,7 +264,7 @@ func list[T any](s *txStore, bucket, prefix string) ([]*T, error) {
 			}
 			return nil
 		}
-		e, err := decodeEntity[T](bucket, string(k), v)
+		e, err := decodeEntity[T](bucket, k, v)
 		if err == nil {
 			out = append(out, e)
 		}

@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 //	"s" B 0x00 project 0x00 status 0x00 id -> empty
 //	"n" B 0x00 project 0x00 status         -> uint64 BE, entities with that status
 //	"l" project 0x00 lease id              -> empty, for a task with a claim
+//
+// Every value is sealed with the CRC32C of its key and body (checksum.go);
+// the bodies are:
+//
+//	"r": the summary value (below); "s", "l": empty; "n": the count.
 //
 // A summary value is the status (plans, tasks, approvals) or "ok"/"failed"
 // (execs), and for a task with a claim 0x00 and the lease's end; lease is
@@ -92,17 +98,35 @@ func summaryLeaseKey(project string, lease uint64, id string) []byte {
 	return append(k, id...)
 }
 
-// summaryEntries are the index entries of one entity (its count aside).
+// summaryEntries are the index entries of one entity (its count aside),
+// sealed.
 func summaryEntries(bucket, key string, s summary) map[string][]byte {
 	project, id := splitKey(key)
-	out := map[string][]byte{
-		string(summaryRefKey(bucket, key)):                          s.value(),
-		string(summaryStatusPrefix(bucket, project, s.Status)) + id: {},
-	}
+	out := map[string][]byte{}
+	add := func(k, body []byte) { out[string(k)] = seal(k, body) }
+	add(summaryRefKey(bucket, key), s.value())
+	add(append(summaryStatusPrefix(bucket, project, s.Status), id...), nil)
 	if s.Lease != 0 {
-		out[string(summaryLeaseKey(project, s.Lease, id))] = []byte{}
+		add(summaryLeaseKey(project, s.Lease, id), nil)
 	}
 	return out
+}
+
+// countValue is the sealed value of the count n under k.
+func countValue(k []byte, n uint64) []byte {
+	return seal(k, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// parseCount checks and parses the count v stored under k.
+func parseCount(k, v []byte) (uint64, error) {
+	body, err := unseal(bucketSummaries, k, v)
+	if err == nil && len(body) != 8 {
+		err = damaged(bucketSummaries, k, "is not a count")
+	}
+	if err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(body), nil
 }
 
 // splitKey splits an entity key project/id; ids have no slash.
@@ -120,7 +144,7 @@ func flushSummary(tx *eventlog.Tx, bucket, key string, v any) error {
 	if !summarized[bucket] {
 		return nil
 	}
-	old, err := tx.Get(bucketSummaries, summaryRefKey(bucket, key))
+	old, err := storedSummary(tx, bucket, key)
 	if err != nil {
 		return err
 	}
@@ -151,6 +175,17 @@ func flushSummary(tx *eventlog.Tx, bucket, key string, v any) error {
 	return addCount(tx, bucket, project, now.Status, 1)
 }
 
+// storedSummary is the body of the stored summary value of the entity
+// under key in bucket; nil when there is none.
+func storedSummary(tx *eventlog.Tx, bucket, key string) ([]byte, error) {
+	k := summaryRefKey(bucket, key)
+	v, err := tx.Get(bucketSummaries, k)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return unseal(bucketSummaries, k, v)
+}
+
 // addCount adds d to the number of project's entities in bucket with
 // status; a count that reaches zero is deleted.
 func addCount(tx *eventlog.Tx, bucket, project, status string, d int64) error {
@@ -159,14 +194,16 @@ func addCount(tx *eventlog.Tx, bucket, project, status string, d int64) error {
 	if err != nil {
 		return err
 	}
-	var n int64
-	if len(b) == 8 {
-		n = int64(binary.BigEndian.Uint64(b))
+	var n uint64
+	if b != nil {
+		if n, err = parseCount(k, b); err != nil {
+			return err
+		}
 	}
-	if n += d; n <= 0 {
+	if int64(n)+d <= 0 {
 		return tx.Delete(bucketSummaries, k)
 	}
-	return tx.Put(bucketSummaries, k, binary.BigEndian.AppendUint64(nil, uint64(n)))
+	return tx.Put(bucketSummaries, k, countValue(k, uint64(int64(n)+d)))
 }
 
 // wantSummaries is the whole index a replay in memory implies, for verify.
@@ -185,7 +222,7 @@ func wantSummaries(mem *projection.Memory) map[string][]byte {
 		counts[string(summaryCountPrefix(bucket, project))+s.Status]++
 	})
 	for k, n := range counts {
-		want[k] = binary.BigEndian.AppendUint64(nil, n)
+		want[k] = countValue([]byte(k), n)
 	}
 	return want
 }
@@ -197,10 +234,9 @@ func (s *txStore) summaryCounts(bucket, project string) (map[string]int, error) 
 	prefix := summaryCountPrefix(bucket, project)
 	out := map[string]int{}
 	err := s.tx.Scan(bucketSummaries, prefix, func(k, v []byte) error {
-		if len(v) == 8 {
-			out[string(k[len(prefix):])] = int(binary.BigEndian.Uint64(v))
-		}
-		return nil
+		n, err := parseCount(k, v)
+		out[string(k[len(prefix):])] = int(n)
+		return err
 	})
 	return out, err
 }
@@ -208,19 +244,54 @@ func (s *txStore) summaryCounts(bucket, project string) (map[string]int, error) 
 func (s *txStore) summaryIDs(bucket, project, status string) ([]string, error) {
 	prefix := summaryStatusPrefix(bucket, project, status)
 	var out []string
-	err := s.tx.Scan(bucketSummaries, prefix, func(k, _ []byte) error {
+	err := s.tx.Scan(bucketSummaries, prefix, func(k, v []byte) error {
 		out = append(out, string(k[len(prefix):]))
-		return nil
+		_, err := unseal(bucketSummaries, k, v)
+		return err
 	})
-	return sortIDs(out), err
+	if err != nil {
+		return nil, err
+	}
+	return sortIDs(out), s.checkCount(bucket, project, status, len(out))
+}
+
+// checkCount checks that the index counts n entities of project in bucket
+// with status, as many as it lists: an entry that a damaged key moved out
+// of the list shows as a count that does not match.
+func (s *txStore) checkCount(bucket, project, status string, n int) error {
+	k := append(summaryCountPrefix(bucket, project), status...)
+	v, err := s.tx.Get(bucketSummaries, k)
+	var want uint64
+	if err == nil && v != nil {
+		want, err = parseCount(k, v)
+	}
+	if err == nil && want != uint64(n) {
+		err = damaged(bucketSummaries, k, fmt.Sprintf("counts %d entities but the index lists %d", want, n))
+	}
+	return err
 }
 
 func (s *txStore) summaryStatus(bucket, project, id string) (string, error) {
-	b, err := s.tx.Get(bucketSummaries, summaryRefKey(bucket, projection.Key(project, id)))
+	key := projection.Key(project, id)
+	b, err := storedSummary(s.tx, bucket, key)
+	if err == nil && b == nil {
+		err = s.checkIndexed(bucket, key)
+	}
 	if err != nil || b == nil {
 		return "", err
 	}
 	return parseSummary(b).Status, nil
+}
+
+// checkIndexed checks that an entity the status index has no entry of is
+// not stored either: when it is, the index lost the entry or a damaged key
+// moved it.
+func (s *txStore) checkIndexed(bucket, key string) error {
+	v, err := s.tx.Get(bucket, []byte(key))
+	if err != nil || v == nil {
+		return err
+	}
+	return damaged(bucketSummaries, summaryRefKey(bucket, key), "is missing but the entity is stored")
 }
 
 // claimedTaskIDs lists the tasks whose claim holds at now. It walks the
@@ -229,7 +300,10 @@ func (s *txStore) claimedTaskIDs(project string, now time.Time) ([]string, error
 	prefix := []byte("l" + project + "\x00")
 	live := now.UnixNano()
 	var out []string
-	err := s.tx.Scan(bucketSummaries, prefix, func(k, _ []byte) error {
+	err := s.tx.Scan(bucketSummaries, prefix, func(k, v []byte) error {
+		if _, err := unseal(bucketSummaries, k, v); err != nil {
+			return err
+		}
 		if len(k) >= len(prefix)+8 && int64(binary.BigEndian.Uint64(k[len(prefix):])) > live {
 			out = append(out, string(k[len(prefix)+8:]))
 		}

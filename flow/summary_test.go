@@ -170,9 +170,8 @@ func TestSummary_IndexedButMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.Status("alpha")
-	var ce *eventlog.CorruptionError
-	if !errors.As(err, &ce) {
-		t.Fatalf("Status = %v, want a corruption error", err)
+	if !errors.Is(err, ErrDamagedProjection) {
+		t.Fatalf("Status = %v, want ErrDamagedProjection", err)
 	}
 	if _, err := e.Rebuild(); err != nil {
 		t.Fatal(err)

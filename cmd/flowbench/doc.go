@@ -33,8 +33,9 @@ working directory up: run it from the repository, or pass --flowctl),
 generates a file of --events events (default 1,000,000; 50,000 with
 --quick) into --dir, and measures the rows below. --dir (default: a new
 temporary directory, removed at the end) keeps the generated file
-(gen-EVENTS-pPROJECTS-vFOLD-sSNAP.db, FOLD the projection version and SNAP
-the snapshot format, so that a new fold or format gets a new file) and its marker (PATH.done, what gen reported) for
+(gen-EVENTS-pPROJECTS-vFOLD.PROJ-sSNAP.db, FOLD the projection version,
+PROJ flow's projection record format and SNAP the snapshot format, so
+that a new fold or format gets a new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
 every other file is removed. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the

@@ -43,6 +43,18 @@ var hints = map[flow.Code]string{
 	codeExit:          "the exit status is the command's own, passed on; 'flowctl exec ls' lists what was recorded",
 }
 
+// rebuildHint is the hint of a damaged projection record: the log is
+// whole, and a rebuild makes the record again from it.
+const rebuildHint = "run 'flowctl rebuild' to make the projections again from the log"
+
+// sentinelHint is the hint of an error class sharper than its code.
+func sentinelHint(err error) string {
+	if errors.Is(err, flow.ErrDamagedProjection) {
+		return rebuildHint
+	}
+	return ""
+}
+
 // usageError marks bad flags, arguments and unknown commands (exit 2).
 type usageError struct{ err error }
 
@@ -106,6 +118,9 @@ func hintOf(err error, code flow.Code) string {
 	var h hinted
 	if errors.As(err, &h) {
 		return h.hint
+	}
+	if hint := sentinelHint(err); hint != "" {
+		return hint
 	}
 	if hint := systemHint(err); hint != "" {
 		return hint

@@ -266,6 +266,9 @@ func newToolError(err error) *toolError {
 		code = flow.CodeInternal
 	}
 	hint := mcpHints[code]
+	if sh := sentinelHint(err); sh != "" {
+		hint = sh
+	}
 	var h hinted
 	if errors.As(err, &h) {
 		hint = h.hint
