@@ -110,9 +110,14 @@ func TestRollback_Apply(t *testing.T) {
 	})
 	t.Run("LogKeepsEverything", func(t *testing.T) {
 		evs := f.logEvents()
-		last := evs[len(evs)-1]
-		if len(evs) != int(f.head)+1 || last.Type != "rollback.applied" || last.Seq != r.Seq {
-			t.Fatalf("log ends with %s at seq %d (%d events), want rollback.applied at %d", last.Type, last.Seq, len(evs), r.Seq)
+		last := evs[f.head]
+		if len(evs) <= int(f.head) || last.Type != "rollback.applied" || last.Seq != r.Seq {
+			t.Fatalf("log has %s at seq %d (%d events), want rollback.applied at %d", last.Type, last.Seq, len(evs), r.Seq)
+		}
+		for _, ev := range evs[f.head+1:] {
+			if ev.Type != "rollback.marked" || !strings.HasPrefix(ev.Stream, "task/p/") {
+				t.Errorf("after the rollback: %s on %s, want only rollback.marked on the streams of the tasks it changed", ev.Type, ev.Stream)
+			}
 		}
 		var data struct {
 			ToSeq      uint64 `json:"to_seq"`
@@ -128,8 +133,9 @@ func TestRollback_Apply(t *testing.T) {
 		if !strings.Contains(out, "T-2") {
 			t.Fatalf("task start printed %q", out)
 		}
+		head := f.headSeq()
 		got := f.mustRun("", "rollback", "--to", "C-1")
-		want := fmt.Sprintf("~ task T-2 write the tests: status doing -> todo\nrolled back project p to seq %d (event seq %d)\n", f.cp, r.Seq+2)
+		want := fmt.Sprintf("~ task T-2 write the tests: status doing -> todo\nrolled back project p to seq %d (event seq %d)\n", f.cp, head+1)
 		if got != want {
 			t.Errorf("rollback printed %q, want %q", got, want)
 		}
@@ -235,4 +241,30 @@ func TestRollback_BadInput(t *testing.T) {
 		_, stderr, code := f.run("", "rollback", "--to", "C-1", "--task", "T-3", "-o", "json")
 		wantJSONError(t, stderr, code, 4, string(flow.CodeConflict))
 	})
+}
+
+// TestRollback_MovesVersionsForward: a writer that read a task before a
+// rollback of the project cannot overwrite the restored state with the
+// version it read, and the task's stream shows the rollback.
+func TestRollback_MovesVersionsForward(t *testing.T) {
+	t.Parallel()
+	f := travelFixture(t)
+	before := showTask(t, f.flowFile, "T-1")
+	r := travelRollback(t, f.mustRun("", "rollback", "--to", "C-1", "-o", "json"))
+	after := showTask(t, f.flowFile, "T-1")
+	if after.Version <= before.Version {
+		t.Fatalf("T-1 is at version %d after the rollback, %d before it", after.Version, before.Version)
+	}
+	_, stderr, code := f.run("", "task", "edit", "T-1", "--title", "stale", "--if-version", fmt.Sprint(before.Version))
+	wantError(t, stderr, code, 4, "version")
+	if got := showTask(t, f.flowFile, "T-1"); got.Title != "write the parser" {
+		t.Fatalf("a stale writer changed the restored title to %q", got.Title)
+	}
+	evs := f.logEvents("--stream", "task/p/T-1")
+	last := evs[len(evs)-1]
+	if last.Type != "rollback.marked" || last.Version != after.Version || last.Seq <= r.Seq {
+		t.Fatalf("the last event of task/p/T-1 is %s (version %d, seq %d), want rollback.marked at version %d after seq %d",
+			last.Type, last.Version, last.Seq, after.Version, r.Seq)
+	}
+	f.mustRun("", "task", "edit", "T-1", "--title", "fresh", "--if-version", fmt.Sprint(after.Version))
 }
