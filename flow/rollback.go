@@ -146,11 +146,17 @@ func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*R
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
+		return nil, nil, err
+	}
 	current, err := scopeOf(src, in.Project)
 	if err != nil {
 		return nil, nil, err
 	}
 	if in.Task != "" {
+		if err := begunAt(tx, projection.TaskStream(in.Project, in.Task), "task "+in.Task, seq); err != nil {
+			return nil, nil, fmt.Errorf("%w; cancel it instead", err)
+		}
 		if target, current, err = taskScopes(target, current, in.Task, seq); err != nil {
 			return nil, nil, err
 		}
@@ -226,6 +232,29 @@ func removedOwner(current *projection.Scope, rm projection.Removed) string {
 		}
 	}
 	return ""
+}
+
+// begunAt refuses (ErrConflict) a point before the first event of the
+// scope whose stream is given: the scope did not exist there, so there
+// is nothing of it to go back to (a rollback would print it removed and
+// leave it). A stream with no event passes: the caller says it is not
+// found.
+func begunAt(tx *eventlog.Tx, stream, what string, seq uint64) error {
+	first, err := firstSeq(tx, stream)
+	if err != nil || first == 0 || seq >= first {
+		return err
+	}
+	return fmt.Errorf("%w: %s did not exist at seq %d: its first event is seq %d", eventlog.ErrConflict, what, seq, first)
+}
+
+// firstSeq returns the seq of stream's first event (0 when it has none).
+func firstSeq(tx *eventlog.Tx, stream string) (uint64, error) {
+	var seq uint64
+	err := tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
+		seq = r.Seq
+		return eventlog.ErrStop
+	})
+	return seq, err
 }
 
 // streamPositions gives each restored task and plan its stream's current

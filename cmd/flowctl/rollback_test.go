@@ -268,3 +268,54 @@ func TestRollback_MovesVersionsForward(t *testing.T) {
 	}
 	f.mustRun("", "task", "edit", "T-1", "--title", "fresh", "--if-version", fmt.Sprint(after.Version))
 }
+
+// TestRollback_PointsBeforeTheScope: a point before the project's first
+// event (or, with --task, the task's) is refused with the seq of that
+// event, and leaves the file as it was; a rollback never prints the
+// removal of a project that stays. --at such a point says the project
+// did not exist yet.
+func TestRollback_PointsBeforeTheScope(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "a")
+	f.mustRun("", "task", "add", "one")
+	f.mustRun("", "checkpoint")
+	f.mustRun("", "project", "new", "b")
+	begins := fmt.Sprintf("seq %d", f.headSeq())
+	f.mustRun("", "--project", "b", "task", "add", "two")
+	f.mustRun("", "--project", "b", "task", "add", "three")
+	three := fmt.Sprintf("seq %d", f.headSeq())
+	before := f.bytes()
+	for _, tc := range []struct {
+		name  string
+		code  int
+		args  []string
+		facts []string
+	}{
+		{"SeqZero", 4, []string{"rollback", "--to", "0"}, []string{"project b", begins}},
+		{"SeqZeroDryRun", 4, []string{"rollback", "--to", "0", "--dry-run"}, []string{"project b", begins}},
+		{"SeqOfAnotherProjectBefore", 4, []string{"rollback", "--to", "2"}, []string{"project b", begins}},
+		{"TimeBeforeEverything", 4, []string{"rollback", "--to", "1970-01-01T00:00:00Z"}, []string{"project b", begins}},
+		{"TaskBeforeIt", 4, []string{"rollback", "--to", strings.TrimPrefix(begins, "seq "), "--task", "T-2"}, []string{"task T-2", three}},
+		{"SeqPastHead", 2, []string{"rollback", "--to", "99"}, []string{"99"}},
+		{"CheckpointOfAnotherProject", 3, []string{"rollback", "--to", "C-1"}, []string{"C-1", "project b"}},
+		{"AtBeforeTheProject", 3, []string{"task", "ls", "--at", "2"}, []string{"project b", begins}},
+		{"DiffPastHead", 2, []string{"diff", "0", "99"}, []string{"99"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := f.run("", append([]string{"--project", "b"}, tc.args...)...)
+			wantError(t, stderr, code, tc.code, tc.facts...)
+			if stdout != "" {
+				t.Errorf("printed %q on stdout", stdout)
+			}
+		})
+	}
+	if !bytes.Equal(before, f.bytes()) {
+		t.Fatal("a refused point changed the file")
+	}
+	t.Run("DiffDescribesThePointAsItIs", func(t *testing.T) {
+		got := f.mustRun("", "--project", "b", "diff", "0")
+		if !strings.Contains(got, "+ project b\n") || strings.Contains(got, "- ") {
+			t.Errorf("diff 0 printed %q, want project b and its tasks added", got)
+		}
+	})
+}
