@@ -350,3 +350,35 @@ func findTask(s *projection.Scope, id string) *projection.Task {
 	}
 	return nil
 }
+
+// TestRollback_PointBeforeTheProjectIsRefused: project q begins after
+// p's events; a rollback of q to a point before its first event is a
+// conflict (dry or not) that appends nothing, and Begun says q did not
+// exist there.
+func TestRollback_PointBeforeTheProjectIsRefused(t *testing.T) {
+	e := rollbackFixture(t)
+	before, _, _ := e.log.Head()
+	if _, err := e.CreateProject(NewProject{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddTask(NewTask{Project: "q", Title: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := e.log.Head()
+	for _, dry := range []bool{true, false} {
+		for _, to := range []Point{{Seq: 0}, {Seq: before}} {
+			if _, err := e.Rollback(RollbackInput{Project: "q", To: to, DryRun: dry}); !errors.Is(err, eventlog.ErrConflict) {
+				t.Errorf("rollback of q to %s (dry %v): %v, want a conflict", to, dry, err)
+			}
+		}
+	}
+	if now, _, _ := e.log.Head(); now != head {
+		t.Fatalf("refused rollbacks moved the head from %d to %d", head, now)
+	}
+	if err := e.Begun("q", Point{Seq: before}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Begun(q, %d) = %v, want not found", before, err)
+	}
+	if err := e.Begun("q", Point{Seq: before + 1}); err != nil {
+		t.Errorf("Begun(q, %d), its first event: %v", before+1, err)
+	}
+}
