@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // at is the point a read-only view answers queries at.
@@ -37,4 +38,23 @@ func (e *Engine) atState(tx *eventlog.Tx) (source, uint64, error) {
 // errAtWrite refuses a write through a point-in-time view.
 func (e *Engine) errAtWrite() error {
 	return fmt.Errorf("%w: a view at %s is read-only", ErrInvalid, e.at.point)
+}
+
+// Begun returns ErrNotFound when project did not exist yet at point p:
+// its first event is after it, so a view there holds nothing of it. A
+// point that does not resolve is the error a view would give (ErrInvalid
+// past the head, ErrNotFound for an unknown checkpoint); a project with
+// no event at all is left to the reads to report.
+func (e *Engine) Begun(project string, p Point) error {
+	return e.view(func(tx *eventlog.Tx) error {
+		seq, err := resolvePoint(tx, newTxStore(tx), project, p)
+		if err != nil {
+			return err
+		}
+		first, err := firstSeq(tx, projection.ProjectStream(project))
+		if err != nil || first <= seq {
+			return err
+		}
+		return fmt.Errorf("%w: project %s did not exist yet at seq %d: its first event is seq %d", ErrNotFound, project, seq, first)
+	})
 }

@@ -23,7 +23,9 @@ import (
 //     events, and the notes, approval requests and decisions and exec
 //     records of the task (subjectStream) and rollbacks of the task alone
 //     (Rollback with a task) — except rollbacks of the whole project,
-//     which are on the project's stream (Rollback);
+//     which are on the project's stream (Rollback), each followed by a
+//     rollback.marked event on the stream of every task it changes,
+//     which records the rollback's position on the task;
 //   - every event that changes a plan is on the plan's stream, except
 //     rollbacks of the whole project;
 //   - an approval or exec record of a task changes only with events of

@@ -69,6 +69,11 @@ func placement(src projection.Store, r *eventlog.Record, kind string) (string, e
 		return decisionPlacement(src, r)
 	case projection.TypeRollbackApplied:
 		return rollbackPlacement(src, r, kind)
+	case projection.TypeRollbackMarked:
+		if kind != projection.KindPlan && kind != projection.KindTask {
+			return "", misplaced(r, "a plan's or a task's stream")
+		}
+		return "", nil
 	}
 	if kind != projection.KindTask { // the task's own events: the fold takes the task from the stream
 		return "", misplaced(r, "a task's stream")

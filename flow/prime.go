@@ -354,9 +354,13 @@ func (f *primeFold) add(ev Event) {
 			f.failed++
 		}
 	}
+	typ := ev.Type
+	if typ == projection.TypeRollbackMarked { // a rollback of the project, on this entity's stream
+		typ = projection.TypeRollbackApplied
+	}
 	i := len(primePhrases) - 1
 	for j, ph := range primePhrases[:i] {
-		if ph.typ == ev.Type {
+		if ph.typ == typ {
 			i = j
 			break
 		}

@@ -347,6 +347,13 @@ var eventSummaries = map[string]func(raw []byte) (string, error){
 	projection.TypeExecRecorded: summaryOf(func(p projection.ExecRecorded) string {
 		return mdJoin(p.ID, execLabel(&p), "exit", strconv.Itoa(p.ExitCode), mdOK(p.Success), mdMS(p.ElapsedMS))
 	}),
+	projection.TypeRollbackMarked: summaryOf(func(p projection.RollbackMarked) string {
+		what := "rolled back"
+		if p.Removed {
+			what = "removed, rolled back"
+		}
+		return fmt.Sprintf("%s to seq %d by the rollback at seq %d", what, p.ToSeq, p.Rollback)
+	}),
 }
 
 // summary adapts a summary of a typed payload to raw msgpack.

@@ -45,10 +45,10 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 		return nil, err
 	}
 	var out *RollbackResult
-	plan := func(tx *eventlog.Tx, src source) (*projection.RollbackApplied, error) {
-		res, payload, err := e.planRollback(tx, src, in)
+	plan := func(tx *eventlog.Tx, src source) (*rollbackPlan, error) {
+		res, p, err := e.planRollback(tx, src, in)
 		out = res
-		return payload, err
+		return p, err
 	}
 	if in.DryRun {
 		err := e.view(func(tx *eventlog.Tx) error {
@@ -59,20 +59,21 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 	}
 	ref, err := e.command(in.Write, "rollback", in, func(w *writer) (Ref, error) {
 		ref := Ref{Kind: "rollback", Project: in.Project}
-		payload, err := plan(w.tx, w)
-		if err != nil || payload == nil {
+		p, err := plan(w.tx, w)
+		if err != nil || p == nil {
 			return ref, err
 		}
 		stream := projection.ProjectStream(in.Project)
 		if in.Task != "" {
 			stream = projection.TaskStream(in.Project, in.Task)
 		}
-		r, err := w.emit(stream, in.expect(), in.Project, projection.TypeRollbackApplied, payload)
-		if err == nil {
-			out.Applied, out.Seq = true, r.Seq
-			ref.ID = strconv.FormatUint(r.Seq, 10)
+		r, err := w.emit(stream, in.expect(), in.Project, projection.TypeRollbackApplied, p.payload)
+		if err != nil {
+			return ref, err
 		}
-		return ref, err
+		out.Applied, out.Seq = true, r.Seq
+		ref.ID = strconv.FormatUint(r.Seq, 10)
+		return ref, w.markRolledBack(in.Project, r.Seq, p)
 	})
 	if err != nil {
 		return nil, err
@@ -107,9 +108,37 @@ func (e *Engine) rollbackDone(in RollbackInput, ref Ref) (*RollbackResult, error
 	return out, err
 }
 
-// planRollback computes the changes and the event payload (nil when there
-// is nothing to roll back).
-func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*RollbackResult, *projection.RollbackApplied, error) {
+// rollbackPlan is what a rollback appends: its rollback.applied payload,
+// and for a rollback of the whole project the streams of the plans and
+// tasks it touches, each of which gets a rollback.marked event.
+type rollbackPlan struct {
+	payload *projection.RollbackApplied
+	marks   []streamMark
+}
+
+// streamMark is the rollback.marked event of one entity's stream.
+type streamMark struct {
+	stream  string
+	removed bool // the rollback removes the entity of the stream
+}
+
+// markRolledBack appends p's rollback.marked events after the
+// rollback.applied event at seq: each moves its entity's stream, and so
+// its version, on (a rollback of one task is on that task's stream
+// already, and has none).
+func (w *writer) markRolledBack(project string, seq uint64, p *rollbackPlan) error {
+	for _, m := range p.marks {
+		mark := projection.RollbackMarked{Rollback: seq, ToSeq: p.payload.ToSeq, Removed: m.removed}
+		if _, err := w.emit(m.stream, eventlog.Any, project, projection.TypeRollbackMarked, mark); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planRollback computes the changes and what to append (nil when there is
+// nothing to roll back).
+func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*RollbackResult, *rollbackPlan, error) {
 	if _, err := mustProject(src, in.Project); err != nil {
 		return nil, nil, err
 	}
@@ -117,11 +146,17 @@ func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*R
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
+		return nil, nil, err
+	}
 	current, err := scopeOf(src, in.Project)
 	if err != nil {
 		return nil, nil, err
 	}
 	if in.Task != "" {
+		if err := begunAt(tx, projection.TaskStream(in.Project, in.Task), "task "+in.Task, seq); err != nil {
+			return nil, nil, fmt.Errorf("%w; cancel it instead", err)
+		}
 		if target, current, err = taskScopes(target, current, in.Task, seq); err != nil {
 			return nil, nil, err
 		}
@@ -136,8 +171,90 @@ func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*R
 		if err := checkRestoredDeps(src, in.Project, payload.Tasks); err != nil {
 			return nil, nil, err
 		}
+		return res, &rollbackPlan{payload: payload}, nil
 	}
-	return res, payload, nil
+	return res, &rollbackPlan{payload: payload, marks: marksOf(in.Project, current, payload)}, nil
+}
+
+// marksOf returns the streams of the plans and tasks a rollback of the
+// whole project touches, in order: those it restores or removes, and the
+// tasks of the approvals and exec records it restores or removes (their
+// events are on their task's stream). Approvals and exec records of no
+// task are on the project's stream, which the rollback itself is on.
+func marksOf(project string, current *projection.Scope, p *projection.RollbackApplied) []streamMark {
+	removed := map[string]bool{}
+	touch := func(stream string, gone bool) { removed[stream] = removed[stream] || gone }
+	taskOf := func(task string) {
+		if task != "" {
+			touch(projection.TaskStream(project, task), false)
+		}
+	}
+	for _, v := range p.Plans {
+		touch(projection.PlanStream(project, v.ID), false)
+	}
+	for _, v := range p.Tasks {
+		touch(projection.TaskStream(project, v.ID), false)
+	}
+	for _, v := range p.Approvals {
+		taskOf(v.Task)
+	}
+	for _, v := range p.Execs {
+		taskOf(v.Task)
+	}
+	for _, rm := range p.Removed {
+		switch rm.Kind {
+		case projection.KindPlan:
+			touch(projection.PlanStream(project, rm.ID), true)
+		case projection.KindTask:
+			touch(projection.TaskStream(project, rm.ID), true)
+		default:
+			taskOf(removedOwner(current, rm))
+		}
+	}
+	out := make([]streamMark, 0, len(removed))
+	for _, stream := range slices.Sorted(maps.Keys(removed)) {
+		out = append(out, streamMark{stream: stream, removed: removed[stream]})
+	}
+	return out
+}
+
+// removedOwner returns the task of an approval or exec record a rollback
+// removes ("" for one of no task).
+func removedOwner(current *projection.Scope, rm projection.Removed) string {
+	switch rm.Kind {
+	case projection.KindApproval:
+		if i := slices.IndexFunc(current.Approvals, func(a *projection.Approval) bool { return a.ID == rm.ID }); i >= 0 {
+			return current.Approvals[i].Task
+		}
+	case projection.KindExec:
+		if i := slices.IndexFunc(current.Execs, func(x *projection.Exec) bool { return x.ID == rm.ID }); i >= 0 {
+			return current.Execs[i].Task
+		}
+	}
+	return ""
+}
+
+// begunAt refuses (ErrConflict) a point before the first event of the
+// scope whose stream is given: the scope did not exist there, so there
+// is nothing of it to go back to (a rollback would print it removed and
+// leave it). A stream with no event passes: the caller says it is not
+// found.
+func begunAt(tx *eventlog.Tx, stream, what string, seq uint64) error {
+	first, err := firstSeq(tx, stream)
+	if err != nil || first == 0 || seq >= first {
+		return err
+	}
+	return fmt.Errorf("%w: %s did not exist at seq %d: its first event is seq %d", eventlog.ErrConflict, what, seq, first)
+}
+
+// firstSeq returns the seq of stream's first event (0 when it has none).
+func firstSeq(tx *eventlog.Tx, stream string) (uint64, error) {
+	var seq uint64
+	err := tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
+		seq = r.Seq
+		return eventlog.ErrStop
+	})
+	return seq, err
 }
 
 // streamPositions gives each restored task and plan its stream's current

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // rollbackFixture: project p; T-1 done, T-2 doing; checkpoint C-1; then
@@ -274,5 +275,110 @@ func TestContextHistory_IncludesRollbacks(t *testing.T) {
 	}
 	if want := []string{"set", "unset", "set"}; len(ops) != 3 || ops[0] != want[0] || ops[1] != want[1] || ops[2] != want[2] {
 		t.Fatalf("history of b = %v, want %v (set, the rollback's unset, set again)", ops, want)
+	}
+}
+
+// TestRollback_MovesVersionsForward: every plan and task a rollback of
+// the project changes gets a new version, its stream's (a rollback.marked
+// event after the rollback.applied one), so that --if-version with the
+// version read before the rollback is refused, and the entity's history
+// shows the rollback: T-2 and P-1 are changed back, T-4 is removed, T-1
+// is left alone.
+func TestRollback_MovesVersionsForward(t *testing.T) {
+	e := rollbackFixture(t)
+	if _, err := e.AddPlan(NewPlan{Project: "p", Title: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.CreateCheckpoint(NewCheckpoint{Project: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ClosePlan(ClosePlan{Project: "p", ID: "P-1"}); err != nil {
+		t.Fatal(err)
+	}
+	title := "changed"
+	if _, err := e.EditTask(TaskEdit{Project: "p", ID: "T-2", Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddTask(NewTask{Project: "p", Title: "four"}); err != nil {
+		t.Fatal(err)
+	}
+	before := scopeNow(t, e)
+	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: c.ID}})
+	if err != nil || !res.Applied {
+		t.Fatalf("Rollback = %+v, %v", res, err)
+	}
+	after := scopeNow(t, e)
+	t2b, t2a := findTask(before, "T-2"), findTask(after, "T-2")
+	if t2a.Title != "two" || t2a.Version <= t2b.Version {
+		t.Fatalf("T-2 after the rollback: %q at version %d (before: version %d)", t2a.Title, t2a.Version, t2b.Version)
+	}
+	if _, err := e.EditTask(TaskEdit{Project: "p", ID: "T-2", Title: &title, Write: Write{IfVersion: t2b.Version}}); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("an edit with the version read before the rollback: %v, want a conflict", err)
+	}
+	if after.Plans[0].Version <= before.Plans[0].Version || after.Plans[0].Status != "open" {
+		t.Fatalf("P-1 after the rollback: %+v", after.Plans[0])
+	}
+	if _, err := e.ClosePlan(ClosePlan{Project: "p", ID: "P-1", Write: Write{IfVersion: before.Plans[0].Version}}); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("closing P-1 with the version read before the rollback: %v, want a conflict", err)
+	}
+	if got, was := findTask(after, "T-1"), findTask(before, "T-1"); got.Version != was.Version {
+		t.Errorf("T-1, which the rollback did not touch, moved from version %d to %d", was.Version, got.Version)
+	}
+	for _, tc := range []struct {
+		stream  string
+		removed bool
+	}{{projection.TaskStream("p", "T-2"), false}, {projection.TaskStream("p", "T-4"), true}, {projection.PlanStream("p", "P-1"), false}} {
+		evs := collect(t, e, Filter{Stream: tc.stream, Raw: true})
+		last := evs[len(evs)-1]
+		var mark projection.RollbackMarked
+		if err := msgpack.Unmarshal(last.Raw, &mark); err != nil || last.Type != projection.TypeRollbackMarked ||
+			mark.Rollback != res.Seq || mark.ToSeq != res.ToSeq || mark.Removed != tc.removed {
+			t.Errorf("the last event of %s is %s %+v (%v), want the mark of the rollback at seq %d (removed %v)", tc.stream, last.Type, mark, err, res.Seq, tc.removed)
+		}
+	}
+	if _, err := e.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func findTask(s *projection.Scope, id string) *projection.Task {
+	for _, t := range s.Tasks {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// TestRollback_PointBeforeTheProjectIsRefused: project q begins after
+// p's events; a rollback of q to a point before its first event is a
+// conflict (dry or not) that appends nothing, and Begun says q did not
+// exist there.
+func TestRollback_PointBeforeTheProjectIsRefused(t *testing.T) {
+	e := rollbackFixture(t)
+	before, _, _ := e.log.Head()
+	if _, err := e.CreateProject(NewProject{Name: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddTask(NewTask{Project: "q", Title: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := e.log.Head()
+	for _, dry := range []bool{true, false} {
+		for _, to := range []Point{{Seq: 0}, {Seq: before}} {
+			if _, err := e.Rollback(RollbackInput{Project: "q", To: to, DryRun: dry}); !errors.Is(err, eventlog.ErrConflict) {
+				t.Errorf("rollback of q to %s (dry %v): %v, want a conflict", to, dry, err)
+			}
+		}
+	}
+	if now, _, _ := e.log.Head(); now != head {
+		t.Fatalf("refused rollbacks moved the head from %d to %d", head, now)
+	}
+	if err := e.Begun("q", Point{Seq: before}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Begun(q, %d) = %v, want not found", before, err)
+	}
+	if err := e.Begun("q", Point{Seq: before + 1}); err != nil {
+		t.Errorf("Begun(q, %d), its first event: %v", before+1, err)
 	}
 }

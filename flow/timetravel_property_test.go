@@ -414,9 +414,38 @@ func (m *ttMachine) rollback(t *rapid.T, in RollbackInput, mustApply bool) *even
 	}
 	target := ttReplayScope(t, m.e, in.Project, res.ToSeq)
 	after := m.scopeNow(t, in.Project)
-	ttCheckRollback(t, before, target, after, r, in.Task)
+	ttCheckRollback(t, before, target, after, r, in.Task, m.marks(t, r))
 	m.checkVersions(t, after)
 	return r
+}
+
+// marks returns the events appended after the rollback.applied event r,
+// by stream: each must be a rollback.marked event of r on a stream of r's
+// project, one per stream.
+func (m *ttMachine) marks(t *rapid.T, r *eventlog.Record) map[string]*eventlog.Record {
+	out := map[string]*eventlog.Record{}
+	head := m.head(t)
+	err := m.e.view(func(tx *eventlog.Tx) error {
+		for seq := r.Seq + 1; seq <= head; seq++ {
+			mark, err := tx.Record(seq)
+			if err != nil {
+				return err
+			}
+			var p projection.RollbackMarked
+			if err := msgpack.Unmarshal(mark.Data, &p); err != nil {
+				return err
+			}
+			if mark.Type != projection.TypeRollbackMarked || mark.Project != r.Project || p.Rollback != r.Seq || out[mark.Stream] != nil {
+				t.Fatalf("seq %d after the rollback at seq %d is %s on %s (%+v), not its one mark of that stream", mark.Seq, r.Seq, mark.Type, mark.Stream, p)
+			}
+			out[mark.Stream] = mark
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // checkVersions checks that the project and every plan and task record
@@ -483,7 +512,7 @@ func (m *ttMachine) scopeNow(t *rapid.T, project string) *projection.Scope {
 //
 // For a task rollback the scope is that task with its approvals and exec
 // records; every other entity must be byte-identical to before.
-func ttCheckRollback(t *rapid.T, before, target, after *projection.Scope, r *eventlog.Record, task string) {
+func ttCheckRollback(t *rapid.T, before, target, after *projection.Scope, r *eventlog.Record, task string, marks map[string]*eventlog.Record) {
 	got, want := after, target
 	if task != "" {
 		got, want = ttTaskPart(after, task), ttTaskPart(target, task)
@@ -495,6 +524,11 @@ func ttCheckRollback(t *rapid.T, before, target, after *projection.Scope, r *eve
 		t.Fatalf("after the rollback at seq %d the state differs from the target's: %s", r.Seq, ttJSON(t, diffScopes(want, got)))
 	}
 	exp := ttExpectedAfter(t, before, target, after, r, task)
+	if task == "" {
+		ttMarked(t, before, target, exp, r, marks)
+	} else if len(marks) > 0 {
+		t.Fatalf("the rollback of task %s at seq %d marked %d streams", task, r.Seq, len(marks))
+	}
 	if a, b := ttEncode(t, after), ttEncode(t, exp); !bytes.Equal(a, b) {
 		t.Fatalf("after the rollback at seq %d:\n got %s\nwant %s", r.Seq, ttJSON(t, after), ttJSON(t, exp))
 	}
@@ -535,7 +569,9 @@ func ttForgetPosition(m *projection.Meta) { m.Version, m.Seq, m.UpdatedAt = 0, 0
 // Restored entities whose content differed from before take r as their
 // last change and keep their stream version from before; the others are
 // exactly as they were before. The version of an entity brought back
-// (gone before) is taken from after: checkVersions checks it.
+// (gone before) is taken from after: checkVersions checks it. A
+// whole-project rollback's marks on the streams of the plans and tasks
+// it changed come after, in ttMarked.
 func ttExpectedAfter(t *rapid.T, before, target, after *projection.Scope, r *eventlog.Record, task string) *projection.Scope {
 	touch := func(m *projection.Meta) { m.Seq, m.UpdatedAt = r.Seq, projection.TimeOf(r.Time) }
 	before = ttClone(t, before)
@@ -561,6 +597,87 @@ func ttExpectedAfter(t *rapid.T, before, target, after *projection.Scope, r *eve
 	exp.Approvals = ttSortByID(append(exp.Approvals, want.Approvals...))
 	exp.Execs = ttSortByID(append(exp.Execs, want.Execs...))
 	return exp
+}
+
+// ttMarked checks that a rollback of the whole project marked exactly the
+// streams of the plans and tasks it changed (their content, presence, or
+// the content or presence of a task's approvals and exec records), and
+// records each mark on its entity in exp: the mark is its last change,
+// and its version that of the mark.
+func ttMarked(t *rapid.T, before, target, exp *projection.Scope, r *eventlog.Record, marks map[string]*eventlog.Record) {
+	want := map[string]bool{}
+	changed := func(stream string, a, b []byte) {
+		if !bytes.Equal(a, b) {
+			want[stream] = true
+		}
+	}
+	p := r.Project
+	ttEachPair(t, before.Plans, target.Plans, func(id string, a, b []byte) { changed(projection.PlanStream(p, id), a, b) })
+	ttEachPair(t, before.Tasks, target.Tasks, func(id string, a, b []byte) { changed(projection.TaskStream(p, id), a, b) })
+	taskOf := map[string]string{}
+	for _, s := range []*projection.Scope{before, target} {
+		for _, v := range s.Approvals {
+			taskOf["a"+v.ID] = v.Task
+		}
+		for _, v := range s.Execs {
+			taskOf["x"+v.ID] = v.Task
+		}
+	}
+	ttEachPair(t, before.Approvals, target.Approvals, func(id string, a, b []byte) {
+		if task := taskOf["a"+id]; task != "" {
+			changed(projection.TaskStream(p, task), a, b)
+		}
+	})
+	ttEachPair(t, before.Execs, target.Execs, func(id string, a, b []byte) {
+		if task := taskOf["x"+id]; task != "" {
+			changed(projection.TaskStream(p, task), a, b)
+		}
+	})
+	if len(want) != len(marks) {
+		t.Fatalf("the rollback at seq %d marked %d streams, want %d: %v", r.Seq, len(marks), len(want), want)
+	}
+	for stream := range want {
+		if marks[stream] == nil {
+			t.Fatalf("the rollback at seq %d did not mark %s", r.Seq, stream)
+		}
+	}
+	touch := func(stream string, m *projection.Meta) {
+		if mark := marks[stream]; mark != nil {
+			m.Version, m.Seq, m.UpdatedAt = mark.Version, mark.Seq, max(m.UpdatedAt, projection.TimeOf(mark.Time))
+		}
+	}
+	for _, v := range exp.Plans {
+		touch(projection.PlanStream(p, v.ID), &v.Meta)
+	}
+	for _, v := range exp.Tasks {
+		touch(projection.TaskStream(p, v.ID), &v.Meta)
+	}
+	exp.Project.Events += uint64(len(marks))
+}
+
+// ttEachPair calls fn with the content (all but Version, Seq and
+// UpdatedAt; nil when absent) of each id of a and b in either.
+func ttEachPair[T ttEntity](t *rapid.T, a, b []T, fn func(id string, x, y []byte)) {
+	content := func(items []T) map[string][]byte {
+		out := map[string][]byte{}
+		for _, v := range items {
+			m := v.EntityMeta()
+			saved := *m
+			ttForgetPosition(m)
+			out[v.EntityID()] = ttMarshal(t, v)
+			*m = saved
+		}
+		return out
+	}
+	ca, cb := content(a), content(b)
+	for id, x := range ca {
+		fn(id, x, cb[id])
+	}
+	for id, y := range cb {
+		if _, ok := ca[id]; !ok {
+			fn(id, nil, y)
+		}
+	}
 }
 
 // ttEntity is what ttRestored needs of a projected entity.

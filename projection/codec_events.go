@@ -458,6 +458,29 @@ func (p *RollbackApplied) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+var rollbackMarkedFields = fieldsOf("rollback", "to_seq", "removed")
+
+func (p *RollbackMarked) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
+	return p.decodeMsgpack(&r)
+}
+
+func (p *RollbackMarked) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, p, rollbackMarkedFields, func(i int) error { return p.decodeField(r, i) })
+}
+
+func (p *RollbackMarked) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.uintField(&p.Rollback)
+	case 1:
+		return r.uintField(&p.ToSeq)
+	case 2:
+		return r.boolField(&p.Removed)
+	}
+	return fieldOutOfRange(i)
+}
+
 func (x *ExecRecorded) unmarshal(b []byte, seen *stringCache) error {
 	r := mpReader{b: b, seen: seen}
 	return x.decodeMsgpack(&r)

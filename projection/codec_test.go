@@ -43,7 +43,7 @@ var codecTypes = []codecType{
 	codecOf[TaskClaimed](), codecOf[TaskReleased](), codecOf[TaskContextMerged](), codecOf[StepAdded](),
 	codecOf[StepStatusChanged](), codecOf[NoteAdded](), codecOf[ApprovalRequested](), codecOf[ApprovalDecided](),
 	withAppend[ExecRecorded](codecOf[ExecRecorded]()), codecOf[CheckpointCreated](), codecOf[Removed](),
-	codecOf[RollbackApplied](),
+	codecOf[RollbackApplied](), codecOf[RollbackMarked](),
 	withAppend[Project](codecOf[Project]()), withAppend[Counters](codecOf[Counters]()),
 	withAppend[Plan](codecOf[Plan]()), withAppend[Task](codecOf[Task]()), withAppend[Step](codecOf[Step]()),
 	withAppend[Claim](codecOf[Claim]()), withAppend[Approval](codecOf[Approval]()),

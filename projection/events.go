@@ -23,6 +23,7 @@ const (
 	TypeExecRecorded      = "exec.recorded"
 	TypeCheckpointCreated = "checkpoint.created"
 	TypeRollbackApplied   = "rollback.applied"
+	TypeRollbackMarked    = "rollback.marked"
 )
 
 // SchemaVersion is the payload schema version this binary writes for
@@ -65,6 +66,7 @@ const (
 	kindExecRecorded
 	kindCheckpointCreated
 	kindRollbackApplied
+	kindRollbackMarked
 )
 
 // kindOf returns the kind of an event type: by a hash of its length and
@@ -123,6 +125,7 @@ var kindsByFrequency = [...]struct {
 	{TypePlanClosed, kindPlanClosed},
 	{TypeCheckpointCreated, kindCheckpointCreated},
 	{TypeRollbackApplied, kindRollbackApplied},
+	{TypeRollbackMarked, kindRollbackMarked},
 	{TypeProjectCreated, kindProjectCreated},
 	{TypeProjectArchived, kindProjectArchived},
 }
@@ -315,4 +318,19 @@ type RollbackApplied struct {
 	Approvals  []Approval `msgpack:"approvals,omitempty"`
 	Execs      []Exec     `msgpack:"execs,omitempty"`
 	Removed    []Removed  `msgpack:"removed,omitempty"`
+}
+
+// RollbackMarked is the mark a rollback of the whole project leaves on
+// the stream of each plan and task it restored or removed (or whose
+// approvals or exec records it did), in the same transaction, right after
+// its rollback.applied event on the project's stream: the entity's
+// stream, and so its version, moves on, so that a writer that read it
+// before the rollback fails its --if-version, and the entity's history
+// shows the rollback. The fold records it on the entity (version, seq,
+// update time) unless the rollback removed it. Files written before it
+// existed have none: their rollbacks left versions where they were.
+type RollbackMarked struct {
+	Rollback uint64 `msgpack:"rollback"` // the seq of the rollback.applied event
+	ToSeq    uint64 `msgpack:"to_seq"`
+	Removed  bool   `msgpack:"removed,omitempty"` // the rollback took the entity out of the projections
 }

@@ -160,6 +160,8 @@ func (f *fold) apply() error {
 		return f.checkpointCreated()
 	case kindRollbackApplied:
 		return f.rollbackApplied()
+	case kindRollbackMarked:
+		return f.rollbackMarked()
 	}
 	return fmt.Errorf("%w: %s", ErrUnknown, f.r.Type)
 }

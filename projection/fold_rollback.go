@@ -1,5 +1,7 @@
 package projection
 
+import "fmt"
+
 func (f *fold) checkpointCreated() error {
 	var p CheckpointCreated
 	if err := f.payload(p.unmarshal); err != nil {
@@ -46,6 +48,21 @@ func (f *fold) rollbackApplied() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// rollbackMarked records a rollback on the plan or task of its stream
+// (touchStream does, after apply), unless the rollback removed it: then
+// there is nothing left to record it on.
+func (f *fold) rollbackMarked() error {
+	var p RollbackMarked
+	if err := f.payload(p.unmarshal); err != nil {
+		return err
+	}
+	if !f.stream.ok || f.stream.kind == KindProject {
+		return fmt.Errorf("%w: %s on stream %q", ErrInconsistent, f.r.Type, f.r.Stream)
+	}
+	f.touched = p.Removed
 	return nil
 }
 

@@ -266,6 +266,8 @@ func newPayload(typ string) any {
 		return &CheckpointCreated{}
 	case TypeRollbackApplied:
 		return &RollbackApplied{}
+	case TypeRollbackMarked:
+		return &RollbackMarked{}
 	}
 	panic("unknown type " + typ)
 }

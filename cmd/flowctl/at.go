@@ -50,15 +50,18 @@ func (f *atFlag) add(cmd *cobra.Command) {
 func (f *atFlag) set() bool { return f.flag != nil && f.flag.Changed }
 
 // view swaps the session's engine for a read-only view of its project at
-// the point, when --at was given. A bad point is invalid input (exit 2);
-// the view itself refuses a seq past the head (exit 2) and an unknown
-// checkpoint (exit 3) on its first query.
+// the point, when --at was given. A bad point is invalid input (exit 2),
+// and so is a seq past the head; an unknown checkpoint, or a point before
+// the project's first event, is not found (exit 3).
 func (f *atFlag) view(s *session) error {
 	if f.flag == nil || !f.flag.Changed {
 		return nil
 	}
 	p, err := parsePoint("--at", f.value)
 	if err != nil {
+		return err
+	}
+	if err := s.eng.Begun(s.project, p); err != nil {
 		return err
 	}
 	s.eng = s.eng.At(s.project, p)

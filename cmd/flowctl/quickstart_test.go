@@ -77,13 +77,13 @@ func TestQuickstart(t *testing.T) {
 			if len(cmds) != want || !strings.HasPrefix(cmds[0], "$ flowctl init") || !strings.HasPrefix(cmds[want-1], "$ flowctl verify") {
 				t.Fatalf("run %d printed commands %q, want %d from init to verify", run, cmds, want)
 			}
-			if !strings.Contains(stdout, "ok: 15 events in 3 streams, 1 project") {
+			if !strings.Contains(stdout, "ok: 16 events in 3 streams, 1 project") {
 				t.Errorf("run %d: output has no verify result:\n%s", run, stdout)
 			}
 		}
 		evs := f.logEvents()
-		if len(evs) != 15 || evs[0].Project != quickstartProject || evs[14].Actor != "tester" {
-			t.Errorf("after two quickstarts the log has %d events, want the 15 of one session by tester", len(evs))
+		if len(evs) != 16 || evs[0].Project != quickstartProject || evs[15].Actor != "tester" {
+			t.Errorf("after two quickstarts the log has %d events, want the 16 of one session by tester", len(evs))
 		}
 	})
 

@@ -22,12 +22,15 @@ func (a *app) rollbackCommand() *cobra.Command {
 		Short: "Restore the project (or one task) as it was at a point, keeping the history",
 		Long: "rollback computes the state at the point, prints what changes from now to it, one line per\n" +
 			"entity ('~' changed back, '-' removed: created after the point, '+' back), and appends one\n" +
-			"rollback.applied event that carries the restored states. Nothing is deleted: 'log' still shows\n" +
+			"rollback.applied event that carries the restored states, then a rollback.marked event on the\n" +
+			"stream of each plan and task it changes, so that their versions move on (a writer holding an\n" +
+			"older --if-version is refused). Nothing is deleted: 'log' still shows\n" +
 			"everything, and a rollback can itself be rolled back (--to the seq just before it).\n" +
 			"Lines marked '!' are things that happened in the world (a command that ran, an approval that\n" +
 			"was granted): flowctl forgets them, but cannot undo them. --dry-run prints the same and appends\n" +
 			"nothing. With --task only that task, its approvals and its exec records go back; the task must\n" +
-			"have existed at the point.\nA point is " + pointHelp + ".",
+			"have existed at the point. A point before the project's (or the task's) first event is refused.\n" +
+			"A point is " + pointHelp + ".",
 		Example: "  flowctl rollback --to C-2 --dry-run\n  flowctl rollback --to C-2 --reason 'wrong approach'\n" +
 			"  flowctl rollback --to 41 --task T-3\n  flowctl rollback --to 57   # undo the rollback at seq 58",
 		Args: cobra.NoArgs,

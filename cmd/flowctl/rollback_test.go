@@ -110,9 +110,14 @@ func TestRollback_Apply(t *testing.T) {
 	})
 	t.Run("LogKeepsEverything", func(t *testing.T) {
 		evs := f.logEvents()
-		last := evs[len(evs)-1]
-		if len(evs) != int(f.head)+1 || last.Type != "rollback.applied" || last.Seq != r.Seq {
-			t.Fatalf("log ends with %s at seq %d (%d events), want rollback.applied at %d", last.Type, last.Seq, len(evs), r.Seq)
+		last := evs[f.head]
+		if len(evs) <= int(f.head) || last.Type != "rollback.applied" || last.Seq != r.Seq {
+			t.Fatalf("log has %s at seq %d (%d events), want rollback.applied at %d", last.Type, last.Seq, len(evs), r.Seq)
+		}
+		for _, ev := range evs[f.head+1:] {
+			if ev.Type != "rollback.marked" || !strings.HasPrefix(ev.Stream, "task/p/") {
+				t.Errorf("after the rollback: %s on %s, want only rollback.marked on the streams of the tasks it changed", ev.Type, ev.Stream)
+			}
 		}
 		var data struct {
 			ToSeq      uint64 `json:"to_seq"`
@@ -128,8 +133,9 @@ func TestRollback_Apply(t *testing.T) {
 		if !strings.Contains(out, "T-2") {
 			t.Fatalf("task start printed %q", out)
 		}
+		head := f.headSeq()
 		got := f.mustRun("", "rollback", "--to", "C-1")
-		want := fmt.Sprintf("~ task T-2 write the tests: status doing -> todo\nrolled back project p to seq %d (event seq %d)\n", f.cp, r.Seq+2)
+		want := fmt.Sprintf("~ task T-2 write the tests: status doing -> todo\nrolled back project p to seq %d (event seq %d)\n", f.cp, head+1)
 		if got != want {
 			t.Errorf("rollback printed %q, want %q", got, want)
 		}
@@ -234,5 +240,82 @@ func TestRollback_BadInput(t *testing.T) {
 	t.Run("JSONError", func(t *testing.T) {
 		_, stderr, code := f.run("", "rollback", "--to", "C-1", "--task", "T-3", "-o", "json")
 		wantJSONError(t, stderr, code, 4, string(flow.CodeConflict))
+	})
+}
+
+// TestRollback_MovesVersionsForward: a writer that read a task before a
+// rollback of the project cannot overwrite the restored state with the
+// version it read, and the task's stream shows the rollback.
+func TestRollback_MovesVersionsForward(t *testing.T) {
+	t.Parallel()
+	f := travelFixture(t)
+	before := showTask(t, f.flowFile, "T-1")
+	r := travelRollback(t, f.mustRun("", "rollback", "--to", "C-1", "-o", "json"))
+	after := showTask(t, f.flowFile, "T-1")
+	if after.Version <= before.Version {
+		t.Fatalf("T-1 is at version %d after the rollback, %d before it", after.Version, before.Version)
+	}
+	_, stderr, code := f.run("", "task", "edit", "T-1", "--title", "stale", "--if-version", fmt.Sprint(before.Version))
+	wantError(t, stderr, code, 4, "version")
+	if got := showTask(t, f.flowFile, "T-1"); got.Title != "write the parser" {
+		t.Fatalf("a stale writer changed the restored title to %q", got.Title)
+	}
+	evs := f.logEvents("--stream", "task/p/T-1")
+	last := evs[len(evs)-1]
+	if last.Type != "rollback.marked" || last.Version != after.Version || last.Seq <= r.Seq {
+		t.Fatalf("the last event of task/p/T-1 is %s (version %d, seq %d), want rollback.marked at version %d after seq %d",
+			last.Type, last.Version, last.Seq, after.Version, r.Seq)
+	}
+	f.mustRun("", "task", "edit", "T-1", "--title", "fresh", "--if-version", fmt.Sprint(after.Version))
+}
+
+// TestRollback_PointsBeforeTheScope: a point before the project's first
+// event (or, with --task, the task's) is refused with the seq of that
+// event, and leaves the file as it was; a rollback never prints the
+// removal of a project that stays. --at such a point says the project
+// did not exist yet.
+func TestRollback_PointsBeforeTheScope(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "a")
+	f.mustRun("", "task", "add", "one")
+	f.mustRun("", "checkpoint")
+	f.mustRun("", "project", "new", "b")
+	begins := fmt.Sprintf("seq %d", f.headSeq())
+	f.mustRun("", "--project", "b", "task", "add", "two")
+	f.mustRun("", "--project", "b", "task", "add", "three")
+	three := fmt.Sprintf("seq %d", f.headSeq())
+	before := f.bytes()
+	for _, tc := range []struct {
+		name  string
+		code  int
+		args  []string
+		facts []string
+	}{
+		{"SeqZero", 4, []string{"rollback", "--to", "0"}, []string{"project b", begins}},
+		{"SeqZeroDryRun", 4, []string{"rollback", "--to", "0", "--dry-run"}, []string{"project b", begins}},
+		{"SeqOfAnotherProjectBefore", 4, []string{"rollback", "--to", "2"}, []string{"project b", begins}},
+		{"TimeBeforeEverything", 4, []string{"rollback", "--to", "1970-01-01T00:00:00Z"}, []string{"project b", begins}},
+		{"TaskBeforeIt", 4, []string{"rollback", "--to", strings.TrimPrefix(begins, "seq "), "--task", "T-2"}, []string{"task T-2", three}},
+		{"SeqPastHead", 2, []string{"rollback", "--to", "99"}, []string{"99"}},
+		{"CheckpointOfAnotherProject", 3, []string{"rollback", "--to", "C-1"}, []string{"C-1", "project b"}},
+		{"AtBeforeTheProject", 3, []string{"task", "ls", "--at", "2"}, []string{"project b", begins}},
+		{"DiffPastHead", 2, []string{"diff", "0", "99"}, []string{"99"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := f.run("", append([]string{"--project", "b"}, tc.args...)...)
+			wantError(t, stderr, code, tc.code, tc.facts...)
+			if stdout != "" {
+				t.Errorf("printed %q on stdout", stdout)
+			}
+		})
+	}
+	if !bytes.Equal(before, f.bytes()) {
+		t.Fatal("a refused point changed the file")
+	}
+	t.Run("DiffDescribesThePointAsItIs", func(t *testing.T) {
+		got := f.mustRun("", "--project", "b", "diff", "0")
+		if !strings.Contains(got, "+ project b\n") || strings.Contains(got, "- ") {
+			t.Errorf("diff 0 printed %q, want project b and its tasks added", got)
+		}
 	})
 }
