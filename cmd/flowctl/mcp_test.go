@@ -680,7 +680,8 @@ func TestMCP_ApprovalRequest(t *testing.T) {
 		t.Errorf("summary %q does not say how a person decides", sum)
 	}
 	h.mustCall("task_update", map[string]any{"id": "T-1", "status": "doing"}, nil)
-	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done"}, flow.CodeConflict)
+	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done"}, flow.CodePending)
+	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done", "force": true}, flow.CodePending)
 
 	for _, args := range []map[string]any{
 		{"task": "T-1"},

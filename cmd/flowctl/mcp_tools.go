@@ -350,7 +350,7 @@ type taskUpdateIn struct {
 	Lease       string    `json:"lease,omitempty" jsonschema:"lease for claim or heartbeat, like 30m (the default)"`
 	Status      string    `json:"status,omitempty" jsonschema:"move to todo, doing, done, blocked or cancelled"`
 	Reason      string    `json:"reason,omitempty" jsonschema:"why the status changes"`
-	Force       bool      `json:"force,omitempty" jsonschema:"done despite open deps, approvals or running steps (recorded); release another's claim"`
+	Force       bool      `json:"force,omitempty" jsonschema:"done despite open deps or running steps (recorded; never past a pending approval); release another's claim"`
 	Title       *string   `json:"title,omitempty"`
 	Description *string   `json:"description,omitempty"`
 	Owner       *string   `json:"owner,omitempty"`

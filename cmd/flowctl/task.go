@@ -238,7 +238,7 @@ func (a *app) taskMoveCommand(m taskMove) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded)")
 	if m.to == projection.StatusDone {
-		cmd.Flags().BoolVar(&force, "force", false, "finish despite open dependencies, pending approvals or running steps (recorded)")
+		cmd.Flags().BoolVar(&force, "force", false, "finish despite open dependencies or running steps (recorded; never past a pending approval)")
 	}
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {

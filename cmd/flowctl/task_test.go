@@ -111,6 +111,16 @@ func TestTask_StatusMachine(t *testing.T) {
 			t.Fatalf("event data = %s", last.Data)
 		}
 	})
+	t.Run("ForceDoesNotPassAPendingApproval", func(t *testing.T) {
+		f.mustRun("", "task", "start", "T-1")
+		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "ship it?")
+		before := f.bytes()
+		_, stderr, code := f.run("", "task", "done", "T-1", "--force")
+		wantError(t, stderr, code, 6, "A-1", "granted or denied")
+		if string(before) != string(f.bytes()) {
+			t.Fatal("a refused done changed the file")
+		}
+	})
 	t.Run("ReopenThenStartAgain", func(t *testing.T) {
 		f.mustRun("", "task", "reopen", "T-2")
 		f.mustRun("", "task", "start", "T-2")
