@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -207,6 +208,9 @@ func TestMCP_CommonErrors(t *testing.T) {
 		t.Parallel()
 		f := mcpFile(t)
 		f.mustRun("", "project", "new", "other")
+		if err := os.Remove(filepath.Join(filepath.Dir(f.path), "current")); err != nil {
+			t.Fatal(err)
+		}
 		h := startMCP(t, f, "agent", nil)
 		te := h.callErr("task_ready", nil, flow.CodeInvalid)
 		if !strings.Contains(te.Hint, "project") {
@@ -854,6 +858,8 @@ func TestMCP_ProjectManage(t *testing.T) {
 	if len(p.Projects) != 1 || p.Projects[0].Name != "site" || p.Projects[0].Archived {
 		t.Errorf("create = %+v", p)
 	}
+	var ready readyOut
+	h.mustCall("task_ready", nil, &ready) // demo stays selected
 	h.mustCall("project_manage", map[string]any{"action": "list"}, &p)
 	if len(p.Projects) != 2 {
 		t.Errorf("list = %+v", p)

@@ -251,6 +251,9 @@ func TestPlanAndProject(t *testing.T) {
 		g := mustInit(t)
 		g.mustRun("", "project", "new", "a")
 		g.mustRun("", "project", "new", "b")
+		if err := os.Remove(filepath.Join(filepath.Dir(g.path), "current")); err != nil {
+			t.Fatal(err)
+		}
 		_, stderr, code := g.run("", "task", "ls")
 		wantError(t, stderr, code, 2, "no project selected")
 	})
@@ -259,6 +262,46 @@ func TestPlanAndProject(t *testing.T) {
 		_, stderr, code := f.run("", "task", "add", "x", "--project", "webapp")
 		wantError(t, stderr, code, 4, "archived")
 	})
+}
+
+// TestProject_SelectionStays: init --project selects its project, and
+// project new changes the selection only with --switch — also when the
+// first project was selected for being the only one.
+func TestProject_SelectionStays(t *testing.T) {
+	t.Parallel()
+	current := func(f *flowFile) string {
+		t.Helper()
+		var p struct{ Name string }
+		if err := json.Unmarshal([]byte(f.mustRun("", "project", "show", "-o", "json")), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Name
+	}
+	for name, init := range map[string][]string{
+		"InitProject": {"--project", "demo"},
+		"ProjectNew":  nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := mustInit(t, init...)
+			if init == nil {
+				f.mustRun("", "project", "new", "demo")
+			}
+			f.mustRun("", "project", "new", "second")
+			f.mustRun("", "task", "add", "lands in demo")
+			if got := current(f); got != "demo" {
+				t.Errorf("after project new second, the current project = %q, want demo", got)
+			}
+			f.mustRun("", "project", "new", "third", "--switch")
+			if got := current(f); got != "third" {
+				t.Errorf("after project new third --switch, the current project = %q, want third", got)
+			}
+			f.mustRun("", "init", "--project", "second")
+			if got := current(f); got != "second" {
+				t.Errorf("after init --project second, the current project = %q, want second", got)
+			}
+		})
+	}
 }
 
 func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
