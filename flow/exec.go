@@ -156,10 +156,12 @@ func (in *NewExec) check() error {
 	}
 	texts := []struct {
 		field, v string
+		check    func(field, s string, limit int, required bool) error
 		limit    int
-	}{{"command", in.Command, MaxText}, {"code", in.Code, MaxCode}, {"cwd", in.Cwd, 4096}, {"git_head", in.GitHead, 128}}
+	}{{"command", in.Command, checkText, MaxText}, {"code", in.Code, checkText, MaxCode},
+		{"cwd", in.Cwd, checkLine, 4096}, {"git_head", in.GitHead, checkLine, 128}}
 	for _, t := range texts {
-		if err := checkText(t.field, t.v, t.limit, false); err != nil {
+		if err := t.check(t.field, t.v, t.limit, false); err != nil {
 			return err
 		}
 	}
@@ -208,7 +210,7 @@ func checkNames(field string, names []string) error {
 		return fmt.Errorf("%w: %s has %d entries, the limit is 10000", ErrInvalid, field, len(names))
 	}
 	for _, n := range names {
-		if err := checkText(field+" entry", n, MaxTitle, true); err != nil {
+		if err := checkLine(field+" entry", n, MaxTitle, true); err != nil {
 			return err
 		}
 	}

@@ -102,6 +102,7 @@ func parseExecLine(file string, line int, raw []byte) (execLine, error) {
 	if x.in, err = j.input(); err != nil {
 		return x, o.wrap(err)
 	}
+	x.in.clean()
 	return x, o.wrap(x.in.check())
 }
 

@@ -404,6 +404,12 @@ func TestMCP_TaskCreate(t *testing.T) {
 			{"tasks": []map[string]any{{"title": "a"}, {"title": ""}}},
 			{"title": "a", "plan": "plan-x"},
 			{"title": strings.Repeat("x", flow.MaxTitle+1)},
+			{"title": "a\nb"},
+			{"title": "a\x1b[31mb\a"},
+			{"title": "a\x00"},
+			{"title": "a", "tags": []string{"x\ny"}},
+			{"title": "a", "description": "ok\n\tbut \x1b[2J"},
+			{"tasks": []map[string]any{{"title": "a"}, {"title": "b\rc"}}},
 		} {
 			h.callErr("task_create", args, flow.CodeInvalid)
 		}
@@ -490,6 +496,9 @@ func TestMCP_TaskUpdate(t *testing.T) {
 			{"id": "T-1", "claim": "grab"},
 			{"id": "T-1", "claim": "claim", "lease": "soon"},
 			{"id": "T-1", "title": ""},
+			{"id": "T-1", "title": "a\nb"},
+			{"id": "T-1", "owner": "ann\x1b[31m"},
+			{"id": "T-1", "status": "blocked", "reason": "\x07"},
 			{"id": "first"},
 		} {
 			h.callErr("task_update", args, flow.CodeInvalid)

@@ -329,6 +329,14 @@ func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
 		{"NegativeLease", []string{"task", "claim", "T-1", "--lease", "-1m"}, 2, []string{"lease"}},
 		{"UnknownFlag", []string{"task", "add", "x", "--bogus"}, 2, []string{"bogus"}},
 		{"MissingArg", []string{"dep", "add", "T-1"}, 2, []string{"arg"}},
+		{"TitleWithNewline", []string{"task", "add", "a\nb"}, 2, []string{"title", "control character U+000A"}},
+		{"TitleWithEscape", []string{"task", "add", "a\x1b[31mb"}, 2, []string{"title", "U+001B"}},
+		{"EditTitleWithBell", []string{"task", "edit", "T-1", "--title", "a\ab"}, 2, []string{"title", "U+0007"}},
+		{"TagWithNUL", []string{"task", "add", "x", "--tag", "a\x00"}, 2, []string{"tag", "U+0000"}},
+		{"PlanTitleWithNewline", []string{"plan", "new", "a\nb"}, 2, []string{"title"}},
+		{"StepTitleWithEscape", []string{"step", "add", "T-1", "a\x1b]0;x\a"}, 2, []string{"title"}},
+		{"DescriptionWithEscape", []string{"task", "add", "x", "--description", "a\n\x1b[2J"}, 2, []string{"description", "U+001B"}},
+		{"ActorWithNewline", []string{"task", "add", "x", "--actor", "ann\nbob"}, 2, []string{"actor"}},
 		{"IdempotencyKeyReusedForOther", []string{"task", "add", "other", "--idempotency-key", "k"}, 4, []string{"k"}},
 	}
 	f.mustRun("", "task", "add", "first", "--idempotency-key", "k")
@@ -353,4 +361,41 @@ func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
 			t.Fatal("an idempotent retry changed the file")
 		}
 	})
+}
+
+// TestTask_TextOutputEscapesControls: text that carries control
+// characters from elsewhere (events imported from another file, which
+// are history and are not re-checked) prints escaped in log, task ls,
+// task show and note ls: no raw escape sequence reaches a terminal.
+func TestTask_TextOutputEscapesControls(t *testing.T) {
+	t.Parallel()
+	src := mustInit(t, "--project", "demo")
+	src.mustRun("", "task", "add", "TITLEX", "--owner", "OWNERX")
+	src.mustRun("", "note", "add", "--task", "T-1", "NOTEX")
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(src.mustRun("", "export")), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		delete(ev, "raw") // import the JSON data instead of the msgpack bytes
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, string(b))
+	}
+	dump := strings.NewReplacer("TITLEX", `\u001b[31mred\u0007`, "OWNERX", `ann\u001b[2J`, "NOTEX", `a\u001b]0;pwned\u0007b`).
+		Replace(strings.Join(events, "\n"))
+	dst := mustInit(t)
+	dst.mustRun(dump, "import", "-")
+	for _, args := range [][]string{{"log"}, {"task", "ls"}, {"task", "show", "T-1"}, {"note", "ls", "--task", "T-1"}} {
+		out := dst.mustRun("", args...)
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%v printed a raw control character: %q", args, out)
+		}
+		if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\u001b`) {
+			t.Errorf("%v does not show the escape escaped: %q", args, out)
+		}
+	}
 }
