@@ -326,11 +326,11 @@ func TestEngine_PendingApprovalBlocksDone(t *testing.T) {
 
 func TestEngine_PollApproval(t *testing.T) {
 	e := apprFixture(t)
-	apprRequest(t, e, NewApproval{})             // stays pending
-	apprRequest(t, e, NewApproval{})             // granted
-	apprRequest(t, e, NewApproval{})             // denied
-	apprRequest(t, e, NewApproval{TTL: 1})       // expires at once
-	apprRequest(t, e, NewApproval{TTL: 1 << 62}) // far from expiring
+	apprRequest(t, e, NewApproval{})                    // stays pending
+	apprRequest(t, e, NewApproval{})                    // granted
+	apprRequest(t, e, NewApproval{})                    // denied
+	apprRequest(t, e, NewApproval{TTL: 1})              // expires at once
+	apprRequest(t, e, NewApproval{TTL: MaxApprovalTTL}) // far from expiring
 	apprDecide(t, e, "A-2", true)
 	apprDecide(t, e, "A-3", false)
 	tests := []struct {

@@ -19,9 +19,20 @@ type NewTask struct {
 	Deps        []string `json:"deps,omitempty"`
 	Owner       string   `json:"owner,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
-	Priority    int      `json:"priority,omitempty"`
+	Priority    int      `json:"priority,omitempty"` // 0 to MaxPriority
 	Ref         string   `json:"ref,omitempty"`
 	Write
+}
+
+// MaxPriority is the highest priority; priorities run from 0 (the
+// default) to MaxPriority, higher being more urgent.
+const MaxPriority = 1000
+
+func checkPriority(p int) error {
+	if p < 0 || p > MaxPriority {
+		return fmt.Errorf("%w: priority %d: give a whole number from 0 to %d", ErrInvalid, p, MaxPriority)
+	}
+	return nil
 }
 
 func checkTags(tags []string) error {
@@ -67,6 +78,9 @@ func (in *NewTask) check() error {
 		return err
 	}
 	if err := checkLine("ref", in.Ref, MaxTitle, false); err != nil {
+		return err
+	}
+	if err := checkPriority(in.Priority); err != nil {
 		return err
 	}
 	for i, d := range in.Deps {
@@ -176,6 +190,11 @@ func (in *TaskEdit) check() error {
 			if err := c.check(c.field, *c.v, c.limit, c.field == "title"); err != nil {
 				return err
 			}
+		}
+	}
+	if in.Priority != nil {
+		if err := checkPriority(*in.Priority); err != nil {
+			return err
 		}
 	}
 	if in.Plan != nil && *in.Plan != "" {

@@ -127,16 +127,29 @@ func openDeps(src projection.Store, t *projection.Task) ([]string, error) {
 	return open, nil
 }
 
-// DefaultLease is how long a claim holds without a heartbeat.
-const DefaultLease = 30 * time.Minute
+// DefaultLease is how long a claim holds without a heartbeat; MaxLease
+// is the longest lease a claim or heartbeat may ask for.
+const (
+	DefaultLease = 30 * time.Minute
+	MaxLease     = 7 * 24 * time.Hour
+)
 
 // Claim is the input of ClaimTask, Heartbeat and ReleaseTask.
 type Claim struct {
 	Project string        `json:"project"`
 	ID      string        `json:"id"`
-	Lease   time.Duration `json:"lease,omitempty"` // 0: DefaultLease
+	Lease   time.Duration `json:"lease,omitempty"` // 0: DefaultLease; at most MaxLease
 	Force   bool          `json:"force,omitempty"` // release a claim held by someone else
 	Write
+}
+
+// checkLease refuses a negative lease or one over MaxLease (0 is the
+// default).
+func (in Claim) checkLease() error {
+	if in.Lease < 0 || in.Lease > MaxLease {
+		return fmt.Errorf("%w: lease %s: give a positive duration of at most %s (7 days)", ErrInvalid, in.Lease, MaxLease)
+	}
+	return nil
 }
 
 func (in Claim) lease() time.Duration {
@@ -150,6 +163,9 @@ func (in Claim) lease() time.Duration {
 // A live claim by someone else is a conflict; an expired one is taken
 // over; claiming again by the same actor and session changes nothing.
 func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
+	if err := in.checkLease(); err != nil {
+		return nil, err
+	}
 	return e.claimCommand("task.claim", in, func(w *writer, t *projection.Task, now time.Time) error {
 		if t.Claim.Live(now) {
 			if e.holds(t.Claim) {
@@ -166,6 +182,9 @@ func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
 
 // Heartbeat renews this actor's live claim on a task.
 func (e *Engine) Heartbeat(in Claim) (*projection.Task, error) {
+	if err := in.checkLease(); err != nil {
+		return nil, err
+	}
 	return e.claimCommand("task.heartbeat", in, func(w *writer, t *projection.Task, now time.Time) error {
 		if !t.Claim.Live(now) || !e.holds(t.Claim) {
 			if t.Claim.Live(now) {

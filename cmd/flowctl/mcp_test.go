@@ -404,6 +404,7 @@ func TestMCP_TaskCreate(t *testing.T) {
 			{"tasks": []map[string]any{{"title": "a"}, {"title": ""}}},
 			{"title": "a", "plan": "plan-x"},
 			{"title": strings.Repeat("x", flow.MaxTitle+1)},
+			{"title": "a", "priority": -3},
 			{"title": "a\nb"},
 			{"title": "a\x1b[31mb\a"},
 			{"title": "a\x00"},
@@ -495,6 +496,10 @@ func TestMCP_TaskUpdate(t *testing.T) {
 			{"id": "T-1", "status": "finished"},
 			{"id": "T-1", "claim": "grab"},
 			{"id": "T-1", "claim": "claim", "lease": "soon"},
+			{"id": "T-1", "claim": "claim", "lease": "1000000h"},
+			{"id": "T-1", "claim": "claim", "lease": "0s"},
+			{"id": "T-1", "priority": -1},
+			{"id": "T-1", "priority": 1001},
 			{"id": "T-1", "title": ""},
 			{"id": "T-1", "title": "a\nb"},
 			{"id": "T-1", "owner": "ann\x1b[31m"},
@@ -665,6 +670,12 @@ func TestMCP_ExecRecord(t *testing.T) {
 		{"command": "ls"},
 		{"command": "ls", "success": true, "exit_code": 2},
 		{"command": "ls", "success": true, "step": "T-1"},
+		{"command": "ls", "exit_code": 99999999999},
+		{"command": "ls", "exit_code": -1},
+		{"command": "ls", "exit_code": 256},
+		{"command": "ls", "exit_code": 0, "elapsed_ms": 1e18},
+		{"command": "ls\x1b[2J", "exit_code": 0},
+		{"command": "ls", "exit_code": 0, "cwd": "/tmp\n/x"},
 	} {
 		h.callErr("exec_record", args, flow.CodeInvalid)
 	}
@@ -699,6 +710,7 @@ func TestMCP_ApprovalRequest(t *testing.T) {
 	for _, args := range []map[string]any{
 		{"task": "T-1"},
 		{"task": "T-1", "message": "x", "ttl": "-1h"},
+		{"task": "T-1", "message": "x", "ttl": "1000000h"},
 		{"task": "T-1", "message": "x", "step": "T-2.1"},
 	} {
 		h.callErr("approval_request", args, flow.CodeInvalid)
