@@ -22,6 +22,10 @@ var (
 	ErrActionMismatch = fmt.Errorf("%w: action does not match", eventlog.ErrConflict)
 )
 
+// MaxApprovalTTL is the longest expiry a request may have (one year);
+// a request without one never expires.
+const MaxApprovalTTL = 365 * 24 * time.Hour
+
 // MaxCode is the largest code snippet an approval or exec record keeps.
 const MaxCode = 256 << 10
 
@@ -45,7 +49,8 @@ type NewApproval struct {
 	// Action is the proposed action as JSON text, kept and hashed exactly
 	// as given (whitespace included).
 	Action string `json:"action,omitempty"`
-	// TTL bounds how long the request can be granted; 0: it never expires.
+	// TTL bounds how long the request can be granted, at most
+	// MaxApprovalTTL; 0: it never expires.
 	TTL time.Duration `json:"ttl,omitempty"`
 	Write
 }
@@ -62,6 +67,9 @@ func (in *NewApproval) check() error {
 	}
 	if in.TTL < 0 {
 		return fmt.Errorf("%w: expiry %s is negative", ErrInvalid, in.TTL)
+	}
+	if in.TTL > MaxApprovalTTL {
+		return fmt.Errorf("%w: expiry %s is more than a year (%s); leave it out for a request that never expires", ErrInvalid, in.TTL, MaxApprovalTTL)
 	}
 	return taskStep(&in.Task, &in.Step)
 }

@@ -284,27 +284,53 @@ func TestEngine_DecideApproval(t *testing.T) {
 	})
 }
 
+// TestEngine_PendingApprovalBlocksDone: an undecided approval keeps its
+// task from done, forced or not, alone or in a batch (ErrPending, exit 6),
+// and the file is left as it was; once decided, done goes through.
 func TestEngine_PendingApprovalBlocksDone(t *testing.T) {
 	e := apprFixture(t)
 	apprRequest(t, e, NewApproval{Task: "T-1"})
+	step := apprAddStep(t, e, "T-1")
+	if _, err := e.MoveStep(StepMove{Project: "website", ID: step, To: projection.StepInProgress}); err != nil {
+		t.Fatal(err)
+	}
+	before := apprCount(t, e)
 	done := Move{Project: "website", ID: "T-1", To: projection.StatusDone}
-	_, err := e.MoveTask(done)
-	if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), "A-1") {
-		t.Fatalf("done with A-1 pending = %v, want ErrBlocked naming A-1", err)
+	forced := done
+	forced.Force = true
+	batched := func(m Move) error {
+		return e.Batch(func(b *Engine) error { _, err := b.MoveTask(m); return err })
+	}
+	for name, try := range map[string]func() error{
+		"Plain":       func() error { _, err := e.MoveTask(done); return err },
+		"Forced":      func() error { _, err := e.MoveTask(forced); return err },
+		"ForcedBatch": func() error { return batched(forced) },
+		"PlainBatch":  func() error { return batched(done) },
+	} {
+		err := try()
+		if !errors.Is(err, ErrPending) || ErrorCode(err) != CodePending || !strings.Contains(err.Error(), "A-1") {
+			t.Errorf("%s: done with A-1 pending = %v, want ErrPending naming A-1", name, err)
+		}
+	}
+	if n := apprCount(t, e); n != before {
+		t.Fatalf("refused moves appended %d events", n-before)
 	}
 	apprDecide(t, e, "A-1", false)
-	if tk, err := e.MoveTask(done); err != nil || tk.Status != projection.StatusDone {
-		t.Errorf("done after the decision = %+v, %v", tk, err)
+	if tk, err := e.MoveTask(done); !errors.Is(err, ErrBlocked) || tk != nil {
+		t.Errorf("done with a running step = %+v, %v; want ErrBlocked", tk, err)
+	}
+	if tk, err := e.MoveTask(forced); err != nil || tk.Status != projection.StatusDone || !tk.Forced {
+		t.Errorf("forced done past a running step after the decision = %+v, %v", tk, err)
 	}
 }
 
 func TestEngine_PollApproval(t *testing.T) {
 	e := apprFixture(t)
-	apprRequest(t, e, NewApproval{})             // stays pending
-	apprRequest(t, e, NewApproval{})             // granted
-	apprRequest(t, e, NewApproval{})             // denied
-	apprRequest(t, e, NewApproval{TTL: 1})       // expires at once
-	apprRequest(t, e, NewApproval{TTL: 1 << 62}) // far from expiring
+	apprRequest(t, e, NewApproval{})                    // stays pending
+	apprRequest(t, e, NewApproval{})                    // granted
+	apprRequest(t, e, NewApproval{})                    // denied
+	apprRequest(t, e, NewApproval{TTL: 1})              // expires at once
+	apprRequest(t, e, NewApproval{TTL: MaxApprovalTTL}) // far from expiring
 	apprDecide(t, e, "A-2", true)
 	apprDecide(t, e, "A-3", false)
 	tests := []struct {

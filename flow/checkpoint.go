@@ -17,10 +17,10 @@ type NewCheckpoint struct {
 // current head, which it also stores as a snapshot, in the same
 // transaction.
 func (e *Engine) CreateCheckpoint(in NewCheckpoint) (*projection.Checkpoint, error) {
-	if err := checkText("label", in.Label, MaxTitle, false); err != nil {
+	if err := checkLine("label", in.Label, MaxTitle, false); err != nil {
 		return nil, err
 	}
-	if err := checkText("git head", in.GitHead, MaxTitle, false); err != nil {
+	if err := checkLine("git head", in.GitHead, MaxTitle, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "checkpoint.new", in, func(w *writer) (Ref, error) {

@@ -119,6 +119,9 @@ type idemRecord struct {
 // projections and the idempotency record commit together or not at all.
 // name and input identify the command for idempotency.
 func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (Ref, error)) (Ref, error) {
+	if err := checkLine("idempotency key", wr.Key, MaxTitle, false); err != nil {
+		return Ref{}, err
+	}
 	hash, err := commandHash(name, input)
 	if err != nil {
 		return Ref{}, err

@@ -103,7 +103,7 @@ func keyPatch(in ContextKey, value string) ContextPatch {
 }
 
 func checkContextKey(key string) error {
-	return checkText("context key", key, MaxTitle, true)
+	return checkLine("context key", key, MaxTitle, true)
 }
 
 // checkJSONText checks user JSON: size, UTF-8, duplicate keys, depth.

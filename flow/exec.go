@@ -20,6 +20,14 @@ import (
 // OutputLimit bytes not already in Head (Tail).
 const OutputLimit = 16 << 10
 
+// Bounds of an exec record's numbers: exit codes are those of a process
+// (0-255; a command killed by signal n is 128+n, as shells report it),
+// and a command runs for at most a year.
+const (
+	MaxExitCode  = 255
+	MaxElapsedMS = 365 * 24 * 3600 * 1000
+)
+
 // kindExec names exec records in a Ref.
 const kindExec = "exec"
 
@@ -156,10 +164,12 @@ func (in *NewExec) check() error {
 	}
 	texts := []struct {
 		field, v string
+		check    func(field, s string, limit int, required bool) error
 		limit    int
-	}{{"command", in.Command, MaxText}, {"code", in.Code, MaxCode}, {"cwd", in.Cwd, 4096}, {"git_head", in.GitHead, 128}}
+	}{{"command", in.Command, checkText, MaxText}, {"code", in.Code, checkText, MaxCode},
+		{"cwd", in.Cwd, checkLine, 4096}, {"git_head", in.GitHead, checkLine, 128}}
 	for _, t := range texts {
-		if err := checkText(t.field, t.v, t.limit, false); err != nil {
+		if err := t.check(t.field, t.v, t.limit, false); err != nil {
 			return err
 		}
 	}
@@ -176,11 +186,15 @@ func (in *NewExec) check() error {
 }
 
 func (in *NewExec) checkResult() error {
+	if in.ExitCode < 0 || in.ExitCode > MaxExitCode {
+		return fmt.Errorf("%w: exit_code %d is outside 0-%d (a command killed by signal n is recorded as 128+n)",
+			ErrInvalid, in.ExitCode, MaxExitCode)
+	}
 	if in.Success != (in.ExitCode == 0) {
 		return fmt.Errorf("%w: success is %t but exit_code is %d (success means exit code 0)", ErrInvalid, in.Success, in.ExitCode)
 	}
-	if math.IsNaN(in.ElapsedMS) || math.IsInf(in.ElapsedMS, 0) || in.ElapsedMS < 0 {
-		return fmt.Errorf("%w: elapsed_ms %v is not a duration", ErrInvalid, in.ElapsedMS)
+	if math.IsNaN(in.ElapsedMS) || math.IsInf(in.ElapsedMS, 0) || in.ElapsedMS < 0 || in.ElapsedMS > MaxElapsedMS {
+		return fmt.Errorf("%w: elapsed_ms %v is not a duration of at most a year", ErrInvalid, in.ElapsedMS)
 	}
 	if err := checkOutput("stdout", in.Stdout); err != nil {
 		return err
@@ -208,7 +222,7 @@ func checkNames(field string, names []string) error {
 		return fmt.Errorf("%w: %s has %d entries, the limit is 10000", ErrInvalid, field, len(names))
 	}
 	for _, n := range names {
-		if err := checkText(field+" entry", n, MaxTitle, true); err != nil {
+		if err := checkLine(field+" entry", n, MaxTitle, true); err != nil {
 			return err
 		}
 	}

@@ -102,6 +102,7 @@ func parseExecLine(file string, line int, raw []byte) (execLine, error) {
 	if x.in, err = j.input(); err != nil {
 		return x, o.wrap(err)
 	}
+	x.in.clean()
 	return x, o.wrap(x.in.check())
 }
 
@@ -129,6 +130,7 @@ func execJSONOf(o *object) (ExecJSON, error) {
 		if err != nil || c < math.MinInt32 || c > math.MaxInt32 {
 			return j, o.errorf(ErrInvalid, `"exit_code" %s is not an exit code`, code)
 		}
+		c = signalExit(c)
 		j.ExitCode = &c
 	}
 	if j.ElapsedMS, err = o.number("elapsed_ms"); err != nil {
@@ -139,6 +141,16 @@ func execJSONOf(o *object) (ExecJSON, error) {
 	}
 	j.AddedImports, err = o.strs("added_imports")
 	return j, err
+}
+
+// signalExit turns Python's exit code -n of a process killed by signal n
+// (subprocess's returncode) into 128+n, as shells and `exec run` record
+// it; other codes stay as they are for the record's checks.
+func signalExit(code int) int {
+	if code < 0 && code >= -(MaxExitCode-128) {
+		return 128 - code
+	}
+	return code
 }
 
 // noTask reports whether a task_id stands for no task: the seeds' logger

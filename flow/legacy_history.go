@@ -83,6 +83,7 @@ func parseHistoryEntry(file string, r rawEntry, n int) (historyEntry, error) {
 	if h.name == "" {
 		return h, o.errorf(ErrInvalid, `"event" is empty`)
 	}
+	h.name = cleanLine(h.name)
 	if h.ts, _, err = o.timestamp("ts", false); err != nil {
 		return h, err
 	}

@@ -104,6 +104,7 @@ func parseWorkflow(name string, data []byte) (*workflowDoc, error) {
 	if doc.description, err = top.str("description", false); err != nil {
 		return nil, err
 	}
+	doc.description = cleanText(doc.description)
 	top.used["created"], top.used["tasks"] = true, true
 	if w := top.unused(""); w != "" {
 		doc.warnings = append(doc.warnings, w)
@@ -198,6 +199,7 @@ func parseWorkflowTask(file string, en rawEntry, n int) (workflowTask, []string,
 		warns = appendWarning(warns, meta.unused("meta."))
 	}
 	t.in.Ref = t.ref
+	t.in.clean()
 	if err := o.wrap(t.in.check()); err != nil {
 		return t, nil, err
 	}

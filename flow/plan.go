@@ -15,7 +15,7 @@ type NewPlan struct {
 
 // AddPlan creates a plan with the next P-n of its project.
 func (e *Engine) AddPlan(in NewPlan) (*projection.Plan, error) {
-	if err := checkText("title", in.Title, MaxTitle, true); err != nil {
+	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
 		return nil, err
 	}
 	if err := checkText("description", in.Description, MaxText, false); err != nil {
@@ -47,6 +47,9 @@ type ClosePlan struct {
 
 // ClosePlan closes a plan; closing a closed plan changes nothing.
 func (e *Engine) ClosePlan(in ClosePlan) (*projection.Plan, error) {
+	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+		return nil, err
+	}
 	ref, err := e.command(in.Write, "plan.close", in, func(w *writer) (Ref, error) {
 		ref := Ref{Kind: projection.KindPlan, Project: in.Project, ID: in.ID}
 		p, err := mustPlan(w, in.Project, in.ID)
@@ -111,6 +114,9 @@ type ArchiveProject struct {
 
 // ArchiveProject closes a project to new work; its history stays.
 func (e *Engine) ArchiveProject(in ArchiveProject) (*projection.Project, error) {
+	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+		return nil, err
+	}
 	_, err := e.command(in.Write, "project.archive", in, func(w *writer) (Ref, error) {
 		ref := Ref{Kind: projection.KindProject, Project: in.Name}
 		p, err := mustProject(w, in.Name)

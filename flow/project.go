@@ -37,6 +37,9 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 	if err := ValidProjectName(in.Name); err != nil {
 		return nil, err
 	}
+	if err := checkText("description", in.Description, MaxText, false); err != nil {
+		return nil, err
+	}
 	ref, err := e.command(in.Write, "project.new", in, func(w *writer) (Ref, error) {
 		_, err := w.emit(ProjectStream(in.Name), eventlog.NoStream, in.Name, projection.TypeProjectCreated,
 			projection.ProjectCreated{Name: in.Name, Description: in.Description})

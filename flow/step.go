@@ -33,7 +33,7 @@ type NewStep struct {
 // eventlog.ErrConflict when the task is done or cancelled, the project
 // archived, or IfVersion stale.
 func (e *Engine) AddStep(in NewStep) (*TaskStep, error) {
-	if err := checkText("title", in.Title, MaxTitle, true); err != nil {
+	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "step.add", in, func(w *writer) (Ref, error) {

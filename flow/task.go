@@ -5,16 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
-)
-
-// Limits on text fields, in bytes.
-const (
-	MaxTitle = 1024
-	MaxText  = 64 << 10 // descriptions, notes, messages
 )
 
 // NewTask is the input of AddTask.
@@ -26,26 +19,25 @@ type NewTask struct {
 	Deps        []string `json:"deps,omitempty"`
 	Owner       string   `json:"owner,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
-	Priority    int      `json:"priority,omitempty"`
+	Priority    int      `json:"priority,omitempty"` // 0 to MaxPriority
 	Ref         string   `json:"ref,omitempty"`
 	Write
 }
 
-func checkText(field, s string, limit int, required bool) error {
-	switch {
-	case required && strings.TrimSpace(s) == "":
-		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
-	case len(s) > limit:
-		return fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrInvalid, field, len(s), limit)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, field)
+// MaxPriority is the highest priority; priorities run from 0 (the
+// default) to MaxPriority, higher being more urgent.
+const MaxPriority = 1000
+
+func checkPriority(p int) error {
+	if p < 0 || p > MaxPriority {
+		return fmt.Errorf("%w: priority %d: give a whole number from 0 to %d", ErrInvalid, p, MaxPriority)
 	}
 	return nil
 }
 
 func checkTags(tags []string) error {
 	for _, t := range tags {
-		if err := checkText("tag", t, 128, true); err != nil {
+		if err := checkLine("tag", t, 128, true); err != nil {
 			return err
 		}
 	}
@@ -76,16 +68,19 @@ func (e *Engine) AddTask(in NewTask) (*projection.Task, error) {
 }
 
 func (in *NewTask) check() error {
-	if err := checkText("title", in.Title, MaxTitle, true); err != nil {
+	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
 		return err
 	}
 	if err := checkText("description", in.Description, MaxText, false); err != nil {
 		return err
 	}
-	if err := checkText("owner", in.Owner, MaxTitle, false); err != nil {
+	if err := checkLine("owner", in.Owner, MaxTitle, false); err != nil {
 		return err
 	}
-	if err := checkText("ref", in.Ref, MaxTitle, false); err != nil {
+	if err := checkLine("ref", in.Ref, MaxTitle, false); err != nil {
+		return err
+	}
+	if err := checkPriority(in.Priority); err != nil {
 		return err
 	}
 	for i, d := range in.Deps {
@@ -187,13 +182,19 @@ func (in *TaskEdit) check() error {
 	checks := []struct {
 		field string
 		v     *string
+		check func(field, s string, limit int, required bool) error
 		limit int
-	}{{"title", in.Title, MaxTitle}, {"description", in.Description, MaxText}, {"owner", in.Owner, MaxTitle}}
+	}{{"title", in.Title, checkLine, MaxTitle}, {"description", in.Description, checkText, MaxText}, {"owner", in.Owner, checkLine, MaxTitle}}
 	for _, c := range checks {
 		if c.v != nil {
-			if err := checkText(c.field, *c.v, c.limit, c.field == "title"); err != nil {
+			if err := c.check(c.field, *c.v, c.limit, c.field == "title"); err != nil {
 				return err
 			}
+		}
+	}
+	if in.Priority != nil {
+		if err := checkPriority(*in.Priority); err != nil {
+			return err
 		}
 	}
 	if in.Plan != nil && *in.Plan != "" {

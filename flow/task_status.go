@@ -16,13 +16,14 @@ type Move struct {
 	ID      string `json:"id"`
 	To      string `json:"to"` // todo, doing, done, blocked or cancelled
 	Reason  string `json:"reason,omitempty"`
-	Force   bool   `json:"force,omitempty"` // done despite open deps, pending approvals or running steps
+	Force   bool   `json:"force,omitempty"` // done despite open deps or running steps (never a pending approval)
 	Write
 }
 
 // MoveTask changes a task's status along the status machine. `done` is
-// refused with ErrBlocked while a dependency is not done, an approval is
-// pending or a step is in progress, unless Force (which is recorded).
+// refused with ErrBlocked while a dependency is not done or a step is in
+// progress, unless Force (which is recorded), and with ErrPending while an
+// approval of the task is pending, Force or not.
 // Moving a task to the status it has is a no-op.
 func (e *Engine) MoveTask(in Move) (*projection.Task, error) {
 	if _, ok := transitions[in.To]; !ok {
@@ -58,19 +59,32 @@ func (w *writer) moveTask(in Move) error {
 	}
 	forced := false
 	if in.To == projection.StatusDone {
-		blockers, err := doneBlockers(w, t)
-		if err != nil {
+		if forced, err = checkDone(w, t, in.Force); err != nil {
 			return err
 		}
-		if len(blockers) > 0 && !in.Force {
-			return fmt.Errorf("%w: task %s cannot be done: %s (use --force to override; it is recorded)",
-				ErrBlocked, t.ID, strings.Join(blockers, "; "))
-		}
-		forced = len(blockers) > 0
 	}
 	_, err = w.emit(stream, in.expect(), in.Project, projection.TypeTaskStatusChanged,
 		projection.TaskStatusChanged{From: t.Status, To: in.To, Reason: in.Reason, Forced: forced})
 	return err
+}
+
+// checkDone says whether t may be done, and whether only force lets it:
+// open dependencies and running steps are ErrBlocked unless force; an
+// undecided approval is ErrPending even with force, as only a person's
+// decision lets a task past it. The message lists every blocker.
+func checkDone(src projection.Store, t *projection.Task, force bool) (forced bool, err error) {
+	blockers, err := doneBlockers(src, t)
+	switch {
+	case err != nil || len(blockers) == 0:
+		return false, err
+	case len(t.PendingApprovals) > 0:
+		return false, fmt.Errorf("%w: task %s cannot be done: %s (an approval must be granted or denied first; --force does not pass it)",
+			ErrPending, t.ID, strings.Join(blockers, "; "))
+	case !force:
+		return false, fmt.Errorf("%w: task %s cannot be done: %s (use --force to override; it is recorded)",
+			ErrBlocked, t.ID, strings.Join(blockers, "; "))
+	}
+	return true, nil
 }
 
 // doneBlockers lists what keeps t from being done.
@@ -113,16 +127,29 @@ func openDeps(src projection.Store, t *projection.Task) ([]string, error) {
 	return open, nil
 }
 
-// DefaultLease is how long a claim holds without a heartbeat.
-const DefaultLease = 30 * time.Minute
+// DefaultLease is how long a claim holds without a heartbeat; MaxLease
+// is the longest lease a claim or heartbeat may ask for.
+const (
+	DefaultLease = 30 * time.Minute
+	MaxLease     = 7 * 24 * time.Hour
+)
 
 // Claim is the input of ClaimTask, Heartbeat and ReleaseTask.
 type Claim struct {
 	Project string        `json:"project"`
 	ID      string        `json:"id"`
-	Lease   time.Duration `json:"lease,omitempty"` // 0: DefaultLease
+	Lease   time.Duration `json:"lease,omitempty"` // 0: DefaultLease; at most MaxLease
 	Force   bool          `json:"force,omitempty"` // release a claim held by someone else
 	Write
+}
+
+// checkLease refuses a negative lease or one over MaxLease (0 is the
+// default).
+func (in Claim) checkLease() error {
+	if in.Lease < 0 || in.Lease > MaxLease {
+		return fmt.Errorf("%w: lease %s: give a positive duration of at most %s (7 days)", ErrInvalid, in.Lease, MaxLease)
+	}
+	return nil
 }
 
 func (in Claim) lease() time.Duration {
@@ -136,6 +163,9 @@ func (in Claim) lease() time.Duration {
 // A live claim by someone else is a conflict; an expired one is taken
 // over; claiming again by the same actor and session changes nothing.
 func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
+	if err := in.checkLease(); err != nil {
+		return nil, err
+	}
 	return e.claimCommand("task.claim", in, func(w *writer, t *projection.Task, now time.Time) error {
 		if t.Claim.Live(now) {
 			if e.holds(t.Claim) {
@@ -152,6 +182,9 @@ func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
 
 // Heartbeat renews this actor's live claim on a task.
 func (e *Engine) Heartbeat(in Claim) (*projection.Task, error) {
+	if err := in.checkLease(); err != nil {
+		return nil, err
+	}
 	return e.claimCommand("task.heartbeat", in, func(w *writer, t *projection.Task, now time.Time) error {
 		if !t.Claim.Live(now) || !e.holds(t.Claim) {
 			if t.Claim.Live(now) {

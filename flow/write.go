@@ -68,6 +68,12 @@ func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
 // newEvent builds an event of this engine's actor and session with a
 // deterministic msgpack payload.
 func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (eventlog.Event, error) {
+	if err := checkLine("actor", e.opts.Actor, MaxTitle, false); err != nil {
+		return eventlog.Event{}, err
+	}
+	if err := checkLine("session", e.opts.Session, MaxTitle, false); err != nil {
+		return eventlog.Event{}, err
+	}
 	data, err := marshal(payload)
 	if err != nil {
 		return eventlog.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)

@@ -259,7 +259,7 @@ func TestApproval_Decide(t *testing.T) {
 		f := apprFile(t)
 		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "m")
 		_, stderr, code := f.run("", "task", "done", "T-1")
-		wantError(t, stderr, code, 4, "A-1")
+		wantError(t, stderr, code, 6, "A-1")
 		f.mustRun("", "approval", "grant", "A-1")
 		f.mustRun("", "task", "done", "T-1")
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow"
@@ -74,7 +73,7 @@ func (a *app) holdOutput(err *error) func() {
 func (a *app) currentProject(eng *flow.Engine) (string, error) {
 	name := a.g.project
 	if name == "" {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(eng.Path()), currentFile))
+		b, err := os.ReadFile(selectionPath(eng.Path()))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}

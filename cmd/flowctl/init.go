@@ -23,7 +23,8 @@ func (a *app) initCommand() *cobra.Command {
 		Use:   "init [--project NAME]",
 		Short: "Create .flow/flow.db in the working directory (and a project)",
 		Long: "init creates .flow/flow.db in the working directory, or the file named by --db or FLOW_DB.\n" +
-			"Running it again is harmless. With --project it also creates that project if it is missing.",
+			"Running it again is harmless. With --project it also creates that project if it is missing\n" +
+			"and makes it the current one (see 'project switch').",
 		Example: "  flowctl init\n  flowctl init --project website",
 		Args:    cobra.NoArgs,
 		RunE:    a.action(func(*cobra.Command, []string) error { return a.runInit() }),
@@ -54,6 +55,9 @@ func (a *app) runInit() (err error) {
 			return err
 		}
 		res.ProjectCreated = err == nil
+		if err := selectProject(path, a.g.project); err != nil {
+			return err
+		}
 	}
 	return a.printer().one(res, func(w io.Writer) {
 		if a.g.quiet {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -207,6 +208,9 @@ func TestMCP_CommonErrors(t *testing.T) {
 		t.Parallel()
 		f := mcpFile(t)
 		f.mustRun("", "project", "new", "other")
+		if err := os.Remove(filepath.Join(filepath.Dir(f.path), "current")); err != nil {
+			t.Fatal(err)
+		}
 		h := startMCP(t, f, "agent", nil)
 		te := h.callErr("task_ready", nil, flow.CodeInvalid)
 		if !strings.Contains(te.Hint, "project") {
@@ -400,6 +404,13 @@ func TestMCP_TaskCreate(t *testing.T) {
 			{"tasks": []map[string]any{{"title": "a"}, {"title": ""}}},
 			{"title": "a", "plan": "plan-x"},
 			{"title": strings.Repeat("x", flow.MaxTitle+1)},
+			{"title": "a", "priority": -3},
+			{"title": "a\nb"},
+			{"title": "a\x1b[31mb\a"},
+			{"title": "a\x00"},
+			{"title": "a", "tags": []string{"x\ny"}},
+			{"title": "a", "description": "ok\n\tbut \x1b[2J"},
+			{"tasks": []map[string]any{{"title": "a"}, {"title": "b\rc"}}},
 		} {
 			h.callErr("task_create", args, flow.CodeInvalid)
 		}
@@ -485,7 +496,14 @@ func TestMCP_TaskUpdate(t *testing.T) {
 			{"id": "T-1", "status": "finished"},
 			{"id": "T-1", "claim": "grab"},
 			{"id": "T-1", "claim": "claim", "lease": "soon"},
+			{"id": "T-1", "claim": "claim", "lease": "1000000h"},
+			{"id": "T-1", "claim": "claim", "lease": "0s"},
+			{"id": "T-1", "priority": -1},
+			{"id": "T-1", "priority": 1001},
 			{"id": "T-1", "title": ""},
+			{"id": "T-1", "title": "a\nb"},
+			{"id": "T-1", "owner": "ann\x1b[31m"},
+			{"id": "T-1", "status": "blocked", "reason": "\x07"},
 			{"id": "first"},
 		} {
 			h.callErr("task_update", args, flow.CodeInvalid)
@@ -652,6 +670,12 @@ func TestMCP_ExecRecord(t *testing.T) {
 		{"command": "ls"},
 		{"command": "ls", "success": true, "exit_code": 2},
 		{"command": "ls", "success": true, "step": "T-1"},
+		{"command": "ls", "exit_code": 99999999999},
+		{"command": "ls", "exit_code": -1},
+		{"command": "ls", "exit_code": 256},
+		{"command": "ls", "exit_code": 0, "elapsed_ms": 1e18},
+		{"command": "ls\x1b[2J", "exit_code": 0},
+		{"command": "ls", "exit_code": 0, "cwd": "/tmp\n/x"},
 	} {
 		h.callErr("exec_record", args, flow.CodeInvalid)
 	}
@@ -680,11 +704,13 @@ func TestMCP_ApprovalRequest(t *testing.T) {
 		t.Errorf("summary %q does not say how a person decides", sum)
 	}
 	h.mustCall("task_update", map[string]any{"id": "T-1", "status": "doing"}, nil)
-	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done"}, flow.CodeConflict)
+	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done"}, flow.CodePending)
+	h.callErr("task_update", map[string]any{"id": "T-1", "status": "done", "force": true}, flow.CodePending)
 
 	for _, args := range []map[string]any{
 		{"task": "T-1"},
 		{"task": "T-1", "message": "x", "ttl": "-1h"},
+		{"task": "T-1", "message": "x", "ttl": "1000000h"},
 		{"task": "T-1", "message": "x", "step": "T-2.1"},
 	} {
 		h.callErr("approval_request", args, flow.CodeInvalid)
@@ -853,6 +879,8 @@ func TestMCP_ProjectManage(t *testing.T) {
 	if len(p.Projects) != 1 || p.Projects[0].Name != "site" || p.Projects[0].Archived {
 		t.Errorf("create = %+v", p)
 	}
+	var ready readyOut
+	h.mustCall("task_ready", nil, &ready) // demo stays selected
 	h.mustCall("project_manage", map[string]any{"action": "list"}, &p)
 	if len(p.Projects) != 2 {
 		t.Errorf("list = %+v", p)

@@ -189,7 +189,7 @@ type newTaskFields struct {
 	Deps        []string `json:"deps,omitempty" jsonschema:"task ids this one depends on; in tasks[], also keys of earlier items"`
 	Owner       string   `json:"owner,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
-	Priority    int      `json:"priority,omitempty" jsonschema:"higher is more urgent"`
+	Priority    int      `json:"priority,omitempty" jsonschema:"0-1000, higher is more urgent"`
 }
 
 type batchTask struct {
@@ -347,10 +347,10 @@ type taskUpdateIn struct {
 	scopeArg
 	ID          string    `json:"id" jsonschema:"task id, like T-3"`
 	Claim       string    `json:"claim,omitempty" jsonschema:"claim, heartbeat or release your lease on the task"`
-	Lease       string    `json:"lease,omitempty" jsonschema:"lease for claim or heartbeat, like 30m (the default)"`
+	Lease       string    `json:"lease,omitempty" jsonschema:"lease for claim or heartbeat, like 30m (the default); at most 168h"`
 	Status      string    `json:"status,omitempty" jsonschema:"move to todo, doing, done, blocked or cancelled"`
 	Reason      string    `json:"reason,omitempty" jsonschema:"why the status changes"`
-	Force       bool      `json:"force,omitempty" jsonschema:"done despite open deps, approvals or running steps (recorded); release another's claim"`
+	Force       bool      `json:"force,omitempty" jsonschema:"done despite open deps or running steps (recorded; never past a pending approval); release another's claim"`
 	Title       *string   `json:"title,omitempty"`
 	Description *string   `json:"description,omitempty"`
 	Owner       *string   `json:"owner,omitempty"`
@@ -613,7 +613,7 @@ type execRecordIn struct {
 	Command      string   `json:"command,omitempty" jsonschema:"the command line that ran"`
 	Code         string   `json:"code,omitempty" jsonschema:"or the code snippet that ran"`
 	Cwd          string   `json:"cwd,omitempty"`
-	ExitCode     *int     `json:"exit_code,omitempty" jsonschema:"exit code; give it or success"`
+	ExitCode     *int     `json:"exit_code,omitempty" jsonschema:"exit code 0-255 (128+n: killed by signal n); give it or success"`
 	Success      *bool    `json:"success,omitempty"`
 	ElapsedMS    float64  `json:"elapsed_ms,omitempty"`
 	Stdout       string   `json:"stdout,omitempty" jsonschema:"kept as head and tail, 16 KiB each"`

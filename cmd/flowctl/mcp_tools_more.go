@@ -444,7 +444,7 @@ func projectTool(c *call, in projectIn) (projectOut, string, error) {
 			p, err = c.eng.Project(name)
 		}
 	case "create":
-		p, err = c.eng.CreateProject(flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}})
+		p, err = createProject(c.eng, flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}}, false)
 	case "archive":
 		p, err = c.eng.ArchiveProject(flow.ArchiveProject{Name: in.Name, Reason: in.Reason, Write: flow.Write{Key: in.RequestID}})
 	default:

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/flowctl/flowctl/flow"
@@ -19,14 +21,18 @@ func (a *app) projectCommand() *cobra.Command {
 
 func (a *app) projectNewCommand() *cobra.Command {
 	var desc string
+	var switchTo bool
 	var wo writeOpts
 	cmd := &cobra.Command{
-		Use:     "new NAME",
-		Short:   "Create a project",
-		Example: "  flowctl project new website --description 'the new site'",
+		Use:   "new NAME",
+		Short: "Create a project",
+		Long: "new creates a project. The current project stays the current one (when it was current for\n" +
+			"being the only project, it is written to .flow/current); --switch makes the new one current.",
+		Example: "  flowctl project new website --description 'the new site'\n  flowctl project new api --switch",
 		Args:    cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "what the project is about")
+	cmd.Flags().BoolVar(&switchTo, "switch", false, "make the new project the current one")
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) (err error) {
 		defer a.holdOutput(&err)()
@@ -35,13 +41,67 @@ func (a *app) projectNewCommand() *cobra.Command {
 			return err
 		}
 		defer closeEngine(eng, &err)
-		p, err := eng.CreateProject(flow.NewProject{Name: args[0], Description: desc, Write: wo.write()})
+		p, err := createProject(eng, flow.NewProject{Name: args[0], Description: desc, Write: wo.write()}, switchTo)
 		if err != nil {
 			return err
 		}
-		return a.printer().one(p, func(w io.Writer) { fmt.Fprintf(w, "Created project %s\n", p.Name) })
+		return a.printer().one(p, func(w io.Writer) {
+			fmt.Fprintf(w, "Created project %s\n", p.Name)
+			if switchTo {
+				fmt.Fprintf(w, "Switched to project %s\n", p.Name)
+			}
+		})
 	})
 	return cmd
+}
+
+// createProject creates a project without changing which one is current,
+// or making it the current one with switchTo. A project that was current
+// for being the only one is written down as current before a second one
+// would leave none selected.
+func createProject(eng *flow.Engine, in flow.NewProject, switchTo bool) (*projection.Project, error) {
+	sole, err := soleUnselected(eng)
+	if err != nil {
+		return nil, err
+	}
+	p, err := eng.CreateProject(in)
+	switch {
+	case err != nil:
+		return nil, err
+	case switchTo:
+		err = selectProject(eng.Path(), p.Name)
+	case sole != "" && sole != p.Name:
+		err = selectProject(eng.Path(), sole)
+	}
+	return p, err
+}
+
+// soleUnselected is the file's only project when no project was selected
+// with 'project switch' (so that it is current for being the only one),
+// else "".
+func soleUnselected(eng *flow.Engine) (string, error) {
+	if _, err := os.Stat(selectionPath(eng.Path())); !errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	all, err := eng.Projects()
+	if err != nil || len(all) != 1 {
+		return "", err
+	}
+	return all[0].Name, nil
+}
+
+// selectionPath is the file that names the current project: .flow/current
+// beside the flow file at dbPath.
+func selectionPath(dbPath string) string {
+	return filepath.Join(filepath.Dir(dbPath), currentFile)
+}
+
+// selectProject makes name the current project of the flow file at dbPath.
+func selectProject(dbPath, name string) error {
+	return writeFileAtomic(selectionPath(dbPath), func(w io.Writer) error {
+		_, err := io.WriteString(w, name+"\n")
+		return err
+	})
 }
 
 func (a *app) projectLsCommand() *cobra.Command {
@@ -100,10 +160,7 @@ func (a *app) projectSwitchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := writeFileAtomic(filepath.Join(filepath.Dir(eng.Path()), currentFile), func(w io.Writer) error {
-				_, err := io.WriteString(w, name+"\n")
-				return err
-			}); err != nil {
+			if err := selectProject(eng.Path(), name); err != nil {
 				return err
 			}
 			p, err := eng.Project(name)

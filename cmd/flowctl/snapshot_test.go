@@ -174,6 +174,9 @@ func TestSnapshotLs(t *testing.T) {
 		wantError(t, stderr, code, 3, "nope")
 	})
 	t.Run("NoProjectSelected", func(t *testing.T) {
+		if err := os.Remove(filepath.Join(filepath.Dir(f.path), "current")); err != nil { // init --project p selected p
+			t.Fatal(err)
+		}
 		_, stderr, code := f.run("", "snapshot", "ls")
 		wantError(t, stderr, code, 2)
 	})

@@ -238,7 +238,7 @@ func (a *app) taskMoveCommand(m taskMove) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded)")
 	if m.to == projection.StatusDone {
-		cmd.Flags().BoolVar(&force, "force", false, "finish despite open dependencies, pending approvals or running steps (recorded)")
+		cmd.Flags().BoolVar(&force, "force", false, "finish despite open dependencies or running steps (recorded; never past a pending approval)")
 	}
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
@@ -275,7 +275,7 @@ func (a *app) taskClaimCommand(name string) *cobra.Command {
 		Args:    cobra.MaximumNArgs(1),
 	}
 	if name != "release" {
-		cmd.Flags().DurationVar(&lease, "lease", flow.DefaultLease, "how long the claim holds without a heartbeat")
+		cmd.Flags().DurationVar(&lease, "lease", flow.DefaultLease, "how long the claim holds without a heartbeat (at most 168h)")
 	} else {
 		cmd.Flags().BoolVar(&force, "force", false, "release a claim held by someone else")
 	}
@@ -285,8 +285,8 @@ func (a *app) taskClaimCommand(name string) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if lease < 0 {
-			return usageError{fmt.Errorf("--lease %s: must be positive", lease)}
+		if name != "release" && lease <= 0 {
+			return usageError{fmt.Errorf("--lease %s: must be positive (at most %s)", lease, flow.MaxLease)}
 		}
 		return a.withEngine(false, func(s *session) error {
 			in := flow.Claim{Project: s.project, ID: id, Lease: lease, Force: force, Write: wo.write()}

@@ -111,6 +111,16 @@ func TestTask_StatusMachine(t *testing.T) {
 			t.Fatalf("event data = %s", last.Data)
 		}
 	})
+	t.Run("ForceDoesNotPassAPendingApproval", func(t *testing.T) {
+		f.mustRun("", "task", "start", "T-1")
+		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "ship it?")
+		before := f.bytes()
+		_, stderr, code := f.run("", "task", "done", "T-1", "--force")
+		wantError(t, stderr, code, 6, "A-1", "granted or denied")
+		if string(before) != string(f.bytes()) {
+			t.Fatal("a refused done changed the file")
+		}
+	})
 	t.Run("ReopenThenStartAgain", func(t *testing.T) {
 		f.mustRun("", "task", "reopen", "T-2")
 		f.mustRun("", "task", "start", "T-2")
@@ -241,6 +251,9 @@ func TestPlanAndProject(t *testing.T) {
 		g := mustInit(t)
 		g.mustRun("", "project", "new", "a")
 		g.mustRun("", "project", "new", "b")
+		if err := os.Remove(filepath.Join(filepath.Dir(g.path), "current")); err != nil {
+			t.Fatal(err)
+		}
 		_, stderr, code := g.run("", "task", "ls")
 		wantError(t, stderr, code, 2, "no project selected")
 	})
@@ -249,6 +262,46 @@ func TestPlanAndProject(t *testing.T) {
 		_, stderr, code := f.run("", "task", "add", "x", "--project", "webapp")
 		wantError(t, stderr, code, 4, "archived")
 	})
+}
+
+// TestProject_SelectionStays: init --project selects its project, and
+// project new changes the selection only with --switch — also when the
+// first project was selected for being the only one.
+func TestProject_SelectionStays(t *testing.T) {
+	t.Parallel()
+	current := func(f *flowFile) string {
+		t.Helper()
+		var p struct{ Name string }
+		if err := json.Unmarshal([]byte(f.mustRun("", "project", "show", "-o", "json")), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Name
+	}
+	for name, init := range map[string][]string{
+		"InitProject": {"--project", "demo"},
+		"ProjectNew":  nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := mustInit(t, init...)
+			if init == nil {
+				f.mustRun("", "project", "new", "demo")
+			}
+			f.mustRun("", "project", "new", "second")
+			f.mustRun("", "task", "add", "lands in demo")
+			if got := current(f); got != "demo" {
+				t.Errorf("after project new second, the current project = %q, want demo", got)
+			}
+			f.mustRun("", "project", "new", "third", "--switch")
+			if got := current(f); got != "third" {
+				t.Errorf("after project new third --switch, the current project = %q, want third", got)
+			}
+			f.mustRun("", "init", "--project", "second")
+			if got := current(f); got != "second" {
+				t.Errorf("after init --project second, the current project = %q, want second", got)
+			}
+		})
+	}
 }
 
 func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
@@ -274,8 +327,25 @@ func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
 		{"BadProjectName", []string{"project", "new", "a b"}, 2, []string{"a b"}},
 		{"ProjectExists", []string{"project", "new", "demo"}, 4, []string{"demo"}},
 		{"NegativeLease", []string{"task", "claim", "T-1", "--lease", "-1m"}, 2, []string{"lease"}},
+		{"ZeroLease", []string{"task", "claim", "T-1", "--lease", "0"}, 2, []string{"lease"}},
+		{"LeaseMillionHours", []string{"task", "claim", "T-1", "--lease", "1000000h"}, 2, []string{"lease", "7 days"}},
+		{"HeartbeatLeaseTooLong", []string{"task", "heartbeat", "T-1", "--lease", "169h"}, 2, []string{"lease"}},
+		{"NegativePriority", []string{"task", "add", "x", "--priority", "-1"}, 2, []string{"priority", "0 to 1000"}},
+		{"HugePriority", []string{"task", "edit", "T-1", "--priority", "99999999999"}, 2, []string{"priority"}},
+		{"ExitCodeHuge", []string{"exec", "record", `{"command":"x","exit_code":99999999999}`}, 2, []string{"exit_code", "0-255"}},
+		{"ExitCodeNegative", []string{"exec", "record", `{"command":"x","exit_code":-1}`}, 2, []string{"exit_code", "128+n"}},
+		{"ExpiryTooFar", []string{"approval", "request", "-m", "m", "--expires", "1000000h"}, 2, []string{"expiry", "year"}},
+		{"ProgressOver100", []string{"step", "progress", "T-1.1", "101"}, 2, []string{"progress"}},
 		{"UnknownFlag", []string{"task", "add", "x", "--bogus"}, 2, []string{"bogus"}},
 		{"MissingArg", []string{"dep", "add", "T-1"}, 2, []string{"arg"}},
+		{"TitleWithNewline", []string{"task", "add", "a\nb"}, 2, []string{"title", "control character U+000A"}},
+		{"TitleWithEscape", []string{"task", "add", "a\x1b[31mb"}, 2, []string{"title", "U+001B"}},
+		{"EditTitleWithBell", []string{"task", "edit", "T-1", "--title", "a\ab"}, 2, []string{"title", "U+0007"}},
+		{"TagWithNUL", []string{"task", "add", "x", "--tag", "a\x00"}, 2, []string{"tag", "U+0000"}},
+		{"PlanTitleWithNewline", []string{"plan", "new", "a\nb"}, 2, []string{"title"}},
+		{"StepTitleWithEscape", []string{"step", "add", "T-1", "a\x1b]0;x\a"}, 2, []string{"title"}},
+		{"DescriptionWithEscape", []string{"task", "add", "x", "--description", "a\n\x1b[2J"}, 2, []string{"description", "U+001B"}},
+		{"ActorWithNewline", []string{"task", "add", "x", "--actor", "ann\nbob"}, 2, []string{"actor"}},
 		{"IdempotencyKeyReusedForOther", []string{"task", "add", "other", "--idempotency-key", "k"}, 4, []string{"k"}},
 	}
 	f.mustRun("", "task", "add", "first", "--idempotency-key", "k")
@@ -300,4 +370,41 @@ func TestTask_BadInputLeavesFileUnchanged(t *testing.T) {
 			t.Fatal("an idempotent retry changed the file")
 		}
 	})
+}
+
+// TestTask_TextOutputEscapesControls: text that carries control
+// characters from elsewhere (events imported from another file, which
+// are history and are not re-checked) prints escaped in log, task ls,
+// task show and note ls: no raw escape sequence reaches a terminal.
+func TestTask_TextOutputEscapesControls(t *testing.T) {
+	t.Parallel()
+	src := mustInit(t, "--project", "demo")
+	src.mustRun("", "task", "add", "TITLEX", "--owner", "OWNERX")
+	src.mustRun("", "note", "add", "--task", "T-1", "NOTEX")
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(src.mustRun("", "export")), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		delete(ev, "raw") // import the JSON data instead of the msgpack bytes
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, string(b))
+	}
+	dump := strings.NewReplacer("TITLEX", `\u001b[31mred\u0007`, "OWNERX", `ann\u001b[2J`, "NOTEX", `a\u001b]0;pwned\u0007b`).
+		Replace(strings.Join(events, "\n"))
+	dst := mustInit(t)
+	dst.mustRun(dump, "import", "-")
+	for _, args := range [][]string{{"log"}, {"task", "ls"}, {"task", "show", "T-1"}, {"note", "ls", "--task", "T-1"}} {
+		out := dst.mustRun("", args...)
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%v printed a raw control character: %q", args, out)
+		}
+		if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\u001b`) {
+			t.Errorf("%v does not show the escape escaped: %q", args, out)
+		}
+	}
 }
