@@ -172,19 +172,17 @@ func (e *Engine) runImport(format, project string, res *LegacyResult, fn func(w 
 }
 
 // emitImported appends one imported event with a given (deterministic)
-// id at the time it originally happened, when that is earlier than now
-// (a later time would put the log's clock out of order for --at), and
-// folds it. It is emit with the id and time set.
-func (w *writer) emitImported(stream, project, typ string, payload any, id eventlog.ID, at time.Time) error {
+// id, and folds it. It is emit with the id set. The event's time is the
+// time of the import, like any event's: the time the file gives an entry
+// is in the payload (occurred_at), so that event times follow seqs and
+// --at TIME names a prefix of the log.
+func (w *writer) emitImported(stream, project, typ string, payload any, id eventlog.ID) error {
 	schema, _ := projection.Schema(typ)
 	ev, err := w.e.newEvent(typ, schema, project, payload)
 	if err != nil {
 		return err
 	}
 	ev.ID = id
-	if !at.IsZero() && at.Before(ev.Time) {
-		ev.Time = at.UTC()
-	}
 	_, err = w.emitEvent(stream, eventlog.Any, ev)
 	return err
 }
@@ -521,9 +519,18 @@ func (o *object) timestamp(key string, required bool) (t time.Time, ok bool, err
 	case s == "":
 		return t, false, nil
 	}
-	t, err = parseLegacyTime(s)
-	return t, true, o.wrap(err)
+	if t, err = parseLegacyTime(s); err != nil {
+		return t, false, o.wrap(err)
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, false, o.errorf(ErrInvalid, "%q %s is outside the years 1678 to 2262", key, s)
+	}
+	return t, true, nil
 }
+
+// minTime and maxTime bound the times an event or a payload holds: unix
+// nanoseconds in an int64.
+var minTime, maxTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // sub reads a nested object (nil when missing or null).
 func (o *object) sub(key string) (*object, error) {
