@@ -502,28 +502,47 @@ func (o *object) timestamp(key string, required bool) (t time.Time, ok bool, err
 		}
 		return t, false, nil
 	}
-	if jsonKind(v) == "a number" {
+	t, ok, err = timestampOf(key, v)
+	switch {
+	case err != nil:
+		return t, false, o.wrap(err)
+	case !ok && required:
+		return t, false, o.errorf(ErrInvalid, "%q is empty", key)
+	}
+	return t, ok, nil
+}
+
+// timestampOf reads a time given as JSON: a string parseLegacyTime takes,
+// or a number of seconds since 1970 (Python's time.time()), within the
+// years an event can hold. ok is false for nothing, null or "". Errors
+// are ErrInvalid.
+func timestampOf(key string, v json.RawMessage) (t time.Time, ok bool, err error) {
+	var s string
+	switch kind := jsonKind(v); kind {
+	case "empty", "null":
+		return t, false, nil
+	case "a number":
 		var secs float64
 		if err := json.Unmarshal(v, &secs); err != nil || secs < 0 || secs > 1e10 {
-			return t, false, o.errorf(ErrInvalid, "%q %s is not a time in seconds since 1970", key, v)
+			return t, false, fmt.Errorf("%w: %q %s is not a time in seconds since 1970", ErrInvalid, key, v)
 		}
 		whole, frac := math.Modf(secs)
 		return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1e3).UTC(), true, nil
+	case "a string":
+		if err := json.Unmarshal(v, &s); err != nil {
+			return t, false, fmt.Errorf("%w: %q is not a string: %v", ErrInvalid, key, err)
+		}
+	default:
+		return t, false, fmt.Errorf("%w: %q is %s, not a time", ErrInvalid, key, kind)
 	}
-	s, err := o.str(key, required)
-	switch {
-	case err != nil:
-		return t, false, err
-	case s == "" && required:
-		return t, false, o.errorf(ErrInvalid, "%q is empty", key)
-	case s == "":
+	if s == "" {
 		return t, false, nil
 	}
 	if t, err = parseLegacyTime(s); err != nil {
-		return t, false, o.wrap(err)
+		return t, false, err
 	}
 	if t.Before(minTime) || t.After(maxTime) {
-		return time.Time{}, false, o.errorf(ErrInvalid, "%q %s is outside the years 1678 to 2262", key, s)
+		return time.Time{}, false, fmt.Errorf("%w: %q %s is outside the years 1678 to 2262", ErrInvalid, key, s)
 	}
 	return t, true, nil
 }
