@@ -197,9 +197,18 @@ func (a *app) execLsCommand() *cobra.Command {
 func writeExecTable(w io.Writer, all []*projection.Exec) {
 	rows := make([][]string, len(all))
 	for i, x := range all {
-		rows[i] = []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(x.CreatedAt), oneLine(execWhat(x), 60)}
+		rows[i] = []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(execWhen(x)), oneLine(execWhat(x), 60)}
 	}
 	table(w, "ID\tTASK\tEXIT\tELAPSED\tWHEN\tCOMMAND", rows)
+}
+
+// execWhen is when a record's command ran: its occurred_at if it has
+// one (an imported record), else when it was recorded.
+func execWhen(x *projection.Exec) projection.Time {
+	if !x.OccurredAt.IsZero() {
+		return x.OccurredAt
+	}
+	return x.CreatedAt
 }
 
 // execWhat is the command line of a record, or its code.
