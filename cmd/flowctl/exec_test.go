@@ -243,6 +243,9 @@ func TestExec_Record(t *testing.T) {
 		if len(logged) != 1 || logged[0].Occurred != "2025-07-23T18:54:03.123Z" || logged[0].Time != x.CreatedAt {
 			t.Errorf("logged %+v, want one event with the line's timestamp as occurred_at", logged)
 		}
+		if text := f.mustRun("", "log", "--type", "exec.recorded"); !strings.Contains(text, "occurred_at=2025-07-23T18:54:03Z {") {
+			t.Errorf("log text does not show occurred_at before the payload:\n%s", text)
+		}
 		if show := f.mustRun("", "exec", "show", "X-1"); !strings.Contains(show, "ran at 2025-07-23 18:54:03Z") {
 			t.Errorf("show does not say when it ran:\n%s", show)
 		}

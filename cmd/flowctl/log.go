@@ -119,10 +119,15 @@ func (a *app) followLog(ctx context.Context, o *logOptions) error {
 	return a.follow(ctx, f, false, format)
 }
 
-// writeEventLine prints one event as a line of text.
+// writeEventLine prints one event as a line of text; an original time
+// (occurred_at) goes before the payload.
 func writeEventLine(w io.Writer, ev flow.Event) {
-	fmt.Fprintf(w, "%6d  %s  %-28s %-22s %-12s %s\n", ev.Seq, ev.Time.Format(time.RFC3339),
-		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), printable(ev.Type), printable(ev.Actor), ev.Data)
+	occurred := ""
+	if ev.OccurredAt != nil {
+		occurred = "occurred_at=" + ev.OccurredAt.Format(time.RFC3339) + " "
+	}
+	fmt.Fprintf(w, "%6d  %s  %-28s %-22s %-12s %s%s\n", ev.Seq, ev.Time.Format(time.RFC3339),
+		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), printable(ev.Type), printable(ev.Actor), occurred, ev.Data)
 }
 
 // printable escapes control characters, so that text from an imported
