@@ -249,12 +249,18 @@ func (tx *Tx) write(b *batch, version uint64) (Appended, error) {
 	logB := tx.bucket(bucketLog)
 	logB.FillPercent = fillLog
 	seq, prev := tx.Head()
+	last, err := tx.HeadTime()
+	if err != nil {
+		return Appended{}, err
+	}
 	out := Appended{Seqs: make([]uint64, len(b.events))}
 	entries := make([]indexEntry, len(b.events))
 	for i := range b.events {
 		seq++
 		version++
 		r := Record{Seq: seq, Stream: b.stream, Version: version, Event: b.events[i], Prev: prev}
+		r.Time = notBefore(r.Time, last)
+		last = r.Time
 		if err := logB.Put(seqKey(seq), encodeRecord(&r)); err != nil {
 			return Appended{}, err
 		}
@@ -265,6 +271,18 @@ func (tx *Tx) write(b *batch, version uint64) (Appended, error) {
 		return Appended{}, err
 	}
 	tx.headSeq, tx.headHash, tx.headDirty, tx.wrote = seq, prev, true, true
+	tx.headTime, tx.timeLoaded = last, true
 	out.Version = version
 	return out, nil
+}
+
+// notBefore is t, or prev when t is earlier: a record's time is never
+// before the time of the record at seq-1 (the clock of one machine can
+// step back, and processes on other clocks share the file), so that
+// times follow seqs and a time names a prefix of the log.
+func notBefore(t, prev time.Time) time.Time {
+	if t.Before(prev) {
+		return prev
+	}
+	return t
 }

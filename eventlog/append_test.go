@@ -316,3 +316,37 @@ func TestLog_Append_Assigns(t *testing.T) {
 		}
 	})
 }
+
+func TestLog_Append_TimeFollowsSeq(t *testing.T) {
+	t.Run("ClockStepsBack", func(t *testing.T) {
+		now := testClock
+		l := mustOpen(t, Options{NoSync: true, Now: func() time.Time { return now }})
+		mustAppend(t, l, "s", Any, Event{Type: "a"})
+		now = testClock.Add(-time.Hour) // the clock is set back
+		mustAppend(t, l, "s", Any, Event{Type: "b"})
+		now = testClock.Add(time.Second)
+		mustAppend(t, l, "s", Any, Event{Type: "c"})
+		got := readAll(t, l)
+		want := []time.Time{testClock, testClock, testClock.Add(time.Second)}
+		for i, r := range got {
+			if !r.Time.Equal(want[i]) {
+				t.Errorf("seq %d time %s, want %s (never before seq %d's)", r.Seq, r.Time, want[i], r.Seq-1)
+			}
+		}
+	})
+	t.Run("EarlierTimesInOneBatch", func(t *testing.T) {
+		l := mustOpen(t)
+		mustAppend(t, l, "s", Any, Event{Type: "a", Time: testClock})
+		mustAppend(t, l, "s", Any,
+			Event{Type: "b", Time: testClock.Add(-2 * time.Hour)},
+			Event{Type: "c", Time: testClock.Add(time.Minute)},
+			Event{Type: "d", Time: testClock.Add(-time.Hour)})
+		got := readAll(t, l)
+		want := []time.Time{testClock, testClock, testClock.Add(time.Minute), testClock.Add(time.Minute)}
+		for i, r := range got {
+			if !r.Time.Equal(want[i]) {
+				t.Errorf("seq %d time %s, want %s", r.Seq, r.Time, want[i])
+			}
+		}
+	})
+}

@@ -122,6 +122,12 @@ codec is hand-written (codec.go) and tested against that library.
   - seqs are 1..head_seq with no gap; record n's prev hash is record n-1's hash;
     meta's head is the last record's seq and hash.
   - every stream's versions are 1..v with no gap, in seq order.
+  - a record's time is never before the time of the record before it:
+    an append takes the later of its event's time and the head record's
+    (read once per transaction, inside it, so processes on clocks that
+    differ or step back still write times in seq order). Files written
+    before this rule may hold earlier times after later ones; Verify does
+    not refuse them.
   - index_tail holds an entry for each record from some seq to the head
     (none: the tail is empty), saying the record's id, stream, version and
     project; for each record before it, ids maps its id to its seq,

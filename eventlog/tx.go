@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -23,6 +24,9 @@ type Tx struct {
 	headSeq    uint64
 	headHash   Hash
 	headDirty  bool
+	// headTime is the last record's time once timeLoaded (HeadTime).
+	headTime   time.Time
+	timeLoaded bool
 	wrote      bool // anything was appended or put: the commit is needed
 }
 
@@ -43,6 +47,27 @@ func (tx *Tx) Head() (uint64, Hash) {
 		tx.headLoaded = true
 	}
 	return tx.headSeq, tx.headHash
+}
+
+// HeadTime returns the time of the last record, the zero time for an
+// empty log. It reads the head record once per transaction (its CRC and
+// framing are checked, not its hash); appends keep it current. Errors: a
+// *CorruptionError.
+func (tx *Tx) HeadTime() (time.Time, error) {
+	if tx.timeLoaded {
+		return tx.headTime, nil
+	}
+	seq, _ := tx.Head()
+	v, err := tx.recordBytes(seq)
+	if v == nil || err != nil {
+		return time.Time{}, err
+	}
+	var r Record
+	if err := decodeInto(&r, seq, v, true); err != nil {
+		return time.Time{}, err
+	}
+	tx.headTime, tx.timeLoaded = r.Time, true
+	return r.Time, nil
 }
 
 // flushHead writes the head to meta once per transaction.

@@ -95,5 +95,20 @@ the point, which relies on every event being on the stream of the entity
 it changes (checkPlacement; Import refuses others). Lists and overviews
 read the project's whole state: the nearest snapshot at or below the point
 plus the events after it.
+
+# Event times and occurred_at
+
+An event's time is when it was appended, never before the time of the
+event before it (eventlog clamps it inside the write transaction), so a
+time names a prefix of the log and resolvePoint finds it by binary search.
+A time an input gives for what it records (a legacy file's entry, a seed
+exec line's timestamp, an exported event imported into a file that has
+later events) is the payload's occurred_at key, unix ns: a field of
+ExecRecorded and NoteAdded, which the exec record and the note show, and
+for an events import a key added at the end of a map payload
+(withOccurredAt). It is kept in the payload, not in the record envelope,
+because the envelope is a fixed array that older binaries refuse to read
+with a field more, while the payload decoders of every version skip a key
+they do not know. Event (log, export, watch) shows it as occurred_at.
 */
 package flow

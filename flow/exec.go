@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/projection"
@@ -155,6 +156,9 @@ type NewExec struct {
 	AddedVars    []string          `json:"added_vars,omitempty"`
 	AddedImports []string          `json:"added_imports,omitempty"`
 	GitHead      string            `json:"git_head,omitempty"`
+	// OccurredAt is when the command ran, if not just now: the time a
+	// record given to flowctl says (its timestamp). Zero: none.
+	OccurredAt time.Time `json:"occurred_at,omitzero"`
 	Write
 }
 
@@ -309,7 +313,8 @@ func (w *writer) recordExec(in NewExec) (Ref, error) {
 	_, err = w.emit(subjectStream(in.Project, in.Task), in.expect(), in.Project, projection.TypeExecRecorded,
 		projection.ExecRecorded{ID: id, Task: in.Task, Step: in.Step, Plan: in.Plan, Command: in.Command,
 			Code: in.Code, Cwd: in.Cwd, ExitCode: in.ExitCode, Success: in.Success, ElapsedMS: in.ElapsedMS,
-			Stdout: in.Stdout, Stderr: in.Stderr, AddedVars: in.AddedVars, AddedImports: in.AddedImports, GitHead: in.GitHead})
+			Stdout: in.Stdout, Stderr: in.Stderr, AddedVars: in.AddedVars, AddedImports: in.AddedImports, GitHead: in.GitHead,
+			OccurredAt: occurredAt(in.OccurredAt)})
 	return Ref{Kind: kindExec, Project: in.Project, ID: id}, err
 }
 
@@ -357,6 +362,10 @@ func (e *Engine) Execs(project string, f ExecFilter) ([]*projection.Exec, error)
 // ExecJSON is an exec record as JSON, in the shape of the seeds' JSONL
 // execution log. Code or command is required; success and exit_code
 // default from each other (a missing exit code is 0 on success, else 1).
+// A line of seed 003's log is taken verbatim: task_id and plan_id name
+// the task and plan ("unknown" and "local", what its logger writes when
+// FLOW_TASK_ID and FLOW_PLAN_ID are not set, name none), and timestamp
+// is when the code ran (OccurredAt).
 type ExecJSON struct {
 	Code         string   `json:"code"`
 	Command      string   `json:"command"`
@@ -371,11 +380,15 @@ type ExecJSON struct {
 	Task         string   `json:"task"`
 	Step         string   `json:"step"`
 	Plan         string   `json:"plan"`
+	// Seed 003's names.
+	TaskID    string          `json:"task_id,omitempty"`
+	PlanID    string          `json:"plan_id,omitempty"`
+	Timestamp json.RawMessage `json:"timestamp,omitempty"`
 }
 
 // execFields are the keys ExecJSON accepts, matched exactly.
 var execFields = []string{"code", "command", "stdout", "stderr", "success", "exit_code", "elapsed_ms",
-	"added_vars", "added_imports", "cwd", "task", "step", "plan"}
+	"added_vars", "added_imports", "cwd", "task", "step", "plan", "task_id", "plan_id", "timestamp"}
 
 // DecodeExec parses an exec record given as JSON (see ExecJSON) into the
 // input of RecordExec, strictly: one object, valid UTF-8, no duplicate,
@@ -404,22 +417,59 @@ func DecodeExec(b []byte) (NewExec, error) {
 }
 
 func (x ExecJSON) input() (NewExec, error) {
-	in := NewExec{Task: x.Task, Step: x.Step, Plan: x.Plan, Command: x.Command, Code: x.Code, Cwd: x.Cwd,
+	in := NewExec{Step: x.Step, Command: x.Command, Code: x.Code, Cwd: x.Cwd,
 		ElapsedMS: x.ElapsedMS, Stdout: CaptureString(x.Stdout), Stderr: CaptureString(x.Stderr),
 		AddedVars: x.AddedVars, AddedImports: x.AddedImports}
+	var err error
+	if in.Task, err = seedName("task", x.Task, "task_id", x.TaskID, noTask); err != nil {
+		return in, err
+	}
+	if in.Plan, err = seedName("plan", x.Plan, "plan_id", x.PlanID, noPlan); err != nil {
+		return in, err
+	}
+	if in.OccurredAt, _, err = timestampOf("timestamp", x.Timestamp); err != nil {
+		return in, fmt.Errorf("exec record: %w", err)
+	}
+	return in, x.result(&in)
+}
+
+// seedName is the value of a field given by its name or by seed 003's
+// alias for it, not both; an alias value that none says names nothing is
+// "".
+func seedName(name, v, alias, av string, none func(string) bool) (string, error) {
+	switch {
+	case v != "" && av != "":
+		return "", fmt.Errorf("%w: exec record: give %s or %s, not both", ErrInvalid, name, alias)
+	case av != "" && none(av):
+		return "", nil
+	case av != "":
+		return av, nil
+	}
+	return v, nil
+}
+
+// noPlan reports whether a plan_id stands for no plan: the seeds' logger
+// writes "local" when FLOW_PLAN_ID is not set.
+func noPlan(id string) bool {
+	id = strings.TrimSpace(id)
+	return id == "" || strings.EqualFold(id, "local")
+}
+
+// result sets in's exit code and success from x's.
+func (x ExecJSON) result(in *NewExec) error {
 	switch {
 	case x.Success == nil && x.ExitCode == nil:
-		return in, fmt.Errorf("%w: exec record: give success or exit_code", ErrInvalid)
+		return fmt.Errorf("%w: exec record: give success or exit_code", ErrInvalid)
 	case x.ExitCode != nil:
 		in.ExitCode = *x.ExitCode
 		in.Success = in.ExitCode == 0
 		if x.Success != nil && *x.Success != in.Success {
-			return in, fmt.Errorf("%w: exec record: success is %t but exit_code is %d", ErrInvalid, *x.Success, in.ExitCode)
+			return fmt.Errorf("%w: exec record: success is %t but exit_code is %d", ErrInvalid, *x.Success, in.ExitCode)
 		}
 	case !*x.Success:
 		in.ExitCode = 1
 	default:
 		in.Success = true
 	}
-	return in, nil
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/projection"
@@ -307,6 +308,23 @@ func TestDecodeExec(t *testing.T) {
 			t.Errorf("decoded = %+v", in)
 		}
 	})
+	t.Run("Seed003", func(t *testing.T) {
+		for _, tt := range []struct {
+			json, task, plan string
+			at               time.Time
+		}{
+			{`{"plan_id":"local","task_id":"T-2","timestamp":"2025-07-23T18:54:03.123Z","elapsed_ms":1,"code":"x","stdout":"",` +
+				`"stderr":"","success":true,"added_vars":[],"added_imports":[]}`, "T-2", "", time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC)},
+			{`{"plan_id":"P-1","task_id":"unknown","timestamp":"2025-07-23T18:54:03.123","code":"x","success":true}`,
+				"", "P-1", time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC)},
+			{`{"plan_id":"","task_id":"","timestamp":null,"code":"x","success":true}`, "", "", time.Time{}},
+		} {
+			in, err := DecodeExec([]byte(tt.json))
+			if err != nil || in.Task != tt.task || in.Plan != tt.plan || !in.OccurredAt.Equal(tt.at) {
+				t.Errorf("DecodeExec(%s) = task %q plan %q at %s, %v; want %q %q %s", tt.json, in.Task, in.Plan, in.OccurredAt, err, tt.task, tt.plan, tt.at)
+			}
+		}
+	})
 	t.Run("Defaults", func(t *testing.T) {
 		tests := []struct {
 			json    string
@@ -327,7 +345,13 @@ func TestDecodeExec(t *testing.T) {
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for _, b := range []string{
-			`{"code":"x","success":true,"timestamp":"2024-01-01"}`,
+			`{"code":"x","success":true,"debug_info":{}}`,
+			`{"code":"x","success":true,"timestamp":"01/02/2024"}`,
+			`{"code":"x","success":true,"timestamp":{}}`,
+			`{"code":"x","success":true,"timestamp":-1}`,
+			`{"code":"x","success":true,"task":"T-1","task_id":"T-1"}`,
+			`{"code":"x","success":true,"plan":"P-1","plan_id":"P-2"}`,
+			`{"code":"x","success":true,"task_id":5}`,
 			`{"code":"x","success":true,"Stdout":"y"}`,
 			`{"code":"x","success":true,"stdout":5}`,
 			`{"code":"x","success":"yes"}`,

@@ -3,6 +3,7 @@ package flow
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Export writes every event with seq >= since as one JSON object per line
@@ -48,6 +51,13 @@ const maxImportLine = 4*eventlog.MaxPayload + 64<<10
 // of them or none. Events already present (same id, same content) are
 // skipped, so importing twice changes nothing. Each event must continue
 // its stream: version n needs the stream at n-1.
+//
+// An event keeps its time unless that is before the time of the file's
+// last event (the file has later events of its own): then it gets that
+// time, so that times follow seqs, and its own becomes the payload's
+// occurred_at (asImported). Into an empty file, or as the continuation of
+// the file exported, every event keeps its time and its payload, and so
+// the hash chain is the source's.
 func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	events, err := readImport(r)
 	if err != nil {
@@ -59,7 +69,11 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		store := newTxStore(tx)
 		for _, ie := range events {
-			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ie.event)
+			ev, err := asImported(tx, ie.event)
+			if err != nil {
+				return err
+			}
+			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ev)
 			if err != nil {
 				return fmt.Errorf("line %d: %w", ie.line, err)
 			}
@@ -83,6 +97,70 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
 	}
 	return res, nil
+}
+
+// asImported is ev as Import appends it to tx: at the file's last time
+// and with its own as occurred_at when its own is earlier. An event
+// already in the file is given as it was stored, so that it is found a
+// duplicate.
+func asImported(tx *eventlog.Tx, ev eventlog.Event) (eventlog.Event, error) {
+	if seq := tx.SeqOf(ev.ID); seq != 0 {
+		return asStored(tx, seq, ev)
+	}
+	last, err := tx.HeadTime()
+	if err != nil || !ev.Time.Before(last) {
+		return ev, err
+	}
+	ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
+	return ev, nil
+}
+
+// asStored is ev with the occurred_at an earlier import gave it, if the
+// record at seq holds it so.
+func asStored(tx *eventlog.Tx, seq uint64, ev eventlog.Event) (eventlog.Event, error) {
+	r, err := tx.Record(seq)
+	if err != nil {
+		return ev, err
+	}
+	if d := withOccurredAt(ev.Data, ev.Time); bytes.Equal(r.Data, d) {
+		ev.Data = d
+	}
+	return ev, nil
+}
+
+// withOccurredAt returns a payload that is a msgpack map with an
+// occurred_at key of t (unix ns) added at its end. A payload that is not
+// a map, or has an occurred_at already (the truer original), is returned
+// as it is.
+func withOccurredAt(data []byte, t time.Time) []byte {
+	if payloadOccurredAt(data) != nil || len(data) == 0 {
+		return data
+	}
+	n, body, ok := mapHeader(data)
+	if !ok {
+		return data
+	}
+	var head, tail bytes.Buffer
+	err := msgpack.NewEncoder(&head).EncodeMapLen(n + 1)
+	enc := msgpack.NewEncoder(&tail)
+	if err = errors.Join(err, enc.EncodeString("occurred_at"), enc.EncodeInt(t.UnixNano())); err != nil {
+		return data
+	}
+	return slices.Concat(head.Bytes(), body, tail.Bytes())
+}
+
+// mapHeader reads the header of a msgpack map: its length and the bytes
+// after the header.
+func mapHeader(b []byte) (n int, body []byte, ok bool) {
+	switch c := b[0]; {
+	case c >= 0x80 && c <= 0x8f:
+		return int(c & 0x0f), b[1:], true
+	case c == 0xde && len(b) >= 3:
+		return int(binary.BigEndian.Uint16(b[1:3])), b[3:], true
+	case c == 0xdf && len(b) >= 5:
+		return int(binary.BigEndian.Uint32(b[1:5])), b[5:], true
+	}
+	return 0, nil, false
 }
 
 // foldSeq folds the record at seq into store, refusing one on a stream the
@@ -157,6 +235,8 @@ func parseImportLine(b []byte) (importEvent, error) {
 		return importEvent{}, errors.New(`"version" is missing or 0`)
 	case ev.Time.IsZero():
 		return importEvent{}, errors.New(`"time" is missing`)
+	case ev.Time.Before(minTime) || ev.Time.After(maxTime):
+		return importEvent{}, fmt.Errorf(`"time" %s is outside the years 1678 to 2262`, ev.Time.Format(time.RFC3339))
 	}
 	id, err := eventlog.ParseID(ev.ID)
 	if err != nil || id.IsZero() {

@@ -172,19 +172,17 @@ func (e *Engine) runImport(format, project string, res *LegacyResult, fn func(w 
 }
 
 // emitImported appends one imported event with a given (deterministic)
-// id at the time it originally happened, when that is earlier than now
-// (a later time would put the log's clock out of order for --at), and
-// folds it. It is emit with the id and time set.
-func (w *writer) emitImported(stream, project, typ string, payload any, id eventlog.ID, at time.Time) error {
+// id, and folds it. It is emit with the id set. The event's time is the
+// time of the import, like any event's: the time the file gives an entry
+// is in the payload (occurred_at), so that event times follow seqs and
+// --at TIME names a prefix of the log.
+func (w *writer) emitImported(stream, project, typ string, payload any, id eventlog.ID) error {
 	schema, _ := projection.Schema(typ)
 	ev, err := w.e.newEvent(typ, schema, project, payload)
 	if err != nil {
 		return err
 	}
 	ev.ID = id
-	if !at.IsZero() && at.Before(ev.Time) {
-		ev.Time = at.UTC()
-	}
 	_, err = w.emitEvent(stream, eventlog.Any, ev)
 	return err
 }
@@ -504,26 +502,54 @@ func (o *object) timestamp(key string, required bool) (t time.Time, ok bool, err
 		}
 		return t, false, nil
 	}
-	if jsonKind(v) == "a number" {
+	t, ok, err = timestampOf(key, v)
+	switch {
+	case err != nil:
+		return t, false, o.wrap(err)
+	case !ok && required:
+		return t, false, o.errorf(ErrInvalid, "%q is empty", key)
+	}
+	return t, ok, nil
+}
+
+// timestampOf reads a time given as JSON: a string parseLegacyTime takes,
+// or a number of seconds since 1970 (Python's time.time()), within the
+// years an event can hold. ok is false for nothing, null or "". Errors
+// are ErrInvalid.
+func timestampOf(key string, v json.RawMessage) (t time.Time, ok bool, err error) {
+	var s string
+	switch kind := jsonKind(v); kind {
+	case "empty", "null":
+		return t, false, nil
+	case "a number":
 		var secs float64
 		if err := json.Unmarshal(v, &secs); err != nil || secs < 0 || secs > 1e10 {
-			return t, false, o.errorf(ErrInvalid, "%q %s is not a time in seconds since 1970", key, v)
+			return t, false, fmt.Errorf("%w: %q %s is not a time in seconds since 1970", ErrInvalid, key, v)
 		}
 		whole, frac := math.Modf(secs)
 		return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1e3).UTC(), true, nil
+	case "a string":
+		if err := json.Unmarshal(v, &s); err != nil {
+			return t, false, fmt.Errorf("%w: %q is not a string: %v", ErrInvalid, key, err)
+		}
+	default:
+		return t, false, fmt.Errorf("%w: %q is %s, not a time", ErrInvalid, key, kind)
 	}
-	s, err := o.str(key, required)
-	switch {
-	case err != nil:
-		return t, false, err
-	case s == "" && required:
-		return t, false, o.errorf(ErrInvalid, "%q is empty", key)
-	case s == "":
+	if s == "" {
 		return t, false, nil
 	}
-	t, err = parseLegacyTime(s)
-	return t, true, o.wrap(err)
+	if t, err = parseLegacyTime(s); err != nil {
+		return t, false, err
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, false, fmt.Errorf("%w: %q %s is outside the years 1678 to 2262", ErrInvalid, key, s)
+	}
+	return t, true, nil
 }
+
+// minTime and maxTime bound the times an event or a payload holds: unix
+// nanoseconds in an int64.
+var minTime, maxTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // sub reads a nested object (nil when missing or null).
 func (o *object) sub(key string) (*object, error) {

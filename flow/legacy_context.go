@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/flowctl/flowctl/projection"
 )
@@ -210,6 +209,6 @@ func (w *writer) importContext(d contextDump, project string, refs *refIndex, id
 		return false, nil
 	}
 	err = w.emitImported(projection.TaskStream(project, task), project, projection.TypeTaskContextMerged,
-		projection.TaskContextMerged{Patch: d.patch}, id, time.Time{})
+		projection.TaskContextMerged{Patch: d.patch}, id)
 	return err == nil, d.o.wrap(err)
 }

@@ -201,5 +201,5 @@ func (w *writer) importExec(x execLine, project string, refs *refIndex, id event
 	return w.emitImported(subjectStream(project, in.Task), project, projection.TypeExecRecorded,
 		projection.ExecRecorded{ID: xid, Task: in.Task, Plan: in.Plan, Command: in.Command, Code: in.Code, Cwd: in.Cwd,
 			ExitCode: in.ExitCode, Success: in.Success, ElapsedMS: in.ElapsedMS, Stdout: in.Stdout, Stderr: in.Stderr,
-			AddedVars: in.AddedVars, AddedImports: in.AddedImports}, id, x.ts)
+			AddedVars: in.AddedVars, AddedImports: in.AddedImports, OccurredAt: occurredAt(x.ts)}, id)
 }

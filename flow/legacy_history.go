@@ -125,12 +125,12 @@ func (w *writer) importHistory(entries []historyEntry, project string, res *Lega
 			res.Skipped++
 			continue
 		}
-		note := projection.NoteAdded{Text: h.text(), Kind: NoteKindNote}
+		note := projection.NoteAdded{Text: h.text(), Kind: NoteKindNote, OccurredAt: occurredAt(h.ts)}
 		stream := projection.ProjectStream(project)
 		if t, ok := refs.task(h.task); ok && h.task != "" {
 			note.Task, stream = t, projection.TaskStream(project, t)
 		}
-		if err := w.emitImported(stream, project, projection.TypeNoteAdded, note, id, h.ts); err != nil {
+		if err := w.emitImported(stream, project, projection.TypeNoteAdded, note, id); err != nil {
 			return h.o.wrap(err)
 		}
 		res.Created.Notes++

@@ -396,8 +396,11 @@ func TestImportLegacy_History(t *testing.T) {
 	if err != nil || len(t1) != 3 {
 		t.Fatalf("notes of T-1 = %d, %v; want 3", len(t1), err)
 	}
-	if want := time.Date(2024, 4, 12, 9, 2, 11, 204381000, time.UTC); !t1[1].Time.Equal(want) {
-		t.Errorf("note time = %s, want the event's ts %s (no zone: UTC)", t1[1].Time, want)
+	if want := time.Date(2024, 4, 12, 9, 2, 11, 204381000, time.UTC); t1[1].OccurredAt == nil || !t1[1].OccurredAt.Equal(want) {
+		t.Errorf("note occurred_at = %v, want the event's ts %s (no zone: UTC)", t1[1].OccurredAt, want)
+	}
+	if t1[1].Time.Year() != 2026 {
+		t.Errorf("note time = %s, want the time of the import", t1[1].Time)
 	}
 	all, _ := e.Notes("myproj", NoteFilter{})
 	var onProject int
@@ -425,11 +428,12 @@ func TestImportLegacy_History(t *testing.T) {
 		notes, _ := e.Notes("myproj", NoteFilter{})
 		got := notes[len(notes)-3:]
 		want := time.Date(2024, 4, 12, 8, 16, 1, 250e6, time.UTC)
-		if !got[0].Time.Equal(want) || !got[2].Time.Equal(want.Truncate(time.Second)) {
-			t.Errorf("times = %s, %s; want %s (seconds since 1970, and an RFC 3339 zone)", got[0].Time, got[2].Time, want)
+		if got[0].OccurredAt == nil || got[2].OccurredAt == nil ||
+			!got[0].OccurredAt.Equal(want) || !got[2].OccurredAt.Equal(want.Truncate(time.Second)) {
+			t.Fatalf("occurred_at = %v, %v; want %s (seconds since 1970, and an RFC 3339 zone)", got[0].OccurredAt, got[2].OccurredAt, want)
 		}
-		if got[1].Time.Year() != 2026 {
-			t.Errorf("an empty ts gave %s, want the time of the import", got[1].Time)
+		if got[1].OccurredAt != nil {
+			t.Errorf("an empty ts gave occurred_at %s, want none", got[1].OccurredAt)
 		}
 	})
 	t.Run("ProjectMustExist", func(t *testing.T) {
@@ -596,8 +600,11 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC); !x1.CreatedAt.Std().Equal(want) || x1.Task != "T-2" {
-			t.Errorf("X-1 at %s on %s, want %s on T-2", x1.CreatedAt.Std(), x1.Task, want)
+		if want := time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC); !x1.OccurredAt.Std().Equal(want) || x1.Task != "T-2" {
+			t.Errorf("X-1 occurred at %s on %s, want %s on T-2", x1.OccurredAt.Std(), x1.Task, want)
+		}
+		if x1.CreatedAt.Std().Year() != 2026 {
+			t.Errorf("X-1 created at %s, want the time of the import", x1.CreatedAt.Std())
 		}
 		x3, _ := e.Exec("myproj", "X-3")
 		if x3.Success || x3.ExitCode != 1 || !strings.Contains(x3.Stderr.Head, "NameError") {
@@ -611,16 +618,17 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 			t.Errorf("warnings = %q, want one about debug_info at exec.jsonl:5", res.Warnings)
 		}
 	})
-	t.Run("FutureTimeIsNow", func(t *testing.T) {
+	t.Run("FutureTimeKept", func(t *testing.T) {
 		e := mustOpen(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
-		line := `{"task_id": "T001", "timestamp": "2999-01-01T00:00:00Z", "code": "x", "success": true}`
+		line := `{"task_id": "T001", "timestamp": "2100-01-01T00:00:00Z", "code": "x", "success": true}`
 		if _, err := importText(e, FromExecJSONL, "x.jsonl", "myproj", line); err != nil {
 			t.Fatal(err)
 		}
 		x, _ := e.Exec("myproj", "X-1")
-		if x.CreatedAt.Std().Year() != 2026 {
-			t.Errorf("exec time = %s, want the time of the import (a later time would disorder the log)", x.CreatedAt.Std())
+		if x.CreatedAt.Std().Year() != 2026 || x.OccurredAt.Std().Year() != 2100 {
+			t.Errorf("exec created at %s, occurred at %s; want the time of the import, and the line's time as it is (the log's times do not depend on it)",
+				x.CreatedAt.Std(), x.OccurredAt.Std())
 		}
 	})
 	t.Run("UnknownTaskImportsNothing", func(t *testing.T) {
@@ -640,18 +648,19 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 		before := legacyFileBytes(t, e)
 		good := `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true}` + "\n"
 		for name, bad := range map[string]string{
-			"NotObject":       `[1]`,
-			"NoTimestamp":     `{"task_id": "T001", "code": "a", "success": true}`,
-			"BadTimestamp":    `{"task_id": "T001", "timestamp": "23/07/2025", "code": "a", "success": true}`,
-			"NoCode":          `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "success": true}`,
-			"NoSuccess":       `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a"}`,
-			"SuccessString":   `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": "yes"}`,
-			"ElapsedString":   `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "elapsed_ms": "3"}`,
-			"NegativeElapsed": `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "elapsed_ms": -1}`,
-			"VarsNotStrings":  `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "added_vars": [1]}`,
-			"DuplicateKey":    `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "code": "b", "success": true}`,
-			"BadUTF8":         "{\"task_id\": \"T001\", \"timestamp\": \"2025-07-23T18:54:03Z\", \"code\": \"\xff\", \"success\": true}",
-			"SuccessExitCode": `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "exit_code": 2}`,
+			"NotObject":          `[1]`,
+			"NoTimestamp":        `{"task_id": "T001", "code": "a", "success": true}`,
+			"BadTimestamp":       `{"task_id": "T001", "timestamp": "23/07/2025", "code": "a", "success": true}`,
+			"TimestampAfter2262": `{"task_id": "T001", "timestamp": "2999-01-01T00:00:00Z", "code": "a", "success": true}`,
+			"NoCode":             `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "success": true}`,
+			"NoSuccess":          `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a"}`,
+			"SuccessString":      `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": "yes"}`,
+			"ElapsedString":      `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "elapsed_ms": "3"}`,
+			"NegativeElapsed":    `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "elapsed_ms": -1}`,
+			"VarsNotStrings":     `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "added_vars": [1]}`,
+			"DuplicateKey":       `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "code": "b", "success": true}`,
+			"BadUTF8":            "{\"task_id\": \"T001\", \"timestamp\": \"2025-07-23T18:54:03Z\", \"code\": \"\xff\", \"success\": true}",
+			"SuccessExitCode":    `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "exit_code": 2}`,
 		} {
 			_, err := importText(e, FromExecJSONL, "x.jsonl", "myproj", good+"\n"+bad+"\n"+good)
 			t.Run(name, func(t *testing.T) { wantImportError(t, e, before, err, 3, ErrInvalid) })

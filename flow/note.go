@@ -22,13 +22,16 @@ const KindNote = "note"
 
 // Note is a note as users see it: the note.added event it is.
 type Note struct {
-	Seq     uint64    `json:"seq"`
-	Time    time.Time `json:"time"`
-	Actor   string    `json:"actor"`
-	Project string    `json:"project"`
-	Task    string    `json:"task"` // empty for a note on the project
-	Kind    string    `json:"kind"` // note | memory
-	Text    string    `json:"text"`
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// OccurredAt is when an imported note's entry was written in its
+	// file (a legacy history's ts); absent for a note added here.
+	OccurredAt *time.Time `json:"occurred_at,omitempty"`
+	Actor      string     `json:"actor"`
+	Project    string     `json:"project"`
+	Task       string     `json:"task"` // empty for a note on the project
+	Kind       string     `json:"kind"` // note | memory
+	Text       string     `json:"text"`
 }
 
 // NewNote is the input of AddNote.
@@ -161,5 +164,6 @@ func noteOf(ev Event) (Note, bool, error) {
 	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
 		return Note{}, false, &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("note does not decode: %v", err)}
 	}
-	return Note{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Project: ev.Project, Task: p.Task, Kind: p.Kind, Text: p.Text}, true, nil
+	return Note{Seq: ev.Seq, Time: ev.Time, OccurredAt: stdTime(p.OccurredAt), Actor: ev.Actor, Project: ev.Project,
+		Task: p.Task, Kind: p.Kind, Text: p.Text}, true, nil
 }

@@ -301,7 +301,7 @@ func (p *StepStatusChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
-var noteAddedFields = fieldsOf("task", "text", "kind")
+var noteAddedFields = fieldsOf("task", "text", "kind", "occurred_at")
 
 func (p *NoteAdded) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, p, noteAddedFields, func(i int) error { return p.decodeField(r, i) })
@@ -315,6 +315,8 @@ func (p *NoteAdded) decodeField(r *mpReader, i int) error {
 		return r.str(&p.Text)
 	case 2:
 		return r.str(&p.Kind)
+	case 3:
+		return r.timeField(&p.OccurredAt)
 	}
 	return fieldOutOfRange(i)
 }

@@ -517,9 +517,9 @@ func (o *Output) decodeField(r *mpReader, i int) error {
 }
 
 var execRecordedFields = fieldsOf("id", "task", "step", "plan", "command", "code", "cwd", "exit_code",
-	"success", "elapsed_ms", "stdout", "stderr", "added_vars", "added_imports", "git_head")
+	"success", "elapsed_ms", "stdout", "stderr", "added_vars", "added_imports", "git_head", "occurred_at")
 
-const execRecordedLen = 15
+const execRecordedLen = 16
 
 func (x *ExecRecorded) decodeMsgpack(r *mpReader) error {
 	return decodeStruct(r, x, execRecordedFields, func(i int) error { return x.decodeField(r, i) })
@@ -528,7 +528,7 @@ func (x *ExecRecorded) decodeMsgpack(r *mpReader) error {
 // fieldCount is how many fields x writes.
 func (x *ExecRecorded) fieldCount() int {
 	return 6 + count(x.Task != "", x.Step != "", x.Plan != "", x.Command != "", x.Code != "", x.Cwd != "",
-		len(x.AddedVars) > 0, len(x.AddedImports) > 0, x.GitHead != "")
+		len(x.AddedVars) > 0, len(x.AddedImports) > 0, x.GitHead != "", x.OccurredAt != 0)
 }
 
 func (x *ExecRecorded) appendMsgpack(b []byte) []byte {
@@ -557,6 +557,9 @@ func (x *ExecRecorded) appendFields(b []byte) []byte {
 	}
 	if x.GitHead != "" {
 		b = appendStr(appendKey(b, "git_head"), x.GitHead)
+	}
+	if x.OccurredAt != 0 {
+		b = appendInt64(appendKey(b, "occurred_at"), int64(x.OccurredAt))
 	}
 	return b
 }
@@ -593,6 +596,8 @@ func (x *ExecRecorded) decodeField(r *mpReader, i int) error {
 		return r.strings(&x.AddedImports)
 	case 14:
 		return r.str(&x.GitHead)
+	case 15:
+		return r.timeField(&x.OccurredAt)
 	}
 	return fieldOutOfRange(i)
 }

@@ -236,6 +236,10 @@ type NoteAdded struct {
 	Task string `msgpack:"task,omitempty"`
 	Text string `msgpack:"text"`
 	Kind string `msgpack:"kind"` // note | memory
+	// OccurredAt is when the note's entry was written in the file it
+	// was imported from (a legacy history's ts); zero for a note added
+	// here, whose time is its event's.
+	OccurredAt Time `msgpack:"occurred_at,omitempty"`
 }
 
 // ApprovalRequested asks for a decision on a proposed action.
@@ -283,6 +287,10 @@ type ExecRecorded struct {
 	AddedVars    []string `msgpack:"added_vars,omitempty" json:"added_vars,omitempty"`
 	AddedImports []string `msgpack:"added_imports,omitempty" json:"added_imports,omitempty"`
 	GitHead      string   `msgpack:"git_head,omitempty" json:"git_head,omitempty"`
+	// OccurredAt is when the command ran, as the record given to
+	// flowctl said (a seed exec log's timestamp); zero when it was
+	// recorded as it ran (the event's time is then the time).
+	OccurredAt Time `msgpack:"occurred_at,omitempty" json:"occurred_at,omitempty"`
 }
 
 // CheckpointCreated marks a named point: the state up to AtSeq.

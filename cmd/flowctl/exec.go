@@ -142,6 +142,8 @@ func (a *app) execRecordCommand() *cobra.Command {
 		Short: "Record a command or code that was run elsewhere, given as JSON (the seeds' exec log shape)",
 		Long: "record takes one JSON object with the fields code or command (one is required), stdout, stderr,\n" +
 			"success and/or exit_code, elapsed_ms, added_vars, added_imports, cwd, task, step and plan.\n" +
+			"A line of seed 003's exec log is taken as it is: task_id and plan_id for task and plan\n" +
+			"(\"unknown\" and \"local\" name none), and timestamp, when it ran, kept as occurred_at.\n" +
 			"Unknown fields are refused. task and plan default to FLOW_TASK_ID and FLOW_PLAN_ID.",
 		Example: "  flowctl exec record '{\"code\":\"x = 1\",\"stdout\":\"\",\"stderr\":\"\",\"success\":true,\"elapsed_ms\":0.4}'\n" +
 			"  tail -1 exec_log.jsonl | flowctl exec record -",
@@ -195,9 +197,18 @@ func (a *app) execLsCommand() *cobra.Command {
 func writeExecTable(w io.Writer, all []*projection.Exec) {
 	rows := make([][]string, len(all))
 	for i, x := range all {
-		rows[i] = []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(x.CreatedAt), oneLine(execWhat(x), 60)}
+		rows[i] = []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(execWhen(x)), oneLine(execWhat(x), 60)}
 	}
 	table(w, "ID\tTASK\tEXIT\tELAPSED\tWHEN\tCOMMAND", rows)
+}
+
+// execWhen is when a record's command ran: its occurred_at if it has
+// one (an imported record), else when it was recorded.
+func execWhen(x *projection.Exec) projection.Time {
+	if !x.OccurredAt.IsZero() {
+		return x.OccurredAt
+	}
+	return x.CreatedAt
 }
 
 // execWhat is the command line of a record, or its code.
@@ -261,7 +272,11 @@ func writeExec(w io.Writer, x *projection.Exec) {
 			fmt.Fprintf(w, "%s: %s\n", kv[0], printable(kv[1]))
 		}
 	}
-	fmt.Fprintf(w, "recorded by %s at %s\n", printable(x.Actor), fmtTime(x.CreatedAt))
+	fmt.Fprintf(w, "recorded by %s at %s", printable(x.Actor), fmtTime(x.CreatedAt))
+	if !x.OccurredAt.IsZero() {
+		fmt.Fprintf(w, ", ran at %s", fmtTime(x.OccurredAt))
+	}
+	fmt.Fprintln(w)
 	writeOutput(w, "stdout", x.Stdout)
 	writeOutput(w, "stderr", x.Stderr)
 }

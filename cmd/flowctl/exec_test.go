@@ -27,6 +27,8 @@ type execJSON struct {
 	GitHead      string     `json:"git_head"`
 	Actor        string     `json:"actor"`
 	Version      uint64     `json:"version"`
+	CreatedAt    string     `json:"created_at"`
+	OccurredAt   string     `json:"occurred_at"`
 }
 
 type execOutput struct {
@@ -223,6 +225,40 @@ func TestExec_Record(t *testing.T) {
 			t.Errorf("record = %+v", x)
 		}
 	})
+	t.Run("Seed003Line", func(t *testing.T) {
+		t.Parallel()
+		// A line of seed 003's JSONL log, verbatim: plan_id "local" (no
+		// FLOW_PLAN_ID), its task_id and timestamp.
+		f := apprFile(t)
+		line := `{"plan_id": "local", "task_id": "T-2", "timestamp": "2025-07-23T18:54:03.123Z", "elapsed_ms": 12.5, ` +
+			`"code": "print(1)", "stdout": "1\n", "stderr": "", "success": true, "added_vars": [], "added_imports": []}`
+		x := apprDecode[execJSON](t, f.mustRun(line, "exec", "record", "-", "-o", "json"))
+		if x.ID != "X-1" || x.Task != "T-2" || x.Plan != "" || x.Code != "print(1)" || !x.Success || x.ElapsedMS != 12.5 {
+			t.Errorf("record = %+v", x)
+		}
+		if x.OccurredAt != "2025-07-23T18:54:03.123Z" || !strings.HasPrefix(x.CreatedAt, "2026-") {
+			t.Errorf("occurred_at %q, created_at %q; want the line's timestamp and the time of the record", x.OccurredAt, x.CreatedAt)
+		}
+		logged := f.logEvents("--type", "exec.recorded")
+		if len(logged) != 1 || logged[0].Occurred != "2025-07-23T18:54:03.123Z" || logged[0].Time != x.CreatedAt {
+			t.Errorf("logged %+v, want one event with the line's timestamp as occurred_at", logged)
+		}
+		if text := f.mustRun("", "log", "--type", "exec.recorded"); !strings.Contains(text, "occurred_at=2025-07-23T18:54:03Z {") {
+			t.Errorf("log text does not show occurred_at before the payload:\n%s", text)
+		}
+		if show := f.mustRun("", "exec", "show", "X-1"); !strings.Contains(show, "ran at 2025-07-23 18:54:03Z") {
+			t.Errorf("show does not say when it ran:\n%s", show)
+		}
+	})
+	t.Run("Seed003UnknownTask", func(t *testing.T) {
+		t.Parallel()
+		f := apprFile(t)
+		line := `{"plan_id": "local", "task_id": "unknown", "timestamp": 1712909761.25, "code": "x", "success": false}`
+		x := apprDecode[execJSON](t, f.mustRun(line, "exec", "record", "-", "-o", "json"))
+		if x.Task != "" || x.ExitCode != 1 || x.OccurredAt != "2024-04-12T08:16:01.25Z" {
+			t.Errorf("record = %+v, want a failed exec of the project that occurred at 2024-04-12T08:16:01.25Z", x)
+		}
+	})
 	t.Run("StdinAndEnvDefaults", func(t *testing.T) {
 		t.Parallel()
 		f := apprFile(t)
@@ -290,7 +326,14 @@ func TestExec_BadInput(t *testing.T) {
 		return append(append([]string{"exec", "run"}, args...), "--", "sh", "-c", "echo ran > marker")
 	}
 	axRunBad(t, f, []axBad{
-		{name: "UnknownField", args: rec(`{"code":"x","success":true,"timestamp":"2024-01-01"}`), code: 2, facts: []string{"timestamp"}},
+		{name: "UnknownField", args: rec(`{"code":"x","success":true,"debug_info":{}}`), code: 2, facts: []string{"debug_info"}},
+		{name: "TaskAndTaskID", args: rec(`{"code":"x","success":true,"task":"T-1","task_id":"T-2"}`), code: 2, facts: []string{"task_id"}},
+		{name: "PlanAndPlanID", args: rec(`{"code":"x","success":true,"plan":"P-1","plan_id":"P-1"}`), code: 2, facts: []string{"plan_id"}},
+		{name: "BadTimestamp", args: rec(`{"code":"x","success":true,"timestamp":"23/07/2025"}`), code: 2, facts: []string{"23/07/2025"}},
+		{name: "TimestampNotTime", args: rec(`{"code":"x","success":true,"timestamp":true}`), code: 2, facts: []string{"timestamp"}},
+		{name: "TimestampAfter2262", args: rec(`{"code":"x","success":true,"timestamp":"2999-01-01T00:00:00Z"}`), code: 2, facts: []string{"2999"}},
+		{name: "BadPlanID", args: rec(`{"code":"x","success":true,"plan_id":"P-0001"}`), code: 2, facts: []string{"P-0001"}},
+		{name: "UnknownTaskID", args: rec(`{"code":"x","success":true,"task_id":"T-9"}`), code: 3, facts: []string{"T-9"}},
 		{name: "MiscasedField", args: rec(`{"code":"x","Success":true}`), code: 2, facts: []string{"Success"}},
 		{name: "Malformed", args: rec(`{"code":`), code: 2, facts: []string{"JSON"}},
 		{name: "NotObject", args: rec(`["code"]`), code: 2, facts: []string{"object"}},

@@ -228,6 +228,7 @@ type event struct {
 	Type     string          `json:"type"`
 	Schema   uint32          `json:"schema"`
 	Time     string          `json:"time"`
+	Occurred string          `json:"occurred_at"`
 	Actor    string          `json:"actor"`
 	Project  string          `json:"project"`
 	Data     json.RawMessage `json:"data"`

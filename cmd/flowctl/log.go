@@ -119,12 +119,17 @@ func (a *app) followLog(ctx context.Context, o *logOptions) error {
 	return a.follow(ctx, f, false, format)
 }
 
-// writeEventLine prints one event as a line of text.
+// writeEventLine prints one event as a line of text; an original time
+// (occurred_at) goes before the payload.
 func writeEventLine(w io.Writer, ev flow.Event) {
 	d := displayOf(w)
+	occurred := ""
+	if ev.OccurredAt != nil {
+		occurred = "occurred_at=" + ev.OccurredAt.Format(time.RFC3339) + " "
+	}
 	typ := d.paint(fmt.Sprintf("%-22s", printable(ev.Type)), eventColor(ev.Type))
-	fmt.Fprintf(w, "%6d  %s  %-28s %s %-12s %s\n", ev.Seq, d.paint(ev.Time.Format(time.RFC3339), sgrDim),
-		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), typ, printable(ev.Actor), ev.Data)
+	fmt.Fprintf(w, "%6d  %s  %-28s %s %-12s %s%s\n", ev.Seq, d.paint(ev.Time.Format(time.RFC3339), sgrDim),
+		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), typ, printable(ev.Actor), occurred, ev.Data)
 }
 
 // printable escapes control characters, so that text from an imported

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -136,9 +137,11 @@ func TestImport_RoundTrip(t *testing.T) {
 
 	t.Run("IntoNonEmptyFile", func(t *testing.T) {
 		t.Parallel()
-		// The target already has its own event at seq 1: imported events get
-		// new seqs (2-8) and so a new chain, but keep their ids, streams,
-		// versions, times, actors and payloads.
+		// The target already has its own event at seq 1, later than every
+		// event of the source: imported events get new seqs (2-8) and so a
+		// new chain, and the time of seq 1, so that times follow seqs; they
+		// keep their ids, streams, versions, actors and payloads, and their
+		// own time as occurred_at.
 		dst := mustInit(t, "--project", "local")
 		dst.mustRun("", "import", exported)
 		got := dst.logEvents()
@@ -149,8 +152,9 @@ func TestImport_RoundTrip(t *testing.T) {
 		for i, w := range want {
 			g := got[i+1]
 			if g.Seq != w.Seq+1 || g.ID != w.ID || g.Stream != w.Stream || g.Version != w.Version || g.Type != w.Type ||
-				g.Time != w.Time || g.Actor != w.Actor || g.Project != w.Project || string(g.Data) != string(w.Data) {
-				t.Errorf("imported %+v, want %+v at seq %d", g, w, w.Seq+1)
+				g.Time != got[0].Time || g.Occurred != w.Time || g.Actor != w.Actor || g.Project != w.Project ||
+				!sameDataBut(t, g.Data, w.Data, "occurred_at") {
+				t.Errorf("imported %+v, want %+v at seq %d, at %s, occurred at %s", g, w, w.Seq+1, got[0].Time, w.Time)
 			}
 			if g.Hash == w.Hash {
 				t.Errorf("seq %d kept the source's hash though its seq and prev hash changed", g.Seq)
@@ -158,6 +162,13 @@ func TestImport_RoundTrip(t *testing.T) {
 			if g.PrevHash != got[i].Hash {
 				t.Errorf("seq %d prev hash does not chain to seq %d", g.Seq, got[i].Seq)
 			}
+		}
+		before := dst.bytes()
+		if stdout := dst.mustRun("", "import", exported); stdout != "read 7 events: 0 appended, 7 already present\n" {
+			t.Errorf("a second import printed %q, want every event already present (with its occurred_at)", stdout)
+		}
+		if !bytes.Equal(before, dst.bytes()) {
+			t.Errorf("a second import of the same events changed the file's bytes")
 		}
 	})
 
@@ -202,6 +213,24 @@ func TestImport_RoundTrip(t *testing.T) {
 			t.Errorf("after the delta, the logs differ:\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// sameDataBut reports whether two event payloads as JSON are equal but
+// for key, which got may have and want must not.
+func sameDataBut(t *testing.T, got, want json.RawMessage, key string) bool {
+	t.Helper()
+	var g, w map[string]any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("data %s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("data %s: %v", want, err)
+	}
+	if _, ok := w[key]; ok {
+		return false
+	}
+	delete(g, key)
+	return reflect.DeepEqual(g, w)
 }
 
 // importLine builds one line of an import file.

@@ -1,0 +1,130 @@
+package flow
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// wantTimesFollowSeq fails t unless every event's time is at or after the
+// time of the event before it.
+func wantTimesFollowSeq(t *testing.T, events []Event) {
+	t.Helper()
+	for i := 1; i < len(events); i++ {
+		if events[i].Time.Before(events[i-1].Time) {
+			t.Errorf("seq %d at %s is before seq %d at %s", events[i].Seq, events[i].Time, events[i-1].Seq, events[i-1].Time)
+		}
+	}
+}
+
+// seqAt resolves --at TIME in project.
+func seqAt(t *testing.T, e *Engine, project string, at time.Time) uint64 {
+	t.Helper()
+	var seq uint64
+	err := e.view(func(tx *eventlog.Tx) error {
+		var err error
+		seq, err = resolvePoint(tx, newTxStore(tx), project, Point{Time: at})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("resolvePoint(%s): %v", at, err)
+	}
+	return seq
+}
+
+// TestTime_LegacyImportFollowsSeq: entries of 2024 and 2025 imported into a
+// file whose events are of 2026 get the time of the import, keep their own
+// as occurred_at, and --at a time before the import leaves them out.
+func TestTime_LegacyImportFollowsSeq(t *testing.T) {
+	e := mustOpen(t)
+	legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
+	before := collect(t, e, Filter{})
+	last := before[len(before)-1]
+	legacyImport(t, e, FromExecJSONL, "exec.jsonl", "myproj")
+	legacyImport(t, e, FromHistoryJSON, "workflow_history.json", "myproj")
+	all := collect(t, e, Filter{})
+	wantTimesFollowSeq(t, all)
+
+	if got := seqAt(t, e, "myproj", last.Time); got != last.Seq {
+		t.Errorf("--at %s resolves to seq %d, want %d (the last event before the import)", last.Time, got, last.Seq)
+	}
+	if got := seqAt(t, e, "myproj", time.Date(2025, 7, 24, 0, 0, 0, 0, time.UTC)); got != 0 {
+		t.Errorf("--at a time of the exec log resolves to seq %d, want 0 (nothing was in the file then)", got)
+	}
+	xs, err := e.At("myproj", Point{Time: last.Time}).Execs("myproj", ExecFilter{})
+	if err != nil || len(xs) != 0 {
+		t.Errorf("execs at %s = %d, %v; want none (they were imported later)", last.Time, len(xs), err)
+	}
+
+	x1 := all[len(before)]
+	if want := time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC); x1.Type != "exec.recorded" || x1.OccurredAt == nil || !x1.OccurredAt.Equal(want) {
+		t.Errorf("first imported event %s has occurred_at %v, want %s", x1.Type, x1.OccurredAt, want)
+	}
+	if last.OccurredAt != nil {
+		t.Errorf("an event recorded as it happened has occurred_at %s, want none", last.OccurredAt)
+	}
+}
+
+// TestTime_ClockStepsBack: an engine whose clock goes back writes the
+// time of the event before instead.
+func TestTime_ClockStepsBack(t *testing.T) {
+	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), DefaultDir, DefaultFile)
+	e, err := Open(path, Options{Create: true, NoSync: true, Actor: "tester", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateProject(NewProject{Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(-time.Hour)
+	if _, err := e.CreateProject(NewProject{Name: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	all := collect(t, e, Filter{})
+	if len(all) != 2 || !all[1].Time.Equal(all[0].Time) {
+		t.Fatalf("events = %+v, want the second at the first's time %s", all, all[0].Time)
+	}
+	b, err := e.Project("b")
+	if err != nil || !b.CreatedAt.Std().Equal(all[0].Time) {
+		t.Errorf("project b created at %v (%v), want the clamped time %s", b, err, all[0].Time)
+	}
+}
+
+// TestWithOccurredAt: the key goes at the end of a map payload, whose
+// header grows when it must; other payloads are left as they are.
+func TestWithOccurredAt(t *testing.T) {
+	at := time.Date(2024, 4, 12, 8, 16, 1, 0, time.UTC)
+	for _, n := range []int{0, 1, 15, 16, 1 << 16} {
+		m := make(map[string]int, n)
+		for i := range n {
+			m[fmt.Sprintf("k%05d", i)] = i
+		}
+		data, err := marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := withOccurredAt(data, at)
+		var back map[string]int64
+		if err := msgpack.Unmarshal(got, &back); err != nil || len(back) != n+1 || back["occurred_at"] != at.UnixNano() {
+			t.Fatalf("%d keys: %d keys back, occurred_at %d, %v", n, len(back), back["occurred_at"], err)
+		}
+		if p := payloadOccurredAt(got); p == nil || !p.Equal(at) {
+			t.Errorf("%d keys: payloadOccurredAt = %v, want %s", n, p, at)
+		}
+		if again := withOccurredAt(got, at.Add(time.Hour)); !bytes.Equal(again, got) {
+			t.Errorf("%d keys: a payload with occurred_at got another", n)
+		}
+	}
+	for _, data := range [][]byte{nil, {}, {0x93, 1, 2, 3}, {0xa1, 'x'}} {
+		if got := withOccurredAt(data, at); !bytes.Equal(got, data) {
+			t.Errorf("withOccurredAt(% x) = % x, want it unchanged", data, got)
+		}
+	}
+}
