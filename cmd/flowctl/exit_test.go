@@ -102,7 +102,7 @@ func TestErrors_JSONHasCodeMessageHint(t *testing.T) {
 		{"UnknownTask", f.dir, 3, []string{"task", "show", "T-99"}},
 		{"UnknownProject", f.dir, 3, []string{"status", "--project", "nosuch"}},
 		{"Transition", f.dir, 4, []string{"task", "reopen", "T-1"}},
-		{"Blocked", f.dir, 4, []string{"task", "done", "T-1"}},
+		{"ApprovalHoldsDone", f.dir, 6, []string{"task", "done", "T-1", "--force"}},
 		{"StaleVersion", f.dir, 4, []string{"task", "edit", "T-2", "--title", "x", "--if-version", "9"}},
 		{"Pending", f.dir, 6, []string{"approval", "check", "A-1", "--action", action}},
 		{"Corrupt", empty, 7, []string{"--db", junk, "status"}},
