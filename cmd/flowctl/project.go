@@ -27,7 +27,7 @@ func (a *app) projectNewCommand() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "what the project is about")
-	wo.addFlags(cmd)
+	wo.addKeyFlag(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) (err error) {
 		defer a.holdOutput(&err)()
 		eng, err := a.open(false)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow"
@@ -64,7 +63,7 @@ func (a *app) importCommand() *cobra.Command {
 			"  flowctl import --from exec-jsonl --project myproj logs/T-0001.jsonl",
 		Args: cobra.ExactArgs(1),
 	}
-	cmd.Flags().StringVar(&from, "from", "events", "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
+	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, flow.LegacyFormats()...), "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
 			return a.runImport(args[0])
@@ -101,9 +100,6 @@ func (a *app) runImport(file string) (err error) {
 // command line (FLOW_PROJECT does not override the file); the other
 // formats import into the current project.
 func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
-	if !slices.Contains(flow.LegacyFormats(), from) {
-		return usageError{fmt.Errorf("--from %q: use events, %s", from, strings.Join(flow.LegacyFormats(), ", "))}
-	}
 	in := flow.LegacyImport{Format: from, Path: a.abs(file), Name: file}
 	if file == "-" && from == flow.FromContextDir {
 		return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}
