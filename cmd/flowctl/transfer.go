@@ -16,26 +16,39 @@ import (
 func (a *app) exportCommand() *cobra.Command {
 	var since uint64
 	cmd := &cobra.Command{
-		Use:   "export [--since SEQ]",
+		Use:   "export [--since SEQ] [--project P]",
 		Short: "Write events as JSON lines, every envelope field",
 		Long: "export writes one JSON object per event to stdout, oldest first: every envelope field, the\n" +
 			"payload as JSON in \"data\" and its exact stored bytes in \"raw\" (base64), so that import\n" +
-			"reproduces it byte for byte.",
-		Example: "  flowctl export > events.jsonl\n  flowctl export --since 1200 > delta.jsonl",
+			"reproduces it byte for byte. It exports the whole file; --project (the flag, not\n" +
+			"FLOW_PROJECT) exports only that project's events.",
+		Example: "  flowctl export > events.jsonl\n  flowctl export --since 1200 > delta.jsonl\n  flowctl export --project website > website.jsonl",
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().Uint64Var(&since, "since", 0, "only events from this seq on")
-	cmd.RunE = a.action(func(*cobra.Command, []string) error { return a.runExport(since) })
+	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error {
+		return a.runExport(since, cmd.Flags().Changed("project"))
+	})
 	return cmd
 }
 
-func (a *app) runExport(since uint64) (err error) {
+// runExport exports the file, or with --project (given on the command
+// line) that project's events.
+func (a *app) runExport(since uint64, oneProject bool) (err error) {
 	eng, err := a.open(true)
 	if err != nil {
 		return err
 	}
 	defer closeEngine(eng, &err)
-	_, err = eng.Export(a.stdout, since)
+	if !oneProject {
+		_, err = eng.Export(a.stdout, since)
+		return err
+	}
+	project, err := eng.ResolveProject(a.g.project)
+	if err != nil {
+		return err
+	}
+	_, err = eng.ExportProject(a.stdout, project, since)
 	return err
 }
 
