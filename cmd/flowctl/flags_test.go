@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/flowctl/flowctl/flow"
 )
 
 // runCancelled runs flowctl in dir with a context that is already
@@ -130,4 +132,29 @@ func TestFlags_IfVersion(t *testing.T) {
 		wantError(t, stderr, code, 4)
 		f.mustRun("", "task", "edit", "T-1", "--title", "x", "--if-version", "2")
 	})
+}
+
+// TestMCP_IfVersionZero: if_version 0 is refused as invalid input on every
+// tool that takes it, instead of being read as "no check" (any version
+// passed); the file is left as it was.
+func TestMCP_IfVersionZero(t *testing.T) {
+	t.Parallel()
+	f := mcpFile(t)
+	h := startMCP(t, f, "agent", nil, "--tools", "all")
+	before := f.bytes()
+	for name, args := range map[string]map[string]any{
+		"task_update": {"id": "T-1", "status": "doing"},
+		"step_update": {"action": "add", "task": "T-1", "title": "x"},
+		"ctx_merge":   {"task": "T-1", "patch": map[string]any{"a": 1}},
+		"rollback":    {"to": "1", "task": "T-1", "apply": true},
+	} {
+		args["if_version"] = 0
+		te := h.callErr(name, args, flow.CodeInvalid)
+		if !strings.Contains(te.Message, "if_version") {
+			t.Errorf("%s: %q does not name if_version", name, te.Message)
+		}
+	}
+	if !bytes.Equal(before, f.bytes()) {
+		t.Errorf("a refused if_version 0 changed the file")
+	}
 }

@@ -307,7 +307,7 @@ type rollbackIn struct {
 	Task      string `json:"task,omitempty" jsonschema:"roll back only this task"`
 	Reason    string `json:"reason,omitempty"`
 	Apply     bool   `json:"apply,omitempty" jsonschema:"apply it; without it, only show what would change"`
-	IfVersion uint64 `json:"if_version,omitempty" jsonschema:"with task: fail with conflict unless the task is at this version"`
+	IfVersion *uint64 `json:"if_version,omitempty" jsonschema:"with task: fail with conflict unless the task is at this version"`
 	requestArg
 }
 
@@ -346,8 +346,12 @@ func rollbackTool(c *call, in rollbackIn) (rollbackOut, string, error) {
 	if err != nil {
 		return rollbackOut{}, "", err
 	}
+	ifVersion, err := versionArg(in.IfVersion)
+	if err != nil {
+		return rollbackOut{}, "", err
+	}
 	ri := flow.RollbackInput{Project: c.project, To: to, Reason: in.Reason, DryRun: !in.Apply,
-		Write: flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}}
+		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}}
 	if in.Task != "" {
 		if ri.Task, err = flow.ParseTaskID(in.Task); err != nil {
 			return rollbackOut{}, "", err
