@@ -486,14 +486,14 @@ func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, er
 
 type stepUpdateIn struct {
 	scopeArg
-	Action    string `json:"action" jsonschema:"add, start, progress, done, fail or skip"`
-	Task      string `json:"task,omitempty" jsonschema:"task id for add, like T-3"`
-	Step      string `json:"step,omitempty" jsonschema:"step id for the others, like T-3.2"`
-	Title     string `json:"title,omitempty" jsonschema:"title of a new step (add)"`
-	Progress  *int   `json:"progress,omitempty" jsonschema:"0-100, with start or progress"`
-	Note      string `json:"note,omitempty"`
-	Result    string `json:"result,omitempty" jsonschema:"what the step produced (done)"`
-	Error     string `json:"error,omitempty" jsonschema:"what went wrong (fail)"`
+	Action    string  `json:"action" jsonschema:"add, start, progress, done, fail or skip"`
+	Task      string  `json:"task,omitempty" jsonschema:"task id for add, like T-3"`
+	Step      string  `json:"step,omitempty" jsonschema:"step id for the others, like T-3.2"`
+	Title     string  `json:"title,omitempty" jsonschema:"title of a new step (add)"`
+	Progress  *int    `json:"progress,omitempty" jsonschema:"0-100, with start or progress"`
+	Note      string  `json:"note,omitempty"`
+	Result    string  `json:"result,omitempty" jsonschema:"what the step produced (done)"`
+	Error     string  `json:"error,omitempty" jsonschema:"what went wrong (fail)"`
 	IfVersion *uint64 `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
 	requestArg
 }

@@ -303,10 +303,10 @@ func checkpointTool(c *call, in checkpointIn) (toolCheckpoint, string, error) {
 
 type rollbackIn struct {
 	scopeArg
-	To        string `json:"to" jsonschema:"where to go back to: a seq (42), a checkpoint (C-1) or an RFC 3339 time"`
-	Task      string `json:"task,omitempty" jsonschema:"roll back only this task"`
-	Reason    string `json:"reason,omitempty"`
-	Apply     bool   `json:"apply,omitempty" jsonschema:"apply it; without it, only show what would change"`
+	To        string  `json:"to" jsonschema:"where to go back to: a seq (42), a checkpoint (C-1) or an RFC 3339 time"`
+	Task      string  `json:"task,omitempty" jsonschema:"roll back only this task"`
+	Reason    string  `json:"reason,omitempty"`
+	Apply     bool    `json:"apply,omitempty" jsonschema:"apply it; without it, only show what would change"`
 	IfVersion *uint64 `json:"if_version,omitempty" jsonschema:"with task: fail with conflict unless the task is at this version"`
 	requestArg
 }
