@@ -50,7 +50,7 @@ func enumVarP(fs *pflag.FlagSet, dst *string, name, short, def string, valid []s
 // The closed sets of flowctl's flags.
 var (
 	outputFormats    = []string{"text", "json", "jsonl"}
-	colorModes       = []string{"auto", "always", "never"}
+	colorModes       = []string{"auto", "never"} // flowctl prints no color: always cannot be honoured
 	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
 	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
 	noteKinds        = []string{flow.NoteKindNote, flow.NoteKindMemory}

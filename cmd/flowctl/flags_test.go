@@ -60,7 +60,8 @@ func TestFlags_ClosedSets(t *testing.T) {
 		{"WatchType", []string{"watch", "--type", "nosuch"}, []string{"--type", "approval.decided"}},
 		{"ImportFrom", []string{"import", "--from", "csv", "x.csv"}, []string{"--from", "events", "workflow-json"}},
 		{"Output", []string{"task", "ls", "-o", "yaml"}, []string{"yaml", "text", "json", "jsonl"}},
-		{"Color", []string{"task", "ls", "--color", "sometimes"}, []string{"--color", "auto", "always", "never"}},
+		{"Color", []string{"task", "ls", "--color", "sometimes"}, []string{"--color", "auto", "never"}},
+		{"ColorAlways", []string{"task", "ls", "--color", "always"}, []string{"--color", "auto", "never"}},
 		{"MCPText", []string{"mcp", "--text", "terse"}, []string{"--text", "full", "summary"}},
 	}
 	for _, tt := range tests {

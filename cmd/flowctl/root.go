@@ -50,7 +50,7 @@ func (g *globals) addFlags(fs *pflag.FlagSet) {
 	enumVarP(fs, &g.output, "output", "o", "text", outputFormats, "output format: text, json or jsonl")
 	fs.BoolVar(&g.json, "json", false, "shorthand for -o json")
 	fs.DurationVar(&g.lockTimeout, "lock-timeout", eventlog.DefaultTimeout, "how long to wait for the file lock (env FLOW_LOCK_TIMEOUT)")
-	enumVar(fs, &g.color, "color", "auto", colorModes, "color output: auto, always or never (honours NO_COLOR)")
+	enumVar(fs, &g.color, "color", "auto", colorModes, "color output: auto or never (honours NO_COLOR; flowctl prints no color yet, so no always)")
 	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print only data and errors")
 }
 
@@ -140,6 +140,9 @@ func refuseUnknownSubcommands(cmd *cobra.Command) {
 
 // resolveGlobals fills unset flags from the environment and checks them.
 func (a *app) resolveGlobals(cmd *cobra.Command) error {
+	if err := refuseUnused(cmd); err != nil {
+		return err
+	}
 	fs := cmd.Flags()
 	fromEnv := func(flag string, dst *string, name string) {
 		if !fs.Changed(flag) {

@@ -79,6 +79,9 @@ func (a *app) importCommand() *cobra.Command {
 	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, flow.LegacyFormats()...), "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
+			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session"); err != nil {
+				return err
+			}
 			return a.runImport(args[0])
 		}
 		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))
