@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runCancelled runs flowctl in dir with a context that is already
@@ -158,4 +161,134 @@ func TestMCP_IfVersionZero(t *testing.T) {
 	if !bytes.Equal(before, f.bytes()) {
 		t.Errorf("a refused if_version 0 changed the file")
 	}
+}
+
+// walkCommands calls fn for every command below root that runs (a group
+// that only prints its help is left out; checkpoint, a group that runs,
+// is not).
+func walkCommands(root *cobra.Command, fn func(c *cobra.Command)) {
+	for _, c := range root.Commands() {
+		walkCommands(c, fn)
+		if _, decided := globalUses[commandPath(c)]; decided || !c.HasSubCommands() {
+			fn(c)
+		}
+	}
+}
+
+// closedSetFlags are the names of flags that take one of a closed set of
+// values, wherever they appear: each must be an enumValue (or, --type, a
+// typePattern), so that a new one cannot take any string by accident.
+var closedSetFlags = []string{"status", "kind", "format", "from", "text", "type", "output", "color"}
+
+// creatingCommands make a new entity: they take no --if-version.
+var creatingCommands = []string{"task add", "plan new", "project new"}
+
+// TestFlags_EveryCommand walks the whole command tree: every command has
+// a decision on the global flags, refuses each it does not honour, and
+// every closed-set flag and --if-version refuses a junk value.
+func TestFlags_EveryCommand(t *testing.T) {
+	t.Parallel()
+	root := (&app{}).rootCommand()
+	seen := map[string]bool{}
+	walkCommands(root, func(c *cobra.Command) {
+		path := commandPath(c)
+		seen[path] = true
+		u, ok := globalUses[path]
+		if !ok {
+			t.Errorf("'flowctl %s' has no line in globalUses: decide which of --project, --actor, --session it honours", path)
+		}
+		for _, g := range globalFlags {
+			if c.LocalNonPersistentFlags().Lookup(g.name) != nil {
+				continue // its own flag (log --actor)
+			}
+			err := parsedRefusal(t, path, "--"+g.name, "junk")
+			switch {
+			case u&g.use != 0 && err != nil:
+				t.Errorf("flowctl %s --%s: %v, want it honoured", path, g.name, err)
+			case u&g.use == 0 && (err == nil || !strings.Contains(err.Error(), "--"+g.name)):
+				t.Errorf("flowctl %s --%s: %v, want it refused", path, g.name, err)
+			}
+		}
+		c.LocalFlags().VisitAll(func(fl *pflag.Flag) { checkLocalFlag(t, path, fl) })
+		if slices.Contains(creatingCommands, path) && c.Flags().Lookup("if-version") != nil {
+			t.Errorf("flowctl %s creates an entity but takes --if-version", path)
+		}
+	})
+	for path := range globalUses {
+		if !seen[path] {
+			t.Errorf("globalUses has %q, which is no command", path)
+		}
+	}
+}
+
+// parsedRefusal parses flag=value on the command at path of a fresh tree
+// and returns what refuseUnused says.
+func parsedRefusal(t *testing.T, path, flag, value string) error {
+	t.Helper()
+	c, _, err := (&app{}).rootCommand().Find(strings.Fields(path))
+	if err != nil || commandPath(c) != path {
+		t.Fatalf("found %q for %q: %v", commandPath(c), path, err)
+	}
+	if err := c.ParseFlags([]string{flag + "=" + value}); err != nil {
+		t.Fatalf("flowctl %s %s=%s: %v", path, flag, value, err)
+	}
+	return refuseUnused(c)
+}
+
+// checkLocalFlag checks one of a command's own flags: a closed-set flag
+// refuses junk, and --if-version refuses 0.
+func checkLocalFlag(t *testing.T, path string, fl *pflag.Flag) {
+	t.Helper()
+	switch v := fl.Value.(type) {
+	case *enumValue:
+		if err := v.Set("junk"); err == nil || !strings.Contains(err.Error(), strings.Join(v.valid, ", ")) {
+			t.Errorf("flowctl %s --%s junk: %v, want the valid values listed", path, fl.Name, err)
+		}
+		return
+	case typePattern:
+		if err := v.Set("junk"); err == nil {
+			t.Errorf("flowctl %s --%s junk: accepted", path, fl.Name)
+		}
+		return
+	case versionValue:
+		if err := v.Set("0"); err == nil {
+			t.Errorf("flowctl %s --%s 0: accepted", path, fl.Name)
+		}
+		return
+	}
+	if slices.Contains(closedSetFlags, fl.Name) || fl.Name == "if-version" {
+		t.Errorf("flowctl %s --%s is a %s, not a closed-set flag", path, fl.Name, fl.Value.Type())
+	}
+}
+
+// TestFlags_GlobalRefused: a global flag a command cannot honour exits 2
+// and leaves the file as it was, end to end.
+func TestFlags_GlobalRefused(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "p")
+	f.mustRun("", "task", "add", "first")
+	exported := exportTo(t, f, t.TempDir(), "events.jsonl")
+	for _, args := range [][]string{
+		{"task", "ls", "--actor", "bob"},
+		{"task", "show", "T-1", "--session", "s1"},
+		{"verify", "--project", "p"},
+		{"rebuild", "--project", "p"},
+		{"compact", "--actor", "bob"},
+		{"project", "new", "other", "--project", "p"},
+		{"project", "switch", "p", "--session", "s1"},
+		{"import", exported, "--project", "p"},
+		{"import", exported, "--actor", "bob"},
+		{"snapshot", "ls", "--all", "--project", "p"},
+		{"snapshot", "verify", "--all", "--project", "p"},
+	} {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			flag := args[len(args)-2]
+			wantRefused(t, f, args, flag, "does not apply")
+		})
+	}
+	t.Run("Honoured", func(t *testing.T) {
+		f.mustRun("", "status", "--actor", "bob")
+		f.mustRun("", "log", "--actor", "tester") // log's own filter
+		f.mustRun("", "snapshot", "ls", "--project", "p")
+	})
 }
