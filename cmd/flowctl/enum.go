@@ -27,10 +27,19 @@ func (e *enumValue) String() string { return *e.dst }
 func (e *enumValue) Type() string   { return "string" }
 
 func (e *enumValue) Set(v string) error {
-	if !slices.Contains(e.valid, v) {
-		return fmt.Errorf("use one of: %s", strings.Join(e.valid, ", "))
+	if err := oneOf(v, e.valid); err != nil {
+		return err
 	}
 	*e.dst = v
+	return nil
+}
+
+// oneOf refuses v unless it is one of valid, listing them. The MCP tools
+// check their closed-set arguments with it too.
+func oneOf(v string, valid []string) error {
+	if !slices.Contains(valid, v) {
+		return fmt.Errorf("use one of: %s", strings.Join(valid, ", "))
+	}
 	return nil
 }
 
@@ -80,10 +89,18 @@ func (p typePattern) String() string { return *p.dst }
 func (p typePattern) Type() string   { return "string" }
 
 func (p typePattern) Set(v string) error {
+	if err := matchesAType(v); err != nil {
+		return err
+	}
+	*p.dst = v
+	return nil
+}
+
+// matchesAType refuses a type pattern that matches no event type.
+func matchesAType(v string) error {
 	prefix, glob := strings.CutSuffix(v, "*")
 	for _, t := range eventTypes {
 		if t == v || glob && strings.HasPrefix(t, prefix) {
-			*p.dst = v
 			return nil
 		}
 	}

@@ -292,3 +292,22 @@ func TestFlags_GlobalRefused(t *testing.T) {
 		f.mustRun("", "snapshot", "ls", "--project", "p")
 	})
 }
+
+// TestMCP_ClosedSets: the MCP tools refuse an unknown value of a
+// closed-set argument as invalid input, as the CLI's flags do, instead
+// of an empty list.
+func TestMCP_ClosedSets(t *testing.T) {
+	t.Parallel()
+	f := mcpFile(t)
+	h := startMCP(t, f, "agent", nil, "--tools", "all")
+	for name, args := range map[string]map[string]any{
+		"task_list":       {"status": "nosuch"},
+		"approval_status": {"status": "nosuch"},
+		"history":         {"type": "nosuch.*"},
+	} {
+		te := h.callErr(name, args, flow.CodeInvalid)
+		if !strings.Contains(te.Message, "nosuch") || !strings.Contains(te.Message, "use one of") {
+			t.Errorf("%s: %q does not name the value and the valid ones", name, te.Message)
+		}
+	}
+}

@@ -43,10 +43,10 @@ func taskListTool(c *call, in taskListIn) (taskListOut, string, error) {
 		}
 		f.Plan = id
 	}
-	switch in.Status {
-	case "", projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled:
-	default:
-		return taskListOut{}, "", invalid("status %q: use todo, doing, done, blocked or cancelled", in.Status)
+	if in.Status != "" {
+		if err := oneOf(in.Status, taskStatuses); err != nil {
+			return taskListOut{}, "", invalid("status %q: %v", in.Status, err)
+		}
 	}
 	tasks, err := c.eng.Tasks(c.project, f)
 	if err != nil {
@@ -118,6 +118,11 @@ func approvalStatusTool(c *call, in approvalStatusIn) (approvalStatusOut, string
 
 func approvalList(c *call, in approvalStatusIn, out approvalStatusOut) (approvalStatusOut, string, error) {
 	f := flow.ApprovalFilter{Status: in.Status}
+	if in.Status != "" {
+		if err := oneOf(in.Status, approvalStatuses); err != nil {
+			return out, "", invalid("status %q: %v", in.Status, err)
+		}
+	}
 	if in.Task != "" {
 		id, err := flow.ParseTaskID(in.Task)
 		if err != nil {
@@ -175,6 +180,11 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 	}
 	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Limit: in.Limit}
 	out := historyOut{Project: c.project, Events: []toolEvent{}}
+	if in.Type != "" {
+		if err := matchesAType(in.Type); err != nil {
+			return out, "", invalid("type %q: %v", in.Type, err)
+		}
+	}
 	if in.Task != "" {
 		id, err := flow.ParseTaskID(in.Task)
 		if err != nil {
