@@ -311,3 +311,20 @@ func TestMCP_ClosedSets(t *testing.T) {
 		}
 	}
 }
+
+// TestFlags_RollbackDryRun: a dry run appends nothing, so the flags that
+// guard or label an append are refused instead of ignored, on the CLI and
+// in MCP.
+func TestFlags_RollbackDryRun(t *testing.T) {
+	t.Parallel()
+	f := mcpFile(t)
+	for _, flag := range []string{"--if-version", "--actor", "--session"} {
+		wantRefused(t, f, []string{"rollback", "--to", "1", "--dry-run", flag, "1"}, flag, "--dry-run")
+	}
+	f.mustRun("", "rollback", "--to", "1", "--dry-run")
+	h := startMCP(t, f, "agent", nil, "--tools", "all")
+	te := h.callErr("rollback", map[string]any{"to": "1", "if_version": 1}, flow.CodeInvalid)
+	if !strings.Contains(te.Message, "apply") {
+		t.Errorf("rollback without apply, with if_version: %q does not say it needs apply", te.Message)
+	}
+}

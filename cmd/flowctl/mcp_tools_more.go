@@ -360,6 +360,9 @@ func rollbackTool(c *call, in rollbackIn) (rollbackOut, string, error) {
 	if err != nil {
 		return rollbackOut{}, "", err
 	}
+	if !in.Apply && in.IfVersion != nil {
+		return rollbackOut{}, "", invalid("if_version needs apply: without it the rollback is only shown, and nothing is checked")
+	}
 	ri := flow.RollbackInput{Project: c.project, To: to, Reason: in.Reason, DryRun: !in.Apply,
 		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}}
 	if in.Task != "" {
