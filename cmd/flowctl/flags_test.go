@@ -188,7 +188,7 @@ var creatingCommands = []string{"task add", "plan new", "project new"}
 // every closed-set flag and --if-version refuses a junk value.
 func TestFlags_EveryCommand(t *testing.T) {
 	t.Parallel()
-	root := (&app{}).rootCommand()
+	root := fullTree()
 	seen := map[string]bool{}
 	walkCommands(root, func(c *cobra.Command) {
 		path := commandPath(c)
@@ -221,11 +221,20 @@ func TestFlags_EveryCommand(t *testing.T) {
 	}
 }
 
+// fullTree is the command tree with cobra's help and completion commands,
+// which cobra adds only when it executes.
+func fullTree() *cobra.Command {
+	root := (&app{}).rootCommand()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	return root
+}
+
 // parsedRefusal parses flag=value on the command at path of a fresh tree
 // and returns what refuseUnused says.
 func parsedRefusal(t *testing.T, path, flag, value string) error {
 	t.Helper()
-	c, _, err := (&app{}).rootCommand().Find(strings.Fields(path))
+	c, _, err := fullTree().Find(strings.Fields(path))
 	if err != nil || commandPath(c) != path {
 		t.Fatalf("found %q for %q: %v", commandPath(c), path, err)
 	}

@@ -56,6 +56,8 @@ var globalUses = map[string]uses{
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
 	"mcp": writes,
+	// cobra's own commands
+	"help": whole, "completion bash": whole, "completion zsh": whole, "completion fish": whole, "completion powershell": whole,
 }
 
 // globalFlags are the refusable global flags: each flag's use, and why a
@@ -65,8 +67,8 @@ var globalFlags = []struct {
 	use  uses
 	why  string
 }{
-	{"project", usesProject, "it works on the whole file, or on the project it names"},
-	{"actor", usesActor, "it records no event and answers for nobody"},
+	{"project", usesProject, "it does not work on the current project"},
+	{"actor", usesActor, "it records no event and answers for no one"},
 	{"session", usesSession, "it records no event"},
 }
 
@@ -112,7 +114,7 @@ func commandPath(cmd *cobra.Command) string {
 func refuseUnused(cmd *cobra.Command) error {
 	u, ok := globalUses[commandPath(cmd)]
 	if !ok {
-		return nil // a command group's help, or cobra's help and completion
+		return nil // a command group's help, or cobra's __complete (shells pass every flag)
 	}
 	own := cmd.LocalNonPersistentFlags()
 	for _, g := range globalFlags {
