@@ -31,7 +31,8 @@ const (
 // command missing here takes every global flag: TestFlags_EveryCommand
 // fails until it has its line. Some decisions depend on a command's own
 // flags and are checked where it runs: import (events) refuses --project,
-// --actor and --session; snapshot ls/verify --all refuses --project.
+// --actor and --session; snapshot ls/verify --all refuses --project;
+// rollback --dry-run refuses --actor, --session and --if-version.
 var globalUses = map[string]uses{
 	"init": writes, "quickstart": writes,
 	"log": reads, "watch": reads, "verify": whole, "rebuild": whole, "compact": whole,
@@ -118,7 +119,7 @@ func refuseUnused(cmd *cobra.Command) error {
 	}
 	own := cmd.LocalNonPersistentFlags()
 	for _, g := range globalFlags {
-		if !u.honours(g.name) && cmd.Flags().Changed(g.name) && own.Lookup(g.name) == nil {
+		if u&g.use == 0 && cmd.Flags().Changed(g.name) && own.Lookup(g.name) == nil {
 			return usageError{fmt.Errorf("--%s does not apply to 'flowctl %s': %s", g.name, commandPath(cmd), g.why)}
 		}
 	}
