@@ -2,8 +2,10 @@ package flow
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,6 +218,30 @@ func TestHead(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestEngine_ExportProject(t *testing.T) {
+	e := mustOpen(t)
+	fill(t, e, 5) // p0..p4, one event each
+	for range 3 {
+		if _, err := e.AddTask(NewTask{Project: "p2", Title: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	n, err := e.ExportProject(&out, "p2", 0)
+	if err != nil || n != 4 {
+		t.Fatalf("ExportProject(p2) = %d, %v; want its 4 events", n, err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Project != "p2" || len(ev.Raw) == 0 {
+			t.Errorf("line %q: %+v, %v; want an event of p2 with its raw payload", line, ev, err)
+		}
+	}
+	if n, err := e.ExportProject(io.Discard, "p2", 7); err != nil || n != 2 {
+		t.Errorf("ExportProject(p2, since 7) = %d, %v; want 2", n, err)
+	}
 }
 
 func TestEngine_ExportImport(t *testing.T) {

@@ -1,5 +1,7 @@
 package projection
 
+import "slices"
+
 // Event types, as stored. Names are never renumbered or reused; payload
 // fields are added, never renamed.
 const (
@@ -128,6 +130,17 @@ var kindsByFrequency = [...]struct {
 	{TypeRollbackMarked, kindRollbackMarked},
 	{TypeProjectCreated, kindProjectCreated},
 	{TypeProjectArchived, kindProjectArchived},
+}
+
+// Types returns every event type of the catalog, sorted: the closed set
+// that log --type and the completion of types offer.
+func Types() []string {
+	out := make([]string, 0, len(kindsByFrequency))
+	for _, k := range kindsByFrequency {
+		out = append(out, k.typ)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ProjectCreated is the first event of stream project/<name>.

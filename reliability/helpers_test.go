@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -102,8 +103,14 @@ func fileArgs(lockTimeout time.Duration) []string {
 }
 
 // flow runs one flowctl command on the test file with a 20s lock timeout.
+// verify and compact work on the whole file and refuse --project.
 func flow(t testing.TB, dir string, killAfter time.Duration, args ...string) result {
-	return runFlowctl(t, dir, killAfter, append(args, fileArgs(20*time.Second)...)...)
+	extra := fileArgs(20 * time.Second)
+	if args[0] == "verify" || args[0] == "compact" {
+		i := slices.Index(extra, "--project")
+		extra = slices.Delete(extra, i, i+2)
+	}
+	return runFlowctl(t, dir, killAfter, append(args, extra...)...)
 }
 
 // mustFlow runs a command that must succeed and returns its stdout.

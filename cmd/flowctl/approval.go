@@ -87,7 +87,7 @@ func (a *app) approvalLsCommand() *cobra.Command {
 		Example: "  flowctl approval ls --status pending\n  flowctl approval ls --task T-3 -o json",
 		Args:    cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&f.Status, "status", "", "only approvals with this status: pending, granted or denied")
+	enumVar(cmd.Flags(), &f.Status, "status", "", approvalStatuses, "only approvals with this status: pending, granted or denied")
 	cmd.Flags().StringVar(&f.Task, "task", "", "only approvals of this task")
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		return a.withEngine(true, func(s *session) error {

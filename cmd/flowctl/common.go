@@ -23,7 +23,14 @@ type writeOpts struct {
 }
 
 func (o *writeOpts) addFlags(cmd *cobra.Command) {
-	cmd.Flags().Uint64Var(&o.ifVersion, "if-version", 0, "fail with exit 4 unless the entity is at this version")
+	ifVersionVar(cmd, &o.ifVersion, "fail with exit 4 unless the entity is at this version (from 1)")
+	o.addKeyFlag(cmd)
+}
+
+// addKeyFlag defines only --idempotency-key, for the commands that create
+// an entity: a new one has no version to check, so they take no
+// --if-version (an unknown flag, exit 2) rather than ignore it.
+func (o *writeOpts) addKeyFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.key, "idempotency-key", "", "a retry with the same key returns the first result and changes nothing")
 }
 

@@ -235,17 +235,6 @@ func completeProjects(_ *app, eng *flow.Engine, _ string) ([]cobra.Completion, e
 	return out, nil
 }
 
-// eventTypes is the event catalog, for log --type.
-var eventTypes = []string{
-	projection.TypeProjectCreated, projection.TypeProjectArchived, projection.TypePlanCreated,
-	projection.TypePlanClosed, projection.TypeTaskCreated, projection.TypeTaskUpdated,
-	projection.TypeTaskDepsChanged, projection.TypeTaskStatusChanged, projection.TypeTaskClaimed,
-	projection.TypeTaskLeaseRenewed, projection.TypeTaskReleased, projection.TypeTaskContextMerged,
-	projection.TypeStepAdded, projection.TypeStepStatusChanged, projection.TypeNoteAdded,
-	projection.TypeApprovalRequested, projection.TypeApprovalDecided, projection.TypeExecRecorded,
-	projection.TypeCheckpointCreated, projection.TypeRollbackApplied,
-}
-
 func completeEventTypes(*app, *flow.Engine, string) ([]cobra.Completion, error) {
 	return eventTypes, nil
 }

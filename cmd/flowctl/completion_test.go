@@ -45,7 +45,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"--project", "web", "step", "done", ""}, []string{"T-1.1\tpending: sketch"}},
 		{[]string{"--project", "web", "dep", "add", "T-1", "T-"}, []string{"T-1\ttodo: write the parser", "T-2\ttodo: test it"}},
 		{[]string{"project", "switch", ""}, []string{"other", "web"}},
-		{[]string{"log", "--type", "approval."}, []string{"approval.requested", "approval.decided"}},
+		{[]string{"log", "--type", "approval."}, []string{"approval.decided", "approval.requested"}},
 		{[]string{"task", "ls", "-o", ""}, []string{"text", "json", "jsonl"}},
 		{[]string{"status", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"--project", "web", "task", "show", "T-1", ""}, nil}, // one task only

@@ -52,7 +52,7 @@ func (a *app) execRunCommand() *cobra.Command {
 	target.addFlags(cmd)
 	// No --idempotency-key: a retry runs the command again, so it is a
 	// new record.
-	cmd.Flags().Uint64Var(&ifVersion, "if-version", 0, "fail with exit 4, before running, unless the task (or project) is at this version")
+	ifVersionVar(cmd, &ifVersion, "fail with exit 4, before running, unless the task (or project) is at this version")
 	cmd.Flags().SetInterspersed(false) // flags after CMD are CMD's
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		in := a.execInput(target, writeOpts{ifVersion: ifVersion})

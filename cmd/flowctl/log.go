@@ -24,7 +24,7 @@ type logOptions struct {
 func (o *logOptions) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
-	fs.StringVar(&o.typ, "type", "", "only events of this type; a trailing * matches a prefix (task.*)")
+	fs.Var(typePattern{&o.typ}, "type", "only events of this type; a trailing * matches a prefix (task.*)")
 	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
 	fs.StringVar(&o.since, "since", "", "from this seq, or this RFC 3339 time, on")
 	fs.StringVar(&o.until, "until", "", "up to this seq, or this RFC 3339 time")
@@ -108,7 +108,7 @@ func (a *app) followLog(ctx context.Context, o *logOptions) error {
 	if o.until != "" {
 		return usageError{errors.New("--until cannot be used with --follow: a followed log has no end")}
 	}
-	format, err := a.followFormat("", false)
+	format, err := a.followFormat("")
 	if err != nil {
 		return err
 	}

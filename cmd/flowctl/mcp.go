@@ -46,7 +46,7 @@ Tool profiles (--tools, env FLOW_MCP_TOOLS; comma-separate profiles and tool nam
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&o.tools, "tools", "", "tool profile (default, standard, all) or tool names, comma-separated (env FLOW_MCP_TOOLS)")
-	cmd.Flags().StringVar(&o.text, "text", "", "text content of results: full (a summary line, then the JSON) or summary (env FLOW_MCP_TEXT; default full)")
+	enumVar(cmd.Flags(), &o.text, "text", "", mcpTextModes, "text content of results: full (a summary line, then the JSON) or summary (env FLOW_MCP_TEXT; default full)")
 	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error {
 		if !cmd.Flags().Changed("tools") {
 			o.tools = a.getenv("FLOW_MCP_TOOLS")

@@ -56,8 +56,6 @@ var paramEnums = map[string]map[string][]string{
 	"project_manage":  {"action": {"list", "show", "create", "archive"}},
 }
 
-var taskStatuses = []string{"todo", "doing", "done", "blocked", "cancelled"}
-
 // addTool is mcp.AddTool with the input schema completed.
 func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	s, err := jsonschema.ForType(reflect.TypeFor[In](), &jsonschema.ForOptions{})

@@ -38,6 +38,18 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{flow.ErrInvalid}, args...)...)
 }
 
+// versionArg is an if_version argument: absent means no check, and 0 is
+// refused (versions start at 1) rather than read as absent.
+func versionArg(v *uint64) (uint64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v == 0 {
+		return 0, invalid("if_version 0: versions start at 1; leave if_version out for no check")
+	}
+	return *v, nil
+}
+
 // subKey derives the idempotency key of one part of a call from its
 // request_id ("" stays "": no key).
 func subKey(requestID, part string) string {
@@ -357,7 +369,7 @@ type taskUpdateIn struct {
 	Tags        *[]string `json:"tags,omitempty" jsonschema:"replaces the tags"`
 	Priority    *int      `json:"priority,omitempty"`
 	Plan        *string   `json:"plan,omitempty" jsonschema:"plan id, like P-1; empty to detach"`
-	IfVersion   uint64    `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version (checked by the first change)"`
+	IfVersion   *uint64   `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version (checked by the first change)"`
 	requestArg
 }
 
@@ -390,6 +402,10 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
+	ifVersion, err := versionArg(in.IfVersion)
+	if err != nil {
+		return taskUpdateOut{}, "", err
+	}
 	if in.Claim == "" && in.Status == "" && !in.edits() {
 		return taskUpdateOut{}, "", invalid("nothing to update: give claim, status or a field")
 	}
@@ -399,7 +415,7 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	err = c.eng.Batch(func(b *flow.Engine) error {
 		bc := *c
 		bc.eng = b
-		u = runTaskUpdate(&bc, in, id, lease)
+		u = runTaskUpdate(&bc, in, id, lease, ifVersion)
 		return u.err
 	})
 	if err != nil {
@@ -411,8 +427,8 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 
 // runTaskUpdate runs the parts of a task_update in order through c's
 // engine (a batch: they commit together).
-func runTaskUpdate(c *call, in taskUpdateIn, id string, lease time.Duration) *taskUpdate {
-	u := &taskUpdate{c: c, in: in, id: id, ifVersion: in.IfVersion, applied: []string{}}
+func runTaskUpdate(c *call, in taskUpdateIn, id string, lease time.Duration, ifVersion uint64) *taskUpdate {
+	u := &taskUpdate{c: c, in: in, id: id, ifVersion: ifVersion, applied: []string{}}
 	claim := flow.Claim{Project: c.project, ID: id, Lease: lease, Force: in.Force}
 	switch in.Claim {
 	case "claim":
@@ -470,15 +486,15 @@ func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, er
 
 type stepUpdateIn struct {
 	scopeArg
-	Action    string `json:"action" jsonschema:"add, start, progress, done, fail or skip"`
-	Task      string `json:"task,omitempty" jsonschema:"task id for add, like T-3"`
-	Step      string `json:"step,omitempty" jsonschema:"step id for the others, like T-3.2"`
-	Title     string `json:"title,omitempty" jsonschema:"title of a new step (add)"`
-	Progress  *int   `json:"progress,omitempty" jsonschema:"0-100, with start or progress"`
-	Note      string `json:"note,omitempty"`
-	Result    string `json:"result,omitempty" jsonschema:"what the step produced (done)"`
-	Error     string `json:"error,omitempty" jsonschema:"what went wrong (fail)"`
-	IfVersion uint64 `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
+	Action    string  `json:"action" jsonschema:"add, start, progress, done, fail or skip"`
+	Task      string  `json:"task,omitempty" jsonschema:"task id for add, like T-3"`
+	Step      string  `json:"step,omitempty" jsonschema:"step id for the others, like T-3.2"`
+	Title     string  `json:"title,omitempty" jsonschema:"title of a new step (add)"`
+	Progress  *int    `json:"progress,omitempty" jsonschema:"0-100, with start or progress"`
+	Note      string  `json:"note,omitempty"`
+	Result    string  `json:"result,omitempty" jsonschema:"what the step produced (done)"`
+	Error     string  `json:"error,omitempty" jsonschema:"what went wrong (fail)"`
+	IfVersion *uint64 `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
 	requestArg
 }
 
@@ -504,9 +520,12 @@ func addStepUpdateTool(srv *mcp.Server, s *mcpServer) {
 }
 
 func stepUpdateTool(c *call, in stepUpdateIn) (stepOut, string, error) {
-	w := flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}
+	ifVersion, err := versionArg(in.IfVersion)
+	if err != nil {
+		return stepOut{}, "", err
+	}
+	w := flow.Write{IfVersion: ifVersion, Key: in.RequestID}
 	var st *flow.TaskStep
-	var err error
 	switch to, ok := stepActions[in.Action]; {
 	case in.Action == "add":
 		if in.Task == "" {
@@ -543,7 +562,7 @@ type ctxMergeIn struct {
 	Task      string     `json:"task" jsonschema:"task id, like T-3"`
 	Patch     jsonObject `json:"patch" jsonschema:"JSON object merged into the context (RFC 7396: objects merge, null deletes, arrays replace)"`
 	Replace   bool       `json:"replace,omitempty" jsonschema:"replace the whole context with patch"`
-	IfVersion uint64     `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
+	IfVersion *uint64    `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version"`
 	requestArg
 }
 
@@ -569,8 +588,12 @@ func ctxMergeTool(c *call, in ctxMergeIn) (ctxOut, string, error) {
 	if err != nil {
 		return ctxOut{}, "", err
 	}
+	ifVersion, err := versionArg(in.IfVersion)
+	if err != nil {
+		return ctxOut{}, "", err
+	}
 	tc, err := c.eng.MergeContext(flow.ContextPatch{Project: c.project, ID: id, Patch: patch, Replace: in.Replace,
-		Write: flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}})
+		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
 		return ctxOut{}, "", err
 	}

@@ -43,10 +43,10 @@ func taskListTool(c *call, in taskListIn) (taskListOut, string, error) {
 		}
 		f.Plan = id
 	}
-	switch in.Status {
-	case "", projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled:
-	default:
-		return taskListOut{}, "", invalid("status %q: use todo, doing, done, blocked or cancelled", in.Status)
+	if in.Status != "" {
+		if err := oneOf(in.Status, taskStatuses); err != nil {
+			return taskListOut{}, "", invalid("status %q: %v", in.Status, err)
+		}
 	}
 	tasks, err := c.eng.Tasks(c.project, f)
 	if err != nil {
@@ -118,6 +118,11 @@ func approvalStatusTool(c *call, in approvalStatusIn) (approvalStatusOut, string
 
 func approvalList(c *call, in approvalStatusIn, out approvalStatusOut) (approvalStatusOut, string, error) {
 	f := flow.ApprovalFilter{Status: in.Status}
+	if in.Status != "" {
+		if err := oneOf(in.Status, approvalStatuses); err != nil {
+			return out, "", invalid("status %q: %v", in.Status, err)
+		}
+	}
 	if in.Task != "" {
 		id, err := flow.ParseTaskID(in.Task)
 		if err != nil {
@@ -175,6 +180,11 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 	}
 	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Limit: in.Limit}
 	out := historyOut{Project: c.project, Events: []toolEvent{}}
+	if in.Type != "" {
+		if err := matchesAType(in.Type); err != nil {
+			return out, "", invalid("type %q: %v", in.Type, err)
+		}
+	}
 	if in.Task != "" {
 		id, err := flow.ParseTaskID(in.Task)
 		if err != nil {
@@ -303,11 +313,11 @@ func checkpointTool(c *call, in checkpointIn) (toolCheckpoint, string, error) {
 
 type rollbackIn struct {
 	scopeArg
-	To        string `json:"to" jsonschema:"where to go back to: a seq (42), a checkpoint (C-1) or an RFC 3339 time"`
-	Task      string `json:"task,omitempty" jsonschema:"roll back only this task"`
-	Reason    string `json:"reason,omitempty"`
-	Apply     bool   `json:"apply,omitempty" jsonschema:"apply it; without it, only show what would change"`
-	IfVersion uint64 `json:"if_version,omitempty" jsonschema:"with task: fail with conflict unless the task is at this version"`
+	To        string  `json:"to" jsonschema:"where to go back to: a seq (42), a checkpoint (C-1) or an RFC 3339 time"`
+	Task      string  `json:"task,omitempty" jsonschema:"roll back only this task"`
+	Reason    string  `json:"reason,omitempty"`
+	Apply     bool    `json:"apply,omitempty" jsonschema:"apply it; without it, only show what would change"`
+	IfVersion *uint64 `json:"if_version,omitempty" jsonschema:"with task: fail with conflict unless the task is at this version"`
 	requestArg
 }
 
@@ -346,8 +356,15 @@ func rollbackTool(c *call, in rollbackIn) (rollbackOut, string, error) {
 	if err != nil {
 		return rollbackOut{}, "", err
 	}
+	ifVersion, err := versionArg(in.IfVersion)
+	if err != nil {
+		return rollbackOut{}, "", err
+	}
+	if !in.Apply && in.IfVersion != nil {
+		return rollbackOut{}, "", invalid("if_version needs apply: without it the rollback is only shown, and nothing is checked")
+	}
 	ri := flow.RollbackInput{Project: c.project, To: to, Reason: in.Reason, DryRun: !in.Apply,
-		Write: flow.Write{IfVersion: in.IfVersion, Key: in.RequestID}}
+		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}}
 	if in.Task != "" {
 		if ri.Task, err = flow.ParseTaskID(in.Task); err != nil {
 			return rollbackOut{}, "", err

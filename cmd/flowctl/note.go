@@ -53,7 +53,7 @@ func (a *app) noteAddCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&task, "task", "", "the task (env FLOW_TASK_ID); without one the note is the project's")
-	cmd.Flags().StringVar(&in.Kind, "kind", flow.NoteKindNote, "note, or memory (long-term memory read by prime)")
+	enumVar(cmd.Flags(), &in.Kind, "kind", flow.NoteKindNote, noteKinds, "note, or memory (long-term memory read by prime)")
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(c *cobra.Command, args []string) error {
 		var err error
@@ -105,7 +105,7 @@ func (a *app) noteLsCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().StringVar(&task, "task", "", "only this task's notes (env FLOW_TASK_ID)")
-	cmd.Flags().StringVar(&kind, "kind", "", "only notes of this kind: note or memory")
+	enumVar(cmd.Flags(), &kind, "kind", "", noteKinds, "only notes of this kind: note or memory")
 	cmd.Flags().BoolVar(&all, "all", false, "every note of the project, even with FLOW_TASK_ID set")
 	cmd.MarkFlagsMutuallyExclusive("task", "all")
 	cmd.RunE = a.action(func(c *cobra.Command, _ []string) error {

@@ -25,7 +25,7 @@ func (a *app) planNewCommand() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "what the plan is for")
-	wo.addFlags(cmd)
+	wo.addKeyFlag(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
 		return a.withEngine(false, func(s *session) error {
 			p, err := s.eng.AddPlan(flow.NewPlan{Project: s.project, Title: args[0], Description: desc, Write: wo.write()})

@@ -33,7 +33,7 @@ func (a *app) projectNewCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&desc, "description", "", "what the project is about")
 	cmd.Flags().BoolVar(&switchTo, "switch", false, "make the new project the current one")
-	wo.addFlags(cmd)
+	wo.addKeyFlag(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) (err error) {
 		defer a.holdOutput(&err)()
 		eng, err := a.open(false)

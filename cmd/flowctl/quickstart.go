@@ -71,7 +71,7 @@ var quickstartAgain = []step{
 }
 
 // quickstartFlags are the global flags that, given to quickstart, are
-// passed on to every step.
+// passed on to every step whose command honours them (globalUses).
 var quickstartFlags = []string{"actor", "session", "lock-timeout"}
 
 func (a *app) runQuickstart(ctx context.Context, fs *pflag.FlagSet) error {
@@ -133,7 +133,12 @@ func (q *quickstart) run(s step) error {
 		fmt.Fprintf(out, "$ export %s=%s\n", s.env[0], shellQuote(s.env[1]))
 		return nil
 	}
-	args := append(append([]string{}, s.args...), q.global...)
+	args := append([]string{}, s.args...)
+	for i := 0; i+1 < len(q.global); i += 2 { // pairs: --name value
+		if usesOf(s.args).honours(strings.TrimPrefix(q.global[i], "--")) {
+			args = append(args, q.global[i], q.global[i+1])
+		}
+	}
 	quoted := make([]string, len(args))
 	for i, arg := range args {
 		quoted[i] = shellQuote(arg)

@@ -45,6 +45,11 @@ func (a *app) rollbackCommand() *cobra.Command {
 		if !c.Flags().Changed("to") {
 			return usageError{errors.New("--to is required: give a checkpoint (C-1), a seq (42) or an RFC 3339 time")}
 		}
+		if o.dryRun {
+			if err := refuseGiven(c, "--dry-run appends nothing", "if-version", "actor", "session"); err != nil {
+				return err
+			}
+		}
 		in, err := o.input()
 		if err != nil {
 			return err

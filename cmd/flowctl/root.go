@@ -34,6 +34,7 @@ type globals struct {
 	actor       string
 	session     string
 	output      string
+	outputSet   bool // -o or --json was given
 	json        bool
 	lockTimeout time.Duration
 	color       string
@@ -45,10 +46,10 @@ func (g *globals) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&g.project, "project", "", "project to work in (env FLOW_PROJECT)")
 	fs.StringVar(&g.actor, "actor", "", "who is acting (env FLOW_ACTOR; default: git user.name, then $USER)")
 	fs.StringVar(&g.session, "session", "", "session id recorded on events (env FLOW_SESSION)")
-	fs.StringVarP(&g.output, "output", "o", "text", "output format: text, json or jsonl")
+	enumVarP(fs, &g.output, "output", "o", "text", outputFormats, "output format: text, json or jsonl")
 	fs.BoolVar(&g.json, "json", false, "shorthand for -o json")
 	fs.DurationVar(&g.lockTimeout, "lock-timeout", eventlog.DefaultTimeout, "how long to wait for the file lock (env FLOW_LOCK_TIMEOUT)")
-	fs.StringVar(&g.color, "color", "auto", "color output: auto, always or never (honours NO_COLOR and FORCE_COLOR)")
+	enumVar(fs, &g.color, "color", "auto", colorModes, "color output: auto, always or never (honours NO_COLOR and FORCE_COLOR)")
 	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print only data and errors")
 }
 
@@ -151,6 +152,9 @@ func refuseUnknownSubcommands(cmd *cobra.Command) {
 
 // resolveGlobals fills unset flags from the environment and checks them.
 func (a *app) resolveGlobals(cmd *cobra.Command) error {
+	if err := refuseUnused(cmd); err != nil {
+		return err
+	}
 	fs := cmd.Flags()
 	fromEnv := func(flag string, dst *string, name string) {
 		if !fs.Changed(flag) {
@@ -170,18 +174,12 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 		}
 		a.g.lockTimeout = d
 	}
+	a.g.outputSet = fs.Changed("output") || fs.Changed("json")
 	if a.g.json {
+		if fs.Changed("output") && a.g.output != "json" {
+			return usageError{fmt.Errorf("--json and -o %s ask for two formats: give one", a.g.output)}
+		}
 		a.g.output = "json"
-	}
-	switch a.g.output {
-	case "text", "json", "jsonl":
-	default:
-		return usageError{fmt.Errorf("-o %q: use text, json or jsonl", a.g.output)}
-	}
-	switch a.g.color {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--color %q: use auto, always or never", a.g.color)}
 	}
 	if a.g.lockTimeout <= 0 {
 		return usageError{fmt.Errorf("--lock-timeout must be positive")}

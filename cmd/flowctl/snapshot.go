@@ -27,6 +27,15 @@ func (a *app) snapshotCommand() *cobra.Command {
 	return cmd
 }
 
+// refuseAllWithProject refuses --project beside --all, which takes every
+// project.
+func refuseAllWithProject(cmd *cobra.Command, all bool) error {
+	if !all {
+		return nil
+	}
+	return refuseGiven(cmd, "--all takes every project", "project")
+}
+
 // snapshotScope runs fn with an open read-only engine and the project to
 // work on: "" with all.
 func (a *app) snapshotScope(all bool, fn func(eng *flow.Engine, project string) error) (err error) {
@@ -55,7 +64,10 @@ func (a *app) snapshotLsCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "every project's snapshots")
-	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+	cmd.RunE = a.action(func(c *cobra.Command, _ []string) error {
+		if err := refuseAllWithProject(c, all); err != nil {
+			return err
+		}
 		return a.snapshotScope(all, func(eng *flow.Engine, project string) error {
 			infos, err := eng.Snapshots(project)
 			if err != nil {
@@ -254,7 +266,10 @@ func (a *app) snapshotVerifyCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "every project's snapshots")
-	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+	cmd.RunE = a.action(func(c *cobra.Command, _ []string) error {
+		if err := refuseAllWithProject(c, all); err != nil {
+			return err
+		}
 		return a.snapshotScope(all, func(eng *flow.Engine, project string) error {
 			infos, verr := eng.VerifySnapshots(project)
 			if verr != nil && !errors.Is(verr, snapshot.ErrCorrupt) {

@@ -38,7 +38,7 @@ func (a *app) taskAddCommand() *cobra.Command {
 	fs.StringSliceVar(&in.Tags, "tag", nil, "a tag (repeat or comma-separate)")
 	fs.IntVar(&in.Priority, "priority", 0, "priority; higher is more urgent")
 	fs.StringVar(&in.Ref, "ref", "", "an outside reference (issue URL, original id)")
-	wo.addFlags(cmd)
+	wo.addKeyFlag(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
 		return a.withEngine(false, func(s *session) error {
 			in.Project, in.Title, in.Write = s.project, args[0], wo.write()
@@ -62,7 +62,7 @@ func (a *app) taskLsCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.Status, "status", "", "only tasks with this status")
+	enumVar(fs, &f.Status, "status", "", taskStatuses, "only tasks with this status: "+strings.Join(taskStatuses, ", "))
 	fs.StringVar(&f.Plan, "plan", "", "only tasks of this plan")
 	fs.StringVar(&f.Owner, "owner", "", "only tasks of this owner")
 	fs.StringVar(&f.Tag, "tag", "", "only tasks with this tag")

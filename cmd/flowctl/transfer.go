@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow"
@@ -18,26 +17,39 @@ import (
 func (a *app) exportCommand() *cobra.Command {
 	var since uint64
 	cmd := &cobra.Command{
-		Use:   "export [--since SEQ]",
+		Use:   "export [--since SEQ] [--project P]",
 		Short: "Write events as JSON lines, every envelope field",
 		Long: "export writes one JSON object per event to stdout, oldest first: every envelope field, the\n" +
 			"payload as JSON in \"data\" and its exact stored bytes in \"raw\" (base64), so that import\n" +
-			"reproduces it byte for byte.",
-		Example: "  flowctl export > events.jsonl\n  flowctl export --since 1200 > delta.jsonl",
+			"reproduces it byte for byte. It exports the whole file; --project (the flag, not\n" +
+			"FLOW_PROJECT) exports only that project's events.",
+		Example: "  flowctl export > events.jsonl\n  flowctl export --since 1200 > delta.jsonl\n  flowctl export --project website > website.jsonl",
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().Uint64Var(&since, "since", 0, "only events from this seq on")
-	cmd.RunE = a.action(func(*cobra.Command, []string) error { return a.runExport(since) })
+	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error {
+		return a.runExport(since, cmd.Flags().Changed("project"))
+	})
 	return cmd
 }
 
-func (a *app) runExport(since uint64) (err error) {
+// runExport exports the file, or with --project (given on the command
+// line) that project's events.
+func (a *app) runExport(since uint64, oneProject bool) (err error) {
 	eng, err := a.open(true)
 	if err != nil {
 		return err
 	}
 	defer closeEngine(eng, &err)
-	_, err = eng.Export(a.stdout, since)
+	if !oneProject {
+		_, err = eng.Export(a.stdout, since)
+		return err
+	}
+	project, err := eng.ResolveProject(a.g.project)
+	if err != nil {
+		return err
+	}
+	_, err = eng.ExportProject(a.stdout, project, since)
 	return err
 }
 
@@ -65,9 +77,12 @@ func (a *app) importCommand() *cobra.Command {
 			"  flowctl import --from exec-jsonl --project myproj logs/T-0001.jsonl",
 		Args: cobra.ExactArgs(1),
 	}
-	cmd.Flags().StringVar(&from, "from", "events", "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
+	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, flow.LegacyFormats()...), "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
+			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session"); err != nil {
+				return err
+			}
 			return a.runImport(args[0])
 		}
 		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))
@@ -144,9 +159,6 @@ func removeCreated(created, path string) {
 // command line (FLOW_PROJECT does not override the file); the other
 // formats import into the current project.
 func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
-	if !slices.Contains(flow.LegacyFormats(), from) {
-		return usageError{fmt.Errorf("--from %q: use events, %s", from, strings.Join(flow.LegacyFormats(), ", "))}
-	}
 	in := flow.LegacyImport{Format: from, Path: a.abs(file), Name: file}
 	if file == "-" && from == flow.FromContextDir {
 		return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}

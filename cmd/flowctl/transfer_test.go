@@ -74,6 +74,40 @@ func TestExport(t *testing.T) {
 		}
 	})
 
+	// OneProject: --project exports that project's events only (it used
+	// to be ignored: every project was exported).
+	t.Run("OneProject", func(t *testing.T) {
+		for _, args := range [][]string{{"--project", "alpha"}, {"--project", "al"}, {"--project", "alpha", "--since", "4"}} {
+			var got []uint64
+			for _, line := range strings.Split(strings.TrimSuffix(f.mustRun("", append([]string{"export"}, args...)...), "\n"), "\n") {
+				var ev event
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatal(err)
+				}
+				if ev.Project != "alpha" {
+					t.Errorf("export %v wrote an event of project %q", args, ev.Project)
+				}
+				got = append(got, ev.Seq)
+			}
+			want := seqsOf(f.logEvents(append([]string{"--project", "alpha"}, args[2:]...)...))
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("export %v: seqs %v, want %v (log's)", args, got, want)
+			}
+		}
+		_, stderr, code := f.run("", "export", "--project", "nosuch")
+		wantError(t, stderr, code, 3, "nosuch")
+	})
+
+	t.Run("OneProjectImportsIntoAnEmptyFile", func(t *testing.T) {
+		t.Parallel()
+		exported := exportTo(t, f, t.TempDir(), "gamma.jsonl", "--project", "gamma")
+		dst := mustInit(t)
+		dst.mustRun("", "import", exported)
+		if got := dst.mustRun("", "project", "ls"); !strings.Contains(got, "gamma") || strings.Contains(got, "alpha") {
+			t.Errorf("project ls after importing gamma's export = %q, want gamma alone", got)
+		}
+	})
+
 	t.Run("SincePastHead", func(t *testing.T) {
 		if stdout := f.mustRun("", "export", "--since", "8"); stdout != "" {
 			t.Errorf("export --since 8 = %q, want nothing", stdout)

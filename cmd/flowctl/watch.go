@@ -37,17 +37,17 @@ func (a *app) watchCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.format, "format", "", "text, jsonl or mcp (default: text, or jsonl with -o jsonl)")
+	enumVar(fs, &o.format, "format", "", watchFormats, "text, jsonl or mcp (default: text, or jsonl with -o jsonl)")
 	fs.StringVar(&o.since, "since", "", "replay from this seq, or this RFC 3339 time, first (default: only new events)")
 	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
-	fs.StringVar(&o.typ, "type", "", "only events of this type; a trailing * matches a prefix (task.*)")
+	fs.Var(typePattern{&o.typ}, "type", "only events of this type; a trailing * matches a prefix (task.*)")
 	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
 	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error { return a.runWatch(cmd.Context(), &o) })
 	return cmd
 }
 
 func (a *app) runWatch(ctx context.Context, o *watchOptions) error {
-	format, err := a.followFormat(o.format, true)
+	format, err := a.followFormat(o.format)
 	if err != nil {
 		return err
 	}
@@ -59,14 +59,15 @@ func (a *app) runWatch(ctx context.Context, o *watchOptions) error {
 }
 
 // followFormat picks how followed events are printed: --format when
-// given (watch), else from -o. -o json is refused: it prints one
-// document, and a followed log never ends.
-func (a *app) followFormat(flag string, mcp bool) (string, error) {
+// given (watch; its flag takes only text, jsonl or mcp), else from -o.
+// -o json is refused: it prints one document, and a followed log never
+// ends. An -o that --format contradicts is refused too.
+func (a *app) followFormat(flag string) (string, error) {
 	switch {
-	case flag == "text", flag == "jsonl", flag == "mcp" && mcp:
-		return flag, nil
+	case flag != "" && a.g.outputSet && a.g.output != flag:
+		return "", usageError{fmt.Errorf("--format %s and -o %s ask for two formats: give one", flag, a.g.output)}
 	case flag != "":
-		return "", usageError{fmt.Errorf("--format %q: use text, jsonl or mcp", flag)}
+		return flag, nil
 	case a.g.output == "json":
 		return "", usageError{errors.New("-o json prints one document, and a followed log never ends: use -o jsonl")}
 	}
