@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -15,7 +17,9 @@ const MaxJSONDepth = 64
 
 // CheckJSON validates user JSON beyond what encoding/json checks: valid
 // UTF-8 (encoding/json would silently replace bad bytes), no duplicate
-// keys in an object (encoding/json keeps the last), at most MaxJSONDepth
+// keys in an object (encoding/json keeps the last), no number beyond the
+// range of an IEEE 754 double (I-JSON, RFC 7493: 1e999 is refused; a long
+// integer within the range is kept as written), at most MaxJSONDepth
 // levels of nesting, and exactly one value.
 func CheckJSON(b []byte) error {
 	if !utf8.Valid(b) {
@@ -40,7 +44,7 @@ func checkValue(dec *json.Decoder, depth int) error {
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		return nil
+		return checkNumber(tok)
 	}
 	if depth++; depth > MaxJSONDepth {
 		return fmt.Errorf("nested deeper than %d levels", MaxJSONDepth)
@@ -73,6 +77,19 @@ func checkObject(dec *json.Decoder, depth int) error {
 		if err := checkValue(dec, depth); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkNumber refuses a number whose magnitude no double holds: one that
+// parses to ±Inf. Precision beyond a double's is not checked.
+func checkNumber(tok json.Token) error {
+	n, ok := tok.(json.Number)
+	if !ok {
+		return nil
+	}
+	if f, _ := strconv.ParseFloat(string(n), 64); math.IsInf(f, 0) {
+		return fmt.Errorf("number %.40s is out of the range of a double (I-JSON, RFC 7493)", n)
 	}
 	return nil
 }
