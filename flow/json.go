@@ -22,12 +22,17 @@ const MaxJSONDepth = 64
 // integer within the range is kept as written), at most MaxJSONDepth
 // levels of nesting, and exactly one value.
 func CheckJSON(b []byte) error {
+	return checkJSONDepth(b, MaxJSONDepth)
+}
+
+// checkJSONDepth is CheckJSON with maxDepth levels of nesting.
+func checkJSONDepth(b []byte, maxDepth int) error {
 	if !utf8.Valid(b) {
 		return errors.New("not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := checkValue(dec, 0); err != nil {
+	if err := checkValue(dec, 0, maxDepth); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -37,7 +42,7 @@ func CheckJSON(b []byte) error {
 }
 
 // checkValue reads one value from dec, recursing into objects and arrays.
-func checkValue(dec *json.Decoder, depth int) error {
+func checkValue(dec *json.Decoder, depth, maxDepth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonError(err)
@@ -46,23 +51,23 @@ func checkValue(dec *json.Decoder, depth int) error {
 	if !ok {
 		return checkNumber(tok)
 	}
-	if depth++; depth > MaxJSONDepth {
-		return fmt.Errorf("nested deeper than %d levels", MaxJSONDepth)
+	if depth++; depth > maxDepth {
+		return fmt.Errorf("nested deeper than %d levels", maxDepth)
 	}
 	if delim == '[' {
 		for dec.More() {
-			if err := checkValue(dec, depth); err != nil {
+			if err := checkValue(dec, depth, maxDepth); err != nil {
 				return err
 			}
 		}
-	} else if err := checkObject(dec, depth); err != nil {
+	} else if err := checkObject(dec, depth, maxDepth); err != nil {
 		return err
 	}
 	_, err = dec.Token() // the closing delimiter
 	return jsonError(err)
 }
 
-func checkObject(dec *json.Decoder, depth int) error {
+func checkObject(dec *json.Decoder, depth, maxDepth int) error {
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -74,7 +79,7 @@ func checkObject(dec *json.Decoder, depth int) error {
 			return fmt.Errorf("duplicate key %q", key)
 		}
 		seen[key] = true
-		if err := checkValue(dec, depth); err != nil {
+		if err := checkValue(dec, depth, maxDepth); err != nil {
 			return err
 		}
 	}
