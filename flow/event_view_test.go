@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,4 +271,47 @@ func checkUnview(t *testing.T, typ string, view json.RawMessage, text string) {
 func sameJSON(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// TestEventViews_TypedFields: every projection.Time and projection.JSON
+// field that a rollback.applied payload holds, however deep, has its rule,
+// so that a field added to an entity is not left out of the view.
+func TestEventViews_TypedFields(t *testing.T) {
+	missing := typedFieldRules(reflect.TypeOf(projection.RollbackApplied{}), eventViews[projection.TypeRollbackApplied], "")
+	for _, m := range missing {
+		t.Errorf("rollback.applied: %s", m)
+	}
+}
+
+var (
+	timeType = reflect.TypeOf(projection.Time(0))
+	jsonType = reflect.TypeOf(projection.JSON(""))
+)
+
+// typedFieldRules lists the fields of struct type typ whose rule is not
+// what their Go type asks for.
+func typedFieldRules(typ reflect.Type, rules viewRules, path string) []string {
+	var missing []string
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		if sf.Anonymous && sf.Tag.Get("msgpack") == "" { // inlined, as Meta
+			missing = append(missing, typedFieldRules(sf.Type, rules, path)...)
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("msgpack"), ",")
+		rule, ok := rules[name]
+		ft := sf.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft == timeType && (!ok || rule.kind != unixNanos):
+			missing = append(missing, path+name+" is a time without the time rule")
+		case ft == jsonType && (!ok || rule.kind != jsonText):
+			missing = append(missing, path+name+" is JSON text without the JSON rule")
+		case ft.Kind() == reflect.Struct && ft != timeType:
+			missing = append(missing, typedFieldRules(ft, rule.fields, path+name+".")...)
+		}
+	}
+	return missing
 }
