@@ -98,18 +98,50 @@ func TestLog_EventDataView(t *testing.T) {
 			t.Errorf("log lost the long integer of the patch:\n%s", out)
 		}
 	})
+	logged := f.logEvents()
 	t.Run("Export", func(t *testing.T) {
-		logged := f.logEvents()
-		for i, line := range strings.Split(strings.TrimSuffix(f.mustRun("", "export"), "\n"), "\n") {
-			var ev event
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				t.Fatal(err)
-			}
-			if string(ev.Data) != string(logged[i].Data) {
-				t.Errorf("export line %d data = %s, want log's %s", i+1, ev.Data, logged[i].Data)
-			}
+		sameData(t, strings.Split(strings.TrimSuffix(f.mustRun("", "export"), "\n"), "\n"), logged)
+	})
+	t.Run("Watch", func(t *testing.T) {
+		w := startWatch(t, f.dir, "watch", "--since", "1", "-o", "jsonl")
+		lines := w.waitLines(t, len(logged))
+		w.stop(t)
+		sameData(t, lines, logged)
+	})
+	t.Run("MCPHistory", func(t *testing.T) {
+		h := startMCP(t, f, "agent", nil, "--tools", "standard")
+		var out struct {
+			Events []struct {
+				Seq  uint64         `json:"seq"`
+				Type string         `json:"type"`
+				Data map[string]any `json:"data"`
+			} `json:"events"`
+		}
+		h.mustCall("history", map[string]any{"project": "demo", "type": "task.context_merged"}, &out)
+		if len(out.Events) != 4 {
+			t.Fatalf("history = %+v, want the 4 context merges", out.Events)
+		}
+		for _, ev := range out.Events {
+			wantObject(t, event{Seq: ev.Seq, Type: ev.Type}, "patch", ev.Data["patch"])
 		}
 	})
+}
+
+// sameData checks that JSON lines of events carry log's data.
+func sameData(t *testing.T, lines []string, logged []event) {
+	t.Helper()
+	if len(lines) != len(logged) {
+		t.Fatalf("%d lines, want %d", len(lines), len(logged))
+	}
+	for i, line := range lines {
+		var ev event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if string(ev.Data) != string(logged[i].Data) {
+			t.Errorf("line %d data = %s, want log's %s", i+1, ev.Data, logged[i].Data)
+		}
+	}
 }
 
 // TestImport_RoundTripView: export then import into an empty file gives the
