@@ -7,6 +7,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // ctxFixture opens an engine with project "p" and tasks T-1 and T-2.
@@ -63,12 +64,16 @@ func TestEngine_MergeContext(t *testing.T) {
 		e := ctxFixture(t)
 		patch := "{ \"b\" : 2,\n \"a\":1.0 }"
 		ctxMerge(t, e, patch)
-		evs := collect(t, e, Filter{Type: projection.TypeTaskContextMerged})
+		evs := collect(t, e, Filter{Type: projection.TypeTaskContextMerged, Raw: true})
 		if len(evs) != 1 || evs[0].Stream != "task/p/T-1" {
 			t.Fatalf("events = %+v, want one on task/p/T-1", evs)
 		}
-		if got := string(evs[0].Data); !strings.Contains(got, `"patch":"{ \"b\" : 2,\n \"a\":1.0 }"`) {
-			t.Errorf("payload = %s, want the patch as given", got)
+		var stored projection.TaskContextMerged
+		if err := msgpack.Unmarshal(evs[0].Raw, &stored); err != nil || stored.Patch != patch {
+			t.Errorf("stored patch = %q (%v), want the patch as given", stored.Patch, err)
+		}
+		if got := string(evs[0].Data); !strings.Contains(got, `"patch":{"b":2,"a":1.0}`) {
+			t.Errorf("payload = %s, want the patch as a JSON object, as given", got)
 		}
 	})
 	t.Run("Replace", func(t *testing.T) {

@@ -53,7 +53,7 @@ func eventOf(r *eventlog.Record) Event {
 		Project:     r.Project,
 		Correlation: optionalID(r.Correlation),
 		Causation:   optionalID(r.Causation),
-		Data:        payloadJSON(r.Data),
+		Data:        payloadJSON(r.Type, r.Schema, r.Data),
 		OccurredAt:  payloadOccurredAt(r.Data),
 		PrevHash:    hex.EncodeToString(r.Prev[:]),
 		Hash:        hex.EncodeToString(r.Hash[:]),
@@ -103,10 +103,11 @@ func stdTime(t projection.Time) *time.Time {
 	return &s
 }
 
-// payloadJSON renders a msgpack payload as JSON. A payload that is not
-// valid msgpack (a newer binary's format, say) is shown as null; export
-// still carries its exact bytes in Raw.
-func payloadJSON(data []byte) json.RawMessage {
+// payloadJSON renders a msgpack payload as JSON: the view of its event
+// type's rules (event_view.go) when the type and schema are known. A
+// payload that is not valid msgpack (a newer binary's format, say) is
+// shown as null; export still carries its exact bytes in Raw.
+func payloadJSON(typ string, schema uint32, data []byte) json.RawMessage {
 	if len(data) == 0 {
 		return json.RawMessage("null")
 	}
@@ -115,10 +116,14 @@ func payloadJSON(data []byte) json.RawMessage {
 	if err := dec.Decode(&v); err != nil {
 		return json.RawMessage("null")
 	}
+	v = jsonable(v)
+	if rules := viewRulesOf(typ, schema); rules != nil {
+		v, _ = rules.walk(v, toView) // toView never fails
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jsonable(v)); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return json.RawMessage("null")
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))

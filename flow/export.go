@@ -232,7 +232,9 @@ func readImport(r io.Reader) ([]importEvent, error) {
 }
 
 func parseImportLine(b []byte) (importEvent, error) {
-	if err := CheckJSON(b); err != nil {
+	// The view shows JSON text as values: a context MaxJSONDepth deep sits
+	// viewDepth levels down in the line.
+	if err := checkJSONDepth(b, MaxJSONDepth+viewDepth); err != nil {
 		return importEvent{}, err
 	}
 	var ev Event
@@ -281,7 +283,8 @@ func parseOptionalID(name, s string) (eventlog.ID, error) {
 }
 
 // importPayload takes Raw when present (the exact stored bytes), else
-// encodes Data as msgpack with sorted keys.
+// turns Data from the view back into what is stored (fromView) and
+// encodes it as msgpack with sorted keys.
 func importPayload(ev Event) ([]byte, error) {
 	if ev.Raw != nil {
 		return ev.Raw, nil
@@ -292,8 +295,14 @@ func importPayload(ev Event) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(ev.Data))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	err := dec.Decode(&v)
+	if err != nil {
 		return nil, fmt.Errorf(`"data": %v`, err)
+	}
+	if rules := viewRulesOf(ev.Type, ev.Schema); rules != nil {
+		if v, err = rules.walk(v, fromView); err != nil {
+			return nil, fmt.Errorf(`"data": %v`, err)
+		}
 	}
 	return marshal(numbers(v))
 }

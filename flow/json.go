@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -15,15 +17,22 @@ const MaxJSONDepth = 64
 
 // CheckJSON validates user JSON beyond what encoding/json checks: valid
 // UTF-8 (encoding/json would silently replace bad bytes), no duplicate
-// keys in an object (encoding/json keeps the last), at most MaxJSONDepth
+// keys in an object (encoding/json keeps the last), no number beyond the
+// range of an IEEE 754 double (I-JSON, RFC 7493: 1e999 is refused; a long
+// integer within the range is kept as written), at most MaxJSONDepth
 // levels of nesting, and exactly one value.
 func CheckJSON(b []byte) error {
+	return checkJSONDepth(b, MaxJSONDepth)
+}
+
+// checkJSONDepth is CheckJSON with maxDepth levels of nesting.
+func checkJSONDepth(b []byte, maxDepth int) error {
 	if !utf8.Valid(b) {
 		return errors.New("not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := checkValue(dec, 0); err != nil {
+	if err := checkValue(dec, 0, maxDepth); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -33,32 +42,32 @@ func CheckJSON(b []byte) error {
 }
 
 // checkValue reads one value from dec, recursing into objects and arrays.
-func checkValue(dec *json.Decoder, depth int) error {
+func checkValue(dec *json.Decoder, depth, maxDepth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonError(err)
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		return nil
+		return checkNumber(tok)
 	}
-	if depth++; depth > MaxJSONDepth {
-		return fmt.Errorf("nested deeper than %d levels", MaxJSONDepth)
+	if depth++; depth > maxDepth {
+		return fmt.Errorf("nested deeper than %d levels", maxDepth)
 	}
 	if delim == '[' {
 		for dec.More() {
-			if err := checkValue(dec, depth); err != nil {
+			if err := checkValue(dec, depth, maxDepth); err != nil {
 				return err
 			}
 		}
-	} else if err := checkObject(dec, depth); err != nil {
+	} else if err := checkObject(dec, depth, maxDepth); err != nil {
 		return err
 	}
 	_, err = dec.Token() // the closing delimiter
 	return jsonError(err)
 }
 
-func checkObject(dec *json.Decoder, depth int) error {
+func checkObject(dec *json.Decoder, depth, maxDepth int) error {
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -70,9 +79,22 @@ func checkObject(dec *json.Decoder, depth int) error {
 			return fmt.Errorf("duplicate key %q", key)
 		}
 		seen[key] = true
-		if err := checkValue(dec, depth); err != nil {
+		if err := checkValue(dec, depth, maxDepth); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkNumber refuses a number whose magnitude no double holds: one that
+// parses to ±Inf. Precision beyond a double's is not checked.
+func checkNumber(tok json.Token) error {
+	n, ok := tok.(json.Number)
+	if !ok {
+		return nil
+	}
+	if f, _ := strconv.ParseFloat(string(n), 64); math.IsInf(f, 0) {
+		return fmt.Errorf("number %.40s is out of the range of a double (I-JSON, RFC 7493)", n)
 	}
 	return nil
 }

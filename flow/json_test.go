@@ -28,3 +28,29 @@ func TestCheckJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckJSON_NumberRange: a number beyond the range of a double is
+// refused (I-JSON, RFC 7493); one within it is accepted however many
+// digits it has, since precision is not the check's business.
+func TestCheckJSON_NumberRange(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		for _, s := range []string{
+			`123456789012345678901234567890`, `{"a":-123456789012345678901234567890}`,
+			`1.7976931348623157e308`, `-1e308`, `[1e-400]`, `0.000000000000000000000000000001`,
+		} {
+			if err := CheckJSON([]byte(s)); err != nil {
+				t.Errorf("CheckJSON(%s) = %v, want nil", s, err)
+			}
+		}
+	})
+	t.Run("OutOfRange", func(t *testing.T) {
+		for _, s := range []string{
+			`{"a":1e999}`, `-1e999`, `1e400`, `[1,1e309]`, `{"a":{"b":[-1.8e308]}}`,
+			`1` + strings.Repeat("0", 400),
+		} {
+			if err := CheckJSON([]byte(s)); err == nil {
+				t.Errorf("CheckJSON(%.40s) = nil, want an error", s)
+			}
+		}
+	})
+}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -169,7 +171,9 @@ func (a *app) ctxSetCommand() *cobra.Command {
 }
 
 // ctxValueArg reads set's VALUE: JSON if it parses, else a string. A
-// VALUE that starts like an object, an array or a string must parse.
+// VALUE that starts like an object, an array or a string must parse, and
+// a number must be within the range of a double (1e999 is refused, not
+// taken as a string).
 func ctxValueArg(arg string) (string, error) {
 	if len(arg) > flow.MaxInput {
 		return "", fmt.Errorf("%w: VALUE is over %d bytes", flow.ErrInvalid, flow.MaxInput)
@@ -181,11 +185,17 @@ func ctxValueArg(arg string) (string, error) {
 	if err == nil {
 		return arg, nil
 	}
-	if t := strings.TrimSpace(arg); t != "" && strings.ContainsRune("{[\"", rune(t[0])) {
+	if t := strings.TrimSpace(arg); t != "" && strings.ContainsRune("{[\"", rune(t[0])) || overflows(t) {
 		return "", fmt.Errorf("%w: VALUE is not valid JSON: %v", flow.ErrInvalid, err)
 	}
 	b, err := marshalJSON(arg)
 	return string(b), err
+}
+
+// overflows reports whether s is a number beyond the range of a double.
+func overflows(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return errors.Is(err, strconv.ErrRange) && json.Valid([]byte(s))
 }
 
 func (a *app) ctxUnsetCommand() *cobra.Command {

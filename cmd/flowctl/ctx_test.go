@@ -87,9 +87,9 @@ func TestCtx_Merge(t *testing.T) {
 		if len(evs) != 1 || evs[0].Stream != "task/demo/T-2" {
 			t.Fatalf("events = %+v, want one on T-2", evs)
 		}
-		var data struct{ Patch string }
-		if err := json.Unmarshal(evs[0].Data, &data); err != nil || data.Patch != `{"b": 1.50, "a": "é<>"}` {
-			t.Errorf("event data = %s (%v), want the patch as given", evs[0].Data, err)
+		var data struct{ Patch json.RawMessage }
+		if err := json.Unmarshal(evs[0].Data, &data); err != nil || string(data.Patch) != `{"b":1.50,"a":"é<>"}` {
+			t.Errorf("event data = %s (%v), want the patch as given, as a JSON object", evs[0].Data, err)
 		}
 	})
 	t.Run("InputFromFileAndStdin", func(t *testing.T) {

@@ -195,8 +195,11 @@ func TestMCPProcess_Stdio(t *testing.T) {
 	if !strings.Contains(string(structured), `"version":2`) || !strings.HasPrefix(text, "context of T-1") {
 		t.Errorf("ctx_merge: %s %q", structured, text)
 	}
-	if got := f.mustRun("", "log", "-o", "json", "--type", "task.context_merged"); !strings.Contains(got, `{\"z\": 1.50, \"a\": [1, 2]}`) {
-		t.Errorf("the stored patch is not the bytes sent:\n%s", got)
+	if got := f.mustRun("", "log", "-o", "json", "--type", "task.context_merged"); !strings.Contains(got, `"patch":{"z":1.50,"a":[1,2]}`) {
+		t.Errorf("the patch shown is not the one sent:\n%s", got)
+	}
+	if raw := exportedRaw(t, f, 4); !strings.Contains(string(raw), `{"z": 1.50, "a": [1, 2]}`) {
+		t.Errorf("the stored patch is not the bytes sent: %q", raw)
 	}
 
 	// Invalid UTF-8 in an argument is refused, not replaced with U+FFFD.
