@@ -33,8 +33,9 @@ type Options struct {
 	// see SnapshotBytesPerEvent): 0 means DefaultSnapshotEvery, a negative
 	// value none.
 	SnapshotEvery int
-	// Progress, when set, hears how a rebuild of the projections goes:
-	// events folded so far, of total.
+	// Progress, when set, hears how long work goes: a rebuild of the
+	// projections, an import or an export (items done so far, of total;
+	// first 0, last total).
 	Progress func(done, total uint64)
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.

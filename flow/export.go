@@ -39,14 +39,66 @@ func (e *Engine) export(w io.Writer, f Filter) (int, error) {
 	enc.SetEscapeHTML(false)
 	n := 0
 	f.Raw = true
-	err := e.Events(f, func(ev Event) error {
+	p, err := e.logProgress(f.SinceSeq)
+	if err != nil {
+		return 0, err
+	}
+	err = e.Events(f, func(ev Event) error {
 		n++
+		p.at(ev.Seq)
 		return enc.Encode(ev)
 	})
 	if err != nil {
 		return n, err
 	}
+	p.done()
 	return n, bw.Flush()
+}
+
+// progressStep is how many items long work does between progress
+// reports.
+const progressStep = 1000
+
+// logProgress reports a walk of the log from seq since to the head as
+// progress: the seqs passed, of all there are.
+type logProgress struct {
+	fn          func(done, total uint64)
+	since, head uint64
+	next        uint64
+}
+
+func (e *Engine) logProgress(since uint64) (*logProgress, error) {
+	p := &logProgress{fn: e.opts.Progress, since: max(since, 1)}
+	if p.fn == nil {
+		return p, nil
+	}
+	err := e.view(func(tx *eventlog.Tx) error {
+		p.head, _ = tx.Head()
+		return nil
+	})
+	p.fn(0, p.total())
+	return p, err
+}
+
+func (p *logProgress) total() uint64 {
+	if p.head < p.since {
+		return 0
+	}
+	return p.head - p.since + 1
+}
+
+// at reports seq passed, every progressStep seqs.
+func (p *logProgress) at(seq uint64) {
+	if p.fn != nil && seq >= p.next {
+		p.fn(min(seq-p.since+1, p.total()), p.total())
+		p.next = seq + progressStep
+	}
+}
+
+func (p *logProgress) done() {
+	if p.fn != nil {
+		p.fn(p.total(), p.total())
+	}
 }
 
 // ImportResult counts what Import did.
@@ -81,7 +133,16 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	err = e.update(func(tx *eventlog.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		store := newTxStore(tx)
-		for _, ie := range events {
+		progress := e.opts.Progress
+		if progress == nil {
+			progress = func(uint64, uint64) {}
+		}
+		total := uint64(len(events))
+		progress(0, total)
+		for i, ie := range events {
+			if i%progressStep == 0 {
+				progress(uint64(i), total)
+			}
 			ev, err := asImported(tx, ie.event)
 			if err != nil {
 				return err
@@ -101,6 +162,7 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 				return fmt.Errorf("%w: line %d: %v", ErrInvalid, ie.line, err)
 			}
 		}
+		progress(total, total)
 		return store.flush()
 	})
 	if err != nil {

@@ -13,6 +13,17 @@ import (
 // and only when stderr is a terminal, the output is text and -q is off:
 // never in a pipe, a log file or a JSON consumer's stream.
 
+// engineProgress is the engine's progress func for the command's work.
+func (a *app) engineProgress() func(done, total uint64) {
+	switch a.work {
+	case "":
+		return a.progressFunc("rebuilding projections", "events")
+	case "-":
+		return nil
+	}
+	return a.progressFunc(a.work, "events")
+}
+
 // showProgress reports whether long work may draw a progress bar.
 func (a *app) showProgress() bool {
 	return !a.g.quiet && a.g.output == "text" && isTerminal(a.stderr)

@@ -63,6 +63,24 @@ func TestProgress(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ImportAndExport", func(t *testing.T) {
+		t.Parallel()
+		export := filepath.Join(t.TempDir(), "events.jsonl")
+		shown := inTerminal(t, f.dir, "export", "--output", "text", "--db", f.path)
+		if strings.Contains(shown, "exporting") {
+			t.Errorf("a bar between events on the terminal:\n%q", shown)
+		}
+		writeFile(t, export, []byte(f.mustRun("", "export")))
+		dst := t.TempDir()
+		shown = inTerminal(t, dst, "import", export)
+		if !strings.Contains(shown, "importing") || !strings.Contains(shown, "events/") {
+			t.Errorf("no import progress bar on a terminal:\n%q", shown)
+		}
+		_, stderr, code := runCLI(t, t.TempDir(), "", "import", export)
+		if code != 0 || strings.ContainsAny(stderr, "\r\x1b") {
+			t.Errorf("exit %d, stderr %q: want no bar in a pipe", code, stderr)
+		}
+	})
 	t.Run("Pipe", func(t *testing.T) {
 		t.Parallel()
 		_, stderr, code := f.run("", "rebuild")

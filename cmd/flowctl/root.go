@@ -26,6 +26,9 @@ type app struct {
 	g    globals
 	disp display // how text on stdout looks, set with the globals
 	ran  bool
+	// work names the long work a command does, for its progress bar
+	// ("" is the rebuild of projections an open may do; "-" draws none).
+	work string
 }
 
 type globals struct {
@@ -252,7 +255,7 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		return nil, err
 	}
 	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
-	opts.Progress = a.progressFunc("rebuilding projections", "events")
+	opts.Progress = a.engineProgress()
 	if v := a.getenv("FLOW_SNAPSHOT_EVERY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -36,6 +36,10 @@ func (a *app) exportCommand() *cobra.Command {
 // runExport exports the file, or with --project (given on the command
 // line) that project's events.
 func (a *app) runExport(since uint64, oneProject bool) (err error) {
+	a.work = "exporting"
+	if isTerminal(a.stdout) {
+		a.work = "-" // the events go to the terminal: no bar between them
+	}
 	eng, err := a.open(true)
 	if err != nil {
 		return err
@@ -98,6 +102,7 @@ func (a *app) runImport(file string) (err error) {
 		return withHint(err, "give the path of a file written by 'flowctl export', or - for stdin")
 	}
 	defer a.holdOutput(&err)()
+	a.work = "importing"
 	eng, created, err := a.openForImport()
 	if err != nil {
 		return err
@@ -140,7 +145,7 @@ func (a *app) openForImport() (eng *flow.Engine, created string, err error) {
 		eng, err = a.open(false)
 		return eng, "", err
 	}
-	eng, err = flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session, Warn: a.warn})
+	eng, err = flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session, Warn: a.warn, Progress: a.engineProgress()})
 	return eng, created, err
 }
 
