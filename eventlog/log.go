@@ -129,6 +129,9 @@ func Open(path string, opts Options) (*Log, error) {
 		db.Close()
 		return nil, err
 	}
+	if !opts.ReadOnly {
+		removeStaleCopies(l.path)
+	}
 	return l, nil
 }
 

@@ -33,7 +33,7 @@ const codeExit flow.Code = "exit"
 // with withHint.
 var hints = map[flow.Code]string{
 	flow.CodeBusy:    "another process holds the file; retry, or wait longer with --lock-timeout",
-	flow.CodeCorrupt: "the file failed a check; keep a copy and see 'flowctl verify'",
+	flow.CodeCorrupt: "the file failed a check; keep a copy, see 'flowctl verify', and 'flowctl recover --into NEW' copies every record that still verifies into a new file",
 }
 
 // usageError marks bad flags, arguments and unknown commands (exit 2).
