@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -180,7 +181,9 @@ func openError(path string, err error) error {
 		return err
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
 		errors.Is(err, bolterrors.ErrVersionMismatch):
-		return &CorruptionError{Reason: fmt.Sprintf("%s is not a valid bbolt file: %v", path, err)}
+		return &CorruptionError{Reason: fmt.Sprintf("%s is not a flowctl file (neither of its meta pages is valid)", path)}
+	case strings.Contains(err.Error(), "file size too small"): // bbolt has no sentinel for it
+		return &CorruptionError{Reason: fmt.Sprintf("%s is not a flowctl file (too small for its meta pages)", path)}
 	}
 	var perr *fs.PathError
 	if errors.As(err, &perr) {

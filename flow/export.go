@@ -151,7 +151,7 @@ func parseImportLine(b []byte) (importEvent, error) {
 	}
 	var ev Event
 	if err := json.Unmarshal(b, &ev); err != nil {
-		return importEvent{}, fmt.Errorf("not an event object: %v", err)
+		return importEvent{}, fmt.Errorf("not an event object: %v", decodeError(err))
 	}
 	switch {
 	case ev.Stream == "":
