@@ -31,6 +31,10 @@ type SalvageReport struct {
 	// Stranded counts the lost records that still verify on their own:
 	// a gap before them, they cannot continue the chain with their hashes.
 	Stranded int
+	// PastHead counts the records after meta's head that continue the
+	// chain from it: a commit whose meta page was lost, or one that never
+	// completed. bbolt does not show them; they are not kept either.
+	PastHead int
 	// Reason says why the chain stops at Kept when records are lost.
 	Reason string
 	// Damage lists what the reads found damaged, once each.
@@ -74,9 +78,11 @@ func Salvage(path string, opts Options, fn func(*Record) error) (rep SalvageRepo
 		return rep, openError(path, err)
 	}
 	defer f.Close()
-	s := &salvager{tree: map[uint64][]byte{}, scan: map[uint64][][]byte{}}
+	s := &salvager{tree: map[uint64][]byte{}, scan: map[uint64][][]byte{}, pageSize: os.Getpagesize()}
 	s.readTree(path, opts.Timeout)
-	if s.missing() {
+	// A lost meta page may have been the last commit's: its records lie
+	// past the head the other one names.
+	if s.missing() || checkMetaPages(path, s.pageSize) != nil {
 		rep.ScannedPages = true
 		if err := s.scanPages(f); err != nil {
 			return rep, err
@@ -97,6 +103,7 @@ type salvager struct {
 	head     uint64
 	headHash Hash
 	headOK   bool // meta's head was read
+	pageSize int
 	tree     map[uint64][]byte
 	scan     map[uint64][][]byte
 	damage   []string
@@ -133,6 +140,7 @@ func (s *salvager) readTree(path string, timeout time.Duration) {
 		return
 	}
 	defer db.Close()
+	s.pageSize = db.Info().PageSize
 	_ = db.View(func(tx *bolt.Tx) error {
 		s.guard(func() { s.readHead(tx) })
 		var log *bolt.Bucket
@@ -221,6 +229,9 @@ func (s *salvager) chain(rep *SalvageReport) []*Record {
 		rep.Reason = fmt.Sprintf("seq %d: the last record's hash is not meta's head hash", n)
 	}
 	rep.Kept, rep.KeptHash = uint64(len(kept)), prev
+	if s.headOK && rep.Kept == s.head {
+		rep.PastHead = s.pastHead(prev)
+	}
 	s.lost(rep)
 	rep.Damage = s.damage
 	return kept
@@ -261,6 +272,18 @@ func chainReason(seq uint64, err error) string {
 		return fmt.Sprintf("seq %d: %s", seq, ce.Reason)
 	}
 	return fmt.Sprintf("seq %d does not continue the hash chain", seq)
+}
+
+// pastHead counts the records after the head that chain on from it.
+func (s *salvager) pastHead(prev Hash) int {
+	n := 0
+	for seq := s.head + 1; ; seq++ {
+		r, _ := s.pick(seq, prev)
+		if r == nil {
+			return n
+		}
+		n, prev = n+1, r.Hash
+	}
 }
 
 // lost fills the lost range and counts the stranded records: those

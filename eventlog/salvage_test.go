@@ -137,6 +137,30 @@ func TestSalvage(t *testing.T) {
 		}
 	})
 
+	t.Run("OK/LatestMetaPageZeroed", func(t *testing.T) {
+		path, want := oneTxLog(t, n)
+		l, err := Open(path, Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, "s1", Any, evID(n+1, "e", "last"))
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The meta page of the last commit: bbolt falls back to the other.
+		tx0, ok0 := pageMeta(t, path, 0)
+		tx1, ok1 := pageMeta(t, path, 1)
+		if !ok0 || !ok1 {
+			t.Fatal("a meta page of the clean file is not valid")
+		}
+		zeroPage(t, path, map[bool]int{true: 0, false: 1}[tx0 > tx1])
+		rep, got := salvageAll(t, path)
+		wantPrefix(t, got, want, n)
+		if rep.HeadSeq != n || rep.PastHead != 1 || rep.Lost() != 0 {
+			t.Fatalf("report %+v, want head %d and 1 record past it, not kept", rep, n)
+		}
+	})
+
 	t.Run("OK/LastRecordRehashed", func(t *testing.T) {
 		path, want := oneTxLog(t, n)
 		rawUpdate(t, path, func(tx *bolt.Tx) error {
@@ -150,4 +174,17 @@ func TestSalvage(t *testing.T) {
 			t.Fatalf("report %+v, want seq %d lost for its hash", rep, n)
 		}
 	})
+}
+
+// pageMeta returns the txid in the meta page id of the file at path (the
+// higher one is the last commit's) and whether the page is valid.
+func pageMeta(tb testing.TB, path string, id int) (uint64, bool) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := b[id*os.Getpagesize():]
+	_, ok := validMeta(p, uint64(id))
+	return le.Uint64(p[pageHeaderSize+48:]), ok
 }

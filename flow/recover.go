@@ -29,6 +29,10 @@ type RecoverReport struct {
 	LostTo   uint64 `json:"lost_to,omitempty"`
 	Stranded int    `json:"stranded"`
 	Reason   string `json:"reason,omitempty"`
+	// PastHead events follow the damaged file's head and chain on from
+	// it (a commit whose meta page was lost, or one that never completed):
+	// not copied, as the file itself does not show them.
+	PastHead int `json:"past_head"`
 	// Damage is what the reads of the damaged file found, in words.
 	Damage []string `json:"damage"`
 	// ScannedPages: the file's pages were searched for records that its
@@ -85,6 +89,7 @@ func (out *RecoverReport) fill(rep eventlog.SalvageReport) {
 	out.SourceHeadSeq = rep.HeadSeq
 	out.Lost, out.LostFrom, out.LostTo = rep.Lost(), rep.LostFrom, rep.LostTo
 	out.Stranded, out.Reason, out.ScannedPages = rep.Stranded, rep.Reason, rep.ScannedPages
+	out.PastHead = rep.PastHead
 	out.Damage = append(out.Damage, rep.Damage...)
 }
 

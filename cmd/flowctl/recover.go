@@ -55,6 +55,9 @@ func printRecovered(w io.Writer, rep flow.RecoverReport) {
 	if rep.Stranded > 0 {
 		fmt.Fprintf(w, "%d of the lost events still verify on their own, but a gap precedes them: they cannot keep their hashes\n", rep.Stranded)
 	}
+	if rep.PastHead > 0 {
+		fmt.Fprintf(w, "%d found after the file's head continue its chain (a commit whose meta page was lost, or one that never completed): not copied\n", rep.PastHead)
+	}
 	if len(rep.Damage) > 0 {
 		fmt.Fprintf(w, "damage found: %s\n", strings.Join(rep.Damage, "; "))
 	}
