@@ -118,6 +118,18 @@ func TestRecover(t *testing.T) {
 		}
 	})
 
+	t.Run("OK/RebuildInto", func(t *testing.T) {
+		f := mustInit(t, "--project", "p")
+		f.mustImportFixture()
+		out := f.mustRun("", "rebuild", "--into", "copy.db")
+		if !strings.HasPrefix(out, "recovered 7 of 7 events into ") {
+			t.Fatalf("rebuild --into printed %q", out)
+		}
+		if got, want := f.mustRun("", "export", "--db", filepath.Join(f.dir, "copy.db")), f.mustRun("", "export"); got != want {
+			t.Fatal("the new file's export differs")
+		}
+	})
+
 	t.Run("ErrInvalid/NoInto", func(t *testing.T) {
 		f := mustInit(t, "--project", "p")
 		_, stderr, code := f.run("", "recover")
