@@ -79,7 +79,11 @@ func Salvage(path string, opts Options, fn func(*Record) error) (rep SalvageRepo
 	}
 	defer f.Close()
 	s := &salvager{tree: map[uint64][]byte{}, scan: map[uint64][][]byte{}, pageSize: os.Getpagesize()}
-	s.readTree(path, opts.Timeout)
+	fi, err := f.Stat()
+	if err != nil {
+		return rep, err
+	}
+	s.readTree(path, opts.Timeout, fi.Size())
 	// A lost meta page may have been the last commit's: its records lie
 	// past the head the other one names.
 	if s.missing() || checkMetaPages(path, s.pageSize) != nil {
@@ -133,7 +137,7 @@ func (s *salvager) guard(fn func()) {
 
 // readTree reads meta's head and the log bucket through bbolt, skipping
 // what panics.
-func (s *salvager) readTree(path string, timeout time.Duration) {
+func (s *salvager) readTree(path string, timeout time.Duration, size int64) {
 	db, err := openBolt(path, Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
 		s.noteDamage(openError(path, err))
@@ -143,6 +147,7 @@ func (s *salvager) readTree(path string, timeout time.Duration) {
 	s.pageSize = db.Info().PageSize
 	_ = db.View(func(tx *bolt.Tx) error {
 		s.guard(func() { s.readHead(tx) })
+		s.fitHead(size)
 		var log *bolt.Bucket
 		s.guard(func() { log = tx.Bucket(bucketLog) })
 		if log == nil {
@@ -166,6 +171,15 @@ func (s *salvager) readHead(tx *bolt.Tx) {
 	if len(seq) == 8 && len(hash) == len(Hash{}) {
 		s.head, s.headOK = binary.BigEndian.Uint64(seq), true
 		copy(s.headHash[:], hash)
+	}
+}
+
+// fitHead forgets a head seq larger than a file of size bytes could
+// hold records for (a damaged meta value): it bounds the reads.
+func (s *salvager) fitHead(size int64) {
+	if s.head > uint64(size)/(1+hashFieldLen+crcLen) {
+		s.noteDamage(&CorruptionError{Reason: fmt.Sprintf("meta's head seq %d is more than the file holds records for", s.head)})
+		s.head, s.headOK = 0, false
 	}
 }
 

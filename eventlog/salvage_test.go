@@ -161,6 +161,18 @@ func TestSalvage(t *testing.T) {
 		}
 	})
 
+	t.Run("OK/HeadSeqPastTheFile", func(t *testing.T) {
+		path, want := oneTxLog(t, n)
+		rawUpdate(t, path, func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(metaHeadSeq, seqKey(1<<60))
+		})
+		rep, got := salvageAll(t, path)
+		wantPrefix(t, got, want, n)
+		if rep.HeadSeq != 0 || rep.Lost() != 0 || len(rep.Damage) == 0 {
+			t.Fatalf("report %+v, want meta's head set aside as damage and all %d records kept", rep, n)
+		}
+	})
+
 	t.Run("OK/LastRecordRehashed", func(t *testing.T) {
 		path, want := oneTxLog(t, n)
 		rawUpdate(t, path, func(tx *bolt.Tx) error {
