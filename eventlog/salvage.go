@@ -346,6 +346,12 @@ func (s *salvager) scanPages(f *os.File) error {
 	if err != nil {
 		return err
 	}
+	s.scanData(data)
+	return nil
+}
+
+// scanData is scanPages on the file's bytes.
+func (s *salvager) scanData(data []byte) {
 	size := pageSizeOf(data)
 	for off := 0; off+pageHeaderSize <= len(data); off += size {
 		h := readPageHeader(data[off:])
@@ -355,7 +361,6 @@ func (s *salvager) scanPages(f *os.File) error {
 		end := min(len(data), off+(1+int(h.overflow))*size)
 		s.scanLeaf(data[off:end], int(h.count))
 	}
-	return nil
 }
 
 // scanLeaf keeps the record-like values of one leaf page (with its
