@@ -152,14 +152,15 @@ func (l *Log) commit(batch []*call) ([]*call, error) {
 // runCall runs one call of a batch. A panic fails that call alone, as
 // an error does, so that the other calls are retried without it. A panic
 // in the caller's code is a bug, not damage to the file: it is reported
-// as such (a memory fault on a mapped page is still corruption).
+// as such; one raised by bbolt, or a memory fault on a mapped page, is
+// damage to the file.
 func runCall(fn func(*Tx) error, tx *Tx) (err error) {
 	defer func() {
 		r := recover()
 		switch {
 		case r == nil:
-		case isFault(r):
-			err = &CorruptionError{Reason: fmt.Sprintf("damaged bbolt page: %v", r)}
+		case isFault(r) || raisedByBolt():
+			err = damageError(r)
 		default:
 			err = fmt.Errorf("eventlog: an update panicked: %v", r)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,7 +31,8 @@ const compactTxSize = 64 << 20
 // holds the file's exclusive lock from start to end, so no write is
 // lost: a process that was waiting for the lock opens the new file
 // (lockingOpener checks that the file it locked is still the one path
-// names). It needs free space for the copy.
+// names). It needs free space for the copy. The copies of Compacts that
+// were killed are removed by the next writable Open, this one's too.
 func Compact(path string, opts Options) (CompactReport, error) {
 	var rep CompactReport
 	opts.ReadOnly, opts.Create = false, false
@@ -70,7 +72,7 @@ func Compact(path string, opts Options) (CompactReport, error) {
 
 // compactInto copies src into a new file beside it and returns its path.
 func compactInto(src *Log, perm os.FileMode) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(src.path), filepath.Base(src.path)+".compact-*")
+	f, err := os.CreateTemp(filepath.Dir(src.path), filepath.Base(src.path)+compactSuffix+"*")
 	if err != nil {
 		return "", err
 	}
@@ -115,4 +117,25 @@ func copyBolt(dst, src *bolt.DB) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverCorruption(&err)
 	return bolt.Compact(dst, src, compactTxSize)
+}
+
+// compactSuffix follows the name of Compact's copy of a file, beside it.
+const compactSuffix = ".compact-"
+
+// removeStaleCopies removes the copies that killed Compacts left beside
+// path. Only a Compact holding the file's exclusive lock writes one, and
+// it removes or renames it before it lets the lock go: whoever holds
+// that lock sees only stale ones. Best effort: a copy that cannot be
+// removed costs space, not data.
+func removeStaleCopies(path string) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(filepath.Clean(dir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), base+compactSuffix) && e.Type().IsRegular() {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

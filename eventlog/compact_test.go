@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -224,4 +225,43 @@ func TestOpen_FileReplacedWhileWaiting(t *testing.T) {
 		t.Fatal("Open did not return")
 	}
 	mustVerifyFile(t, path)
+}
+
+func TestOpen_RemovesStaleCompactCopies(t *testing.T) {
+	path := newLogFile(t, 3)
+	stale := path + ".compact-123456"
+	other := path + "-other.compact-1" // not a copy of this file
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, make([]byte, 64<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a read-only open removed the copy: %v", err)
+	}
+	l, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the stale copy of a killed compact is still there after a writable open (stat: %v)", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("a file that is not a copy of this one was removed: %v", err)
+	}
+	if err := os.WriteFile(stale, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compact(path, Options{NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the stale copy is still there after a compact (stat: %v)", err)
+	}
 }

@@ -185,6 +185,14 @@ Options.Timeout for the file lock, then fails with ErrBusy; a read-only open
 takes a shared lock, so readers block writers only while they are open.
 Records are decoded with every length checked against the record's size,
 after the CRC; a damaged bbolt page that makes bbolt panic is reported as a
-*CorruptionError.
+*CorruptionError naming the page, in a read or an update alike (a panic
+raised in bbolt's code is damage, one in the caller's a bug); the update is
+rolled back. bbolt finds most page damage only when a transaction touches
+the page, so a writable Open checks, in O(1), where every write goes: both
+meta pages, and that the last record verifies and is meta's head; it
+refuses a file that fails (reads still work), and removes the copies that
+killed Compacts left beside the file. Salvage copies what verifies out of a
+damaged file: the records 1..n that verify and chain, read through bbolt,
+skipping pages that panic, or found by scanning the file's leaf pages.
 */
 package eventlog

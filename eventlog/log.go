@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,6 +130,9 @@ func Open(path string, opts Options) (*Log, error) {
 		db.Close()
 		return nil, err
 	}
+	if !opts.ReadOnly {
+		removeStaleCopies(l.path)
+	}
 	return l, nil
 }
 
@@ -173,9 +177,13 @@ func openError(path string, err error) error {
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS),
 		errors.Is(err, syscall.ENOSPC), errors.Is(err, fs.ErrNotExist):
 		return err
+	case errors.Is(err, ErrCorrupt):
+		return err
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
 		errors.Is(err, bolterrors.ErrVersionMismatch):
-		return &CorruptionError{Reason: fmt.Sprintf("%s is not a valid bbolt file: %v", path, err)}
+		return &CorruptionError{Reason: fmt.Sprintf("%s is not a flowctl file (neither of its meta pages is valid)", path)}
+	case strings.Contains(err.Error(), "file size too small"): // bbolt has no sentinel for it
+		return &CorruptionError{Reason: fmt.Sprintf("%s is not a flowctl file (too small for its meta pages)", path)}
 	}
 	var perr *fs.PathError
 	if errors.As(err, &perr) {
@@ -184,9 +192,10 @@ func openError(path string, err error) error {
 	return &CorruptionError{Reason: fmt.Sprintf("opening %s: %v", path, err)}
 }
 
-// checkMeta validates the format of an existing file, or initializes a new
-// one. It reads before it writes so that opening an existing file never
-// costs a commit.
+// checkMeta validates the format of an existing file (and, for a
+// writable open, that it is whole where writes go: opencheck.go), or
+// initializes a new one. It reads before it writes so that opening an
+// existing file never costs a commit.
 func (l *Log) checkMeta() error {
 	fresh := false
 	err := l.view(func(tx *bolt.Tx) error {
@@ -203,10 +212,16 @@ func (l *Log) checkMeta() error {
 			fresh = true
 			return nil
 		}
-		return checkFormat(meta, l.opts.ReadOnly, tx)
+		if err := checkFormat(meta, l.opts.ReadOnly, tx); err != nil || l.opts.ReadOnly {
+			return err
+		}
+		return checkHead(tx)
 	})
-	if err != nil || !fresh {
+	switch {
+	case err != nil || (!fresh && l.opts.ReadOnly):
 		return err
+	case !fresh:
+		return checkMetaPages(l.path, l.db.Info().PageSize)
 	}
 	if l.opts.ReadOnly || !l.opts.Create {
 		return &CorruptionError{Reason: "file is an empty bbolt database, not a flowctl log"}
@@ -326,8 +341,10 @@ func closedError(err error) error {
 	return err
 }
 
+// recoverCorruption turns a panic of bbolt on a damaged page into a
+// *CorruptionError. It must be deferred directly.
 func recoverCorruption(err *error) {
 	if r := recover(); r != nil {
-		*err = &CorruptionError{Reason: fmt.Sprintf("damaged bbolt page: %v", r)}
+		*err = damageError(r)
 	}
 }

@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -29,7 +28,7 @@ func (l *Log) Verify() (Report, error) {
 			}
 		}
 		if first != nil {
-			return &CorruptionError{Reason: fmt.Sprintf("bbolt structure: %v", first)}
+			return &CorruptionError{Reason: damageReason(first.Error())}
 		}
 		var err error
 		rep, err = verifyTx(newTx(l, btx))

@@ -94,7 +94,10 @@ func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
 	if from == head {
 		return head, nil
 	}
-	if head < from || head-from > maxCatchUp {
+	// An empty cache has nothing to evict: reading the events would only
+	// cost time (a CLI command's first write read up to maxCatchUp of
+	// them) and touch pages that the command does not need.
+	if head < from || head-from > maxCatchUp || c.lru.Len() == 0 {
 		c.lru.Purge(head)
 		return head, nil
 	}

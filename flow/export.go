@@ -128,9 +128,14 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
+	return e.importEvents(events)
+}
+
+// importEvents appends and folds events in one transaction (see Import).
+func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 	res := ImportResult{Read: len(events)}
 	var unknown map[string]int // events kept but not folded, by type
-	err = e.update(func(tx *eventlog.Tx) error {
+	err := e.update(func(tx *eventlog.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		store := newTxStore(tx)
 		progress := e.opts.Progress
@@ -149,7 +154,7 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 			}
 			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ev)
 			if err != nil {
-				return fmt.Errorf("line %d: %w", ie.line, err)
+				return fmt.Errorf("%s: %w", ie.at, err)
 			}
 			if out.Duplicate {
 				res.Skipped++
@@ -157,9 +162,9 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 			}
 			res.Appended++
 			if err := foldSeq(tx, store, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
-				return fmt.Errorf("line %d: %w", ie.line, err)
+				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
-				return fmt.Errorf("%w: line %d: %v", ErrInvalid, ie.line, err)
+				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
 			}
 		}
 		progress(total, total)
@@ -260,7 +265,7 @@ func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64, unknown map[string]int
 }
 
 type importEvent struct {
-	line    int
+	at      string // where it was read: "line 3" of an import, "seq 3" of a recovery
 	stream  string
 	version uint64
 	event   eventlog.Event
@@ -281,7 +286,7 @@ func readImport(r io.Reader) ([]importEvent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, line, err)
 		}
-		ie.line = line
+		ie.at = "line " + strconv.Itoa(line)
 		out = append(out, ie)
 	}
 	if err := sc.Err(); err != nil {
@@ -301,7 +306,7 @@ func parseImportLine(b []byte) (importEvent, error) {
 	}
 	var ev Event
 	if err := json.Unmarshal(b, &ev); err != nil {
-		return importEvent{}, fmt.Errorf("not an event object: %v", err)
+		return importEvent{}, fmt.Errorf("not an event object: %v", decodeError(err))
 	}
 	switch {
 	case ev.Stream == "":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
 )
@@ -97,6 +98,34 @@ func checkNumber(tok json.Token) error {
 		return fmt.Errorf("number %.40s is out of the range of a double (I-JSON, RFC 7493)", n)
 	}
 	return nil
+}
+
+// decodeError says which field of a JSON object has a value of the
+// wrong type, in words rather than encoding/json's Go types.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return jsonError(err)
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		want = "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number ≥ 0"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	}
+	if te.Field == "" {
+		return fmt.Errorf("the value must be %s, not %s", want, te.Value)
+	}
+	return fmt.Errorf("%q must be %s, not %s", te.Field, want, te.Value)
 }
 
 func jsonError(err error) error {

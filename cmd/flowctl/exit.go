@@ -39,7 +39,7 @@ var hints = map[flow.Code]string{
 	flow.CodeConflict: "re-read it ('flowctl task show T-n' shows the version) and retry from its current state",
 	flow.CodeBusy:     "another process holds the file; retry, or wait longer with --lock-timeout",
 	flow.CodePending:  "a person decides with 'flowctl approval grant A-n' or 'deny'; 'flowctl approval wait A-n' waits",
-	flow.CodeCorrupt:  "the file failed a check; keep a copy and see 'flowctl verify'",
+	flow.CodeCorrupt:  "the file failed a check; keep a copy, see 'flowctl verify', and 'flowctl recover --into NEW' copies every record that still verifies into a new file",
 	codeExit:          "the exit status is the command's own, passed on; 'flowctl exec ls' lists what was recorded",
 }
 
@@ -94,7 +94,42 @@ var pkgPrefix = regexp.MustCompile(`(^|: )(flow|eventlog|snapshot|projection|cac
 // message is err as one line for a user.
 func message(err error) string {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	return pkgPrefix.ReplaceAllString(msg, "$1")
+	return flagSentence(pkgPrefix.ReplaceAllString(msg, "$1"))
+}
+
+// badFlag matches pflag's error for a flag value that does not parse,
+// which quotes Go's parser: invalid argument "abc" for "--if-version"
+// flag: strconv.ParseUint: parsing "abc": invalid syntax.
+var badFlag = regexp.MustCompile(`invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (strconv\.Parse\w+|time: invalid duration|[^:]*)`)
+
+// flagWants says what a flag's value must be, by the parser that refused
+// it; flagFloor is the least whole number a flag takes when not 0.
+var (
+	flagWants = map[string]string{
+		"strconv.ParseInt":       "a whole number",
+		"strconv.ParseFloat":     "a number",
+		"strconv.ParseBool":      "true or false",
+		"time: invalid duration": "a duration such as 500ms, 30s or 2m",
+	}
+	flagFloor = map[string]int{"--if-version": 1}
+)
+
+// flagSentence rewrites pflag's error for a value that does not parse as
+// a sentence about the flag, without Go's parser in it.
+func flagSentence(msg string) string {
+	m := badFlag.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	value, flag, parser := m[1], m[2], m[3]
+	want, ok := flagWants[parser]
+	switch {
+	case parser == "strconv.ParseUint":
+		want = fmt.Sprintf("a whole number ≥ %d", flagFloor[flag])
+	case !ok:
+		return msg
+	}
+	return fmt.Sprintf("%s must be %s, not %q", flag, want, value)
 }
 
 func codeOf(err error) flow.Code {

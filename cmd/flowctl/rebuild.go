@@ -8,15 +8,20 @@ import (
 )
 
 func (a *app) rebuildCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rebuild",
+	var into string
+	cmd := &cobra.Command{
+		Use:   "rebuild [--into NEW]",
 		Short: "Rebuild every projection from the log",
 		Long: "rebuild drops the projections (tasks, plans, approvals, exec records, ...) and folds the whole\n" +
 			"log into new ones, in one transaction. The log itself is not touched. flowctl also does this by\n" +
-			"itself when a newer binary changes how events are folded.",
-		Example: "  flowctl rebuild",
+			"itself when a newer binary changes how events are folded. With --into NEW it writes a new file\n" +
+			"instead, from every event that still verifies: 'flowctl recover --into NEW', for a damaged file.",
+		Example: "  flowctl rebuild\n  flowctl rebuild --into .flow/recovered.db",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) (err error) {
+			if into != "" {
+				return a.runRecover(into)
+			}
 			defer a.holdOutput(&err)()
 			eng, err := a.open(false)
 			if err != nil {
@@ -36,4 +41,6 @@ func (a *app) rebuildCommand() *cobra.Command {
 			})
 		}),
 	}
+	cmd.Flags().StringVar(&into, "into", "", "write a new file from every event that still verifies, as 'recover --into' does")
+	return cmd
 }

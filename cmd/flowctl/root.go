@@ -120,6 +120,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statsCommand(),
 		a.reportCommand(),
 		a.rebuildCommand(),
+		a.recoverCommand(),
 		a.compactCommand(),
 		a.checkpointCommand(),
 		a.rollbackCommand(),
