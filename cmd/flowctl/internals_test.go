@@ -25,8 +25,8 @@ func TestErrors_NoGoInternals(t *testing.T) {
 		code    int
 		message string
 	}{
-		{"FlagUint", nil, "", []string{"task", "edit", "T-1", "--title", "b", "--if-version", "abc"}, 2, `--if-version must be a whole number ≥ 1, not "abc"`},
-		{"FlagUintNegative", nil, "", []string{"task", "edit", "T-1", "--title", "b", "--if-version", "-1"}, 2, `--if-version must be a whole number ≥ 1, not "-1"`},
+		{"FlagUint", nil, "", []string{"task", "edit", "T-1", "--title", "b", "--if-version", "abc"}, 2, `invalid argument "abc" for "--if-version" flag: a version is a whole number from 1`},
+		{"FlagUintNegative", nil, "", []string{"task", "edit", "T-1", "--title", "b", "--if-version", "-1"}, 2, `invalid argument "-1" for "--if-version" flag: a version is a whole number from 1`},
 		{"FlagDuration", nil, "", []string{"task", "ls", "--lock-timeout", "zz"}, 2, `--lock-timeout must be a duration such as`},
 		{"ImportFieldType", nil, `{"id":"0190f0c2-0000-7000-8000-000000000001","stream":"s","version":"x","type":"t","time":"2025-01-01T00:00:00Z"}`,
 			[]string{"import", "-"}, 2, `line 1: not an event object: "version" must be a whole number ≥ 0, not string`},
