@@ -36,7 +36,7 @@ var hints = map[flow.Code]string{
 	flow.CodeInternal: "this is a bug in flowctl: please report it with the command you ran",
 	flow.CodeInvalid:  "see 'flowctl help' for the commands and their flags",
 	flow.CodeNotFound: "list what exists with 'flowctl task ls', 'flowctl project ls' or 'flowctl log'",
-	flow.CodeConflict: "re-read it ('flowctl task show T-n' shows the version) and retry from its current state",
+	flow.CodeConflict: "the message says what stands in the way; 'flowctl task show T-n' shows a task's state and version to retry from",
 	flow.CodeBusy:     "another process holds the file; retry, or wait longer with --lock-timeout",
 	flow.CodePending:  "a person decides with 'flowctl approval grant A-n' or 'deny'; 'flowctl approval wait A-n' waits",
 	flow.CodeCorrupt:  "the file failed a check; keep a copy, see 'flowctl verify', and 'flowctl recover --into NEW' copies every record that still verifies into a new file",
