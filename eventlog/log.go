@@ -84,6 +84,10 @@ type Options struct {
 	// Now is the clock used for events appended without a time; nil means
 	// time.Now.
 	Now func() time.Time
+	// Progress, when set, hears how Verify goes (and so Compact, which
+	// verifies its copy): records checked so far, of the head seq; first
+	// 0, last the head seq.
+	Progress func(done, total uint64)
 }
 
 // Log is an append-only event log in one bbolt file. It is safe for

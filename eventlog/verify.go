@@ -37,6 +37,9 @@ func (l *Log) Verify() (Report, error) {
 	return rep, err
 }
 
+// progressStep is how many records Verify checks between progress reports.
+const progressStep = 1000
+
 // verifier carries what the record walk learns, to check the indexes after.
 type verifier struct {
 	streams  map[string][2]uint64 // stream -> head version, head seq
@@ -55,9 +58,17 @@ func verifyTx(tx *Tx) (Report, error) {
 		return Report{}, err
 	}
 	headSeq, headHash := tx.Head()
+	progress := tx.log.opts.Progress
+	if progress == nil {
+		progress = func(uint64, uint64) {}
+	}
+	progress(0, headSeq)
 	var seq uint64
 	var prev Hash
 	err = tx.scanLog(1, 0, func(r *Record, env []byte) error {
+		if r.Seq%progressStep == 0 {
+			progress(min(r.Seq, headSeq), headSeq)
+		}
 		if !hashOnRead { // else decodeRecord has checked it
 			if err := checkHash(r, env); err != nil {
 				return err
@@ -85,6 +96,7 @@ func verifyTx(tx *Tx) (Report, error) {
 		}
 		return Report{}, corruptf(bad, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
 	}
+	progress(headSeq, headSeq)
 	if err := v.indexes(tx); err != nil {
 		return Report{}, err
 	}

@@ -20,6 +20,6 @@ type CompactReport struct {
 // write is lost, and a process waiting for the lock opens the new file.
 // It needs as much free space as the new file takes.
 func Compact(path string, opts Options) (CompactReport, error) {
-	rep, err := eventlog.Compact(path, eventlog.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, Now: opts.Now})
+	rep, err := eventlog.Compact(path, eventlog.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, Now: opts.Now, Progress: opts.Progress})
 	return CompactReport{Path: path, BeforeBytes: rep.Before, AfterBytes: rep.After, HeadSeq: rep.Verified.HeadSeq}, err
 }

@@ -34,8 +34,9 @@ type Options struct {
 	// value none.
 	SnapshotEvery int
 	// Progress, when set, hears how long work goes: a rebuild of the
-	// projections, an import or an export (items done so far, of total;
-	// first 0, last total).
+	// projections, an import, an export, a verify or a compact (items
+	// done so far, of total; first 0, last total; a verify and a compact
+	// report the walk of the log that checks every record).
 	Progress func(done, total uint64)
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.
@@ -89,6 +90,7 @@ func (e *Engine) acquire() error {
 		Timeout:  e.opts.LockTimeout,
 		NoSync:   e.opts.NoSync,
 		Now:      e.opts.Now,
+		Progress: e.opts.Progress,
 	})
 	if err != nil {
 		return err

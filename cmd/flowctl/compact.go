@@ -27,7 +27,7 @@ func (a *app) compactCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := flow.Compact(path, flow.Options{LockTimeout: a.g.lockTimeout})
+			rep, err := flow.Compact(path, flow.Options{LockTimeout: a.g.lockTimeout, Progress: a.progressFunc("compacting: verifying the copy", "records")})
 			if errors.Is(err, eventlog.ErrNotExist) {
 				err = withHint(err, "run 'flowctl init' to create it")
 			}

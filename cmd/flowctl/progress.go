@@ -39,6 +39,9 @@ func (a *app) progressFunc(label, unit string) func(done, total uint64) {
 	}
 	var bar *progressbar.ProgressBar
 	return func(done, total uint64) {
+		if bar != nil && bar.IsFinished() {
+			bar = nil // a second walk: a new bar
+		}
 		if bar == nil {
 			bar = progressbar.NewOptions64(int64(total),
 				progressbar.OptionSetWriter(a.stderr),

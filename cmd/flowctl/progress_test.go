@@ -46,9 +46,11 @@ func TestProgress(t *testing.T) {
 	}
 	t.Run("Terminal", func(t *testing.T) {
 		t.Parallel()
-		shown := inTerminal(t, f.dir, "rebuild")
-		if !strings.Contains(shown, "rebuilding projections") || !strings.Contains(shown, "events/") {
-			t.Errorf("no progress bar with a rate on a terminal:\n%q", shown)
+		for cmd, label := range map[string]string{"rebuild": "rebuilding projections", "verify": "verifying"} {
+			shown := inTerminal(t, f.dir, cmd)
+			if !strings.Contains(shown, label) || !strings.Contains(shown, "events/") {
+				t.Errorf("%s: no progress bar with a rate on a terminal:\n%q", cmd, shown)
+			}
 		}
 	})
 	for _, c := range []struct {

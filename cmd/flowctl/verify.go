@@ -39,6 +39,7 @@ func (a *app) runVerify(expect string) (err error) {
 		}
 	}
 	defer a.holdOutput(&err)()
+	a.work = "verifying"
 	eng, err := a.open(true)
 	if err != nil {
 		return err
