@@ -15,25 +15,7 @@ import (
 func legacyFile(t *testing.T) *flowFile {
 	t.Helper()
 	f := mustInit(t)
-	src := filepath.Join("testdata", "legacy_import")
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		dst := filepath.Join(f.dir, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	copyTree(t, filepath.Join("testdata", "legacy_import"), f.dir)
 	return f
 }
 

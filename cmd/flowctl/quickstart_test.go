@@ -25,33 +25,9 @@ func commandLines(stdout string) []string {
 // the single-quoted words shellQuote makes.
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for _, r := range line {
-		switch {
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == ' ':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-			}
-			inWord = false
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quoted {
-		t.Fatalf("unterminated quote in %q", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
+	words, err := splitShell(line)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return words
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,6 +106,23 @@ func readmeExamples(readme string) []readmeExample {
 
 // splitComment cuts a trailing shell comment (a # outside quotes).
 func splitComment(line string) (cmd, comment string) {
+	cut := -1
+	scanUnquoted(line, func(i int, r rune) bool {
+		if r == '#' && (i == 0 || line[i-1] == ' ') {
+			cut = i
+			return false
+		}
+		return true
+	})
+	if cut < 0 {
+		return strings.TrimSpace(line), ""
+	}
+	return strings.TrimSpace(line[:cut]), line[cut+1:]
+}
+
+// scanUnquoted calls fn with each rune of line outside quotes, and its
+// byte offset, until fn returns false.
+func scanUnquoted(line string, fn func(i int, r rune) bool) {
 	quote := rune(0)
 	for i, r := range line {
 		switch {
@@ -114,11 +132,10 @@ func splitComment(line string) (cmd, comment string) {
 			}
 		case r == '\'' || r == '"':
 			quote = r
-		case r == '#' && (i == 0 || line[i-1] == ' '):
-			return strings.TrimSpace(line[:i]), line[i+1:]
+		case !fn(i, r):
+			return
 		}
 	}
-	return strings.TrimSpace(line), ""
 }
 
 // runExample runs one command line (a pipeline of flowctl commands, or
@@ -130,7 +147,10 @@ func runExample(t *testing.T, dir string, env map[string]string, line string) (i
 	stdin := ""
 	code, stderr := 0, ""
 	for i, stage := range stages {
-		words := readmeWords(stage)
+		words, err := splitShell(stage)
+		if err != nil {
+			t.Fatalf("README example %q: %v", line, err)
+		}
 		if len(words) == 0 {
 			continue
 		}
@@ -182,30 +202,25 @@ func runFollowing(t *testing.T, dir string, vars map[string]string, stdin string
 
 func splitPipeline(line string) []string {
 	var stages []string
-	quote, start := rune(0), 0
-	for i, r := range line {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '|':
+	start := 0
+	scanUnquoted(line, func(i int, r rune) bool {
+		if r == '|' {
 			stages = append(stages, strings.TrimSpace(line[start:i]))
 			start = i + 1
 		}
-	}
+		return true
+	})
 	return append(stages, strings.TrimSpace(line[start:]))
 }
 
-// readmeWords splits a command as a POSIX shell would for the quoting the
-// README uses: single quotes, double quotes (with \" and \\), and $PWD.
-func readmeWords(s string) []string {
+// splitShell splits a command line as a POSIX shell would for the
+// quoting the README and quickstart use: single quotes, and double quotes
+// with \" and \\ inside.
+func splitShell(line string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord, quote := false, rune(0)
-	rs := []rune(s)
+	rs := []rune(line)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
@@ -237,10 +252,13 @@ func readmeWords(s string) []string {
 			inWord = true
 		}
 	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated quote in %q", line)
+	}
 	if inWord {
 		words = append(words, cur.String())
 	}
-	return words
+	return words, nil
 }
 
 // cutRedirect takes a trailing `> FILE` off args.
