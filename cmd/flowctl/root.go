@@ -255,23 +255,32 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
-	opts.Progress = a.engineProgress()
-	if v := a.getenv("FLOW_SNAPSHOT_EVERY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("FLOW_SNAPSHOT_EVERY=%q is not a number of events (0: the default, negative: none)", v)}
-		}
-		opts.SnapshotEvery = n
-	}
-	if !readOnly {
-		opts.Actor = a.actor()
+	opts, err := a.openOptions(readOnly)
+	if err != nil {
+		return nil, err
 	}
 	eng, err := flow.Open(path, opts)
 	if errors.Is(err, eventlog.ErrNotExist) {
 		err = withHint(err, "run 'flowctl init' to create it")
 	}
 	return eng, err
+}
+
+// openOptions are the engine's options for this invocation.
+func (a *app) openOptions(readOnly bool) (flow.Options, error) {
+	opts := flow.Options{ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
+	opts.Progress = a.engineProgress()
+	if v := a.getenv("FLOW_SNAPSHOT_EVERY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return opts, usageError{fmt.Errorf("FLOW_SNAPSHOT_EVERY=%q is not a number of events (0: the default, negative: none)", v)}
+		}
+		opts.SnapshotEvery = n
+	}
+	if !readOnly {
+		opts.Actor = a.actor()
+	}
+	return opts, nil
 }
 
 // warn prints a warning on stderr, unless -q.

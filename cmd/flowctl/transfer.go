@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
 )
@@ -103,7 +105,7 @@ func (a *app) runImport(file string) (err error) {
 	}
 	defer a.holdOutput(&err)()
 	a.work = "importing"
-	eng, created, err := a.openForImport()
+	eng, made, err := a.openForImport()
 	if err != nil {
 		return err
 	}
@@ -112,9 +114,7 @@ func (a *app) runImport(file string) (err error) {
 		err = cerr
 	}
 	if err != nil {
-		if created != "" {
-			removeCreated(created, eng.Path())
-		}
+		made.undo()
 		return err
 	}
 	return a.printer().one(res, func(w io.Writer) {
@@ -125,38 +125,100 @@ func (a *app) runImport(file string) (err error) {
 // openForImport opens the file an import of events goes into, creating it
 // when there is none (a restore from an export needs no init first): the
 // file --db or FLOW_DB names, else the one found from the working
-// directory, else .flow/flow.db here. created is the first path it made
-// (the file, or its outermost new directory), "" if the file was there.
-func (a *app) openForImport() (eng *flow.Engine, created string, err error) {
+// directory, else .flow/flow.db here. made is what it created, for undo.
+func (a *app) openForImport() (eng *flow.Engine, made *madePaths, err error) {
 	path, err := a.dbPath()
 	if errors.Is(err, flow.ErrNotFound) && a.g.db == "" {
 		path, err = filepath.Join(a.dir, flow.DefaultDir, flow.DefaultFile), nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	for p := path; ; p = filepath.Dir(p) {
-		if _, serr := os.Stat(p); !errors.Is(serr, os.ErrNotExist) || filepath.Dir(p) == p {
-			break
-		}
-		created = p
-	}
-	if created == "" {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		eng, err = a.open(false)
-		return eng, "", err
+		return eng, nil, err
 	}
-	eng, err = flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session, Warn: a.warn, Progress: a.engineProgress()})
-	return eng, created, err
+	if made, err = makeFile(path); err != nil {
+		return nil, nil, err
+	}
+	opts, err := a.openOptions(false)
+	if err == nil {
+		opts.Create = true
+		eng, err = flow.Open(path, opts)
+	}
+	if err != nil {
+		made.undo()
+		return nil, nil, err
+	}
+	return eng, made, nil
 }
 
-// removeCreated takes back the file (or directory) an import created
-// before it failed, so a refused import leaves the disk as it was.
-func removeCreated(created, path string) {
-	if created == path {
-		os.Remove(path)
+// madePaths are the directories (outermost first) and the file that an
+// import made for a file that was not there.
+type madePaths struct {
+	dirs []string
+	file string
+}
+
+// makeFile makes path's missing directories and path itself, empty (the
+// engine initializes an empty file), and says which of them it made:
+// one another process made meanwhile is not this import's to undo.
+func makeFile(path string) (*madePaths, error) {
+	var missing []string
+	for d := filepath.Dir(path); filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	m := &madePaths{}
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err == nil {
+			m.dirs = append(m.dirs, missing[i])
+		} else if !errors.Is(err, fs.ErrExist) {
+			m.undo()
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		m.file = path
+		err = f.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		m.undo()
+		return nil, err
+	}
+	return m, nil
+}
+
+// undo takes back what makeFile made, so that a refused import leaves the
+// disk as it was: the file, unless it holds events by now (a failed import
+// appends none, so they are another process's), and the directories that
+// are empty then. nil undoes nothing.
+func (m *madePaths) undo() {
+	if m == nil {
 		return
 	}
-	os.RemoveAll(created)
+	if m.file != "" && !holdsEvents(m.file) {
+		os.Remove(m.file)
+	}
+	for i := len(m.dirs) - 1; i >= 0; i-- {
+		os.Remove(m.dirs[i]) // fails, and keeps it, unless it is empty
+	}
+}
+
+// holdsEvents reports whether the file at path has events, or may have
+// (another process holds it).
+func holdsEvents(path string) bool {
+	l, err := eventlog.Open(path, eventlog.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return errors.Is(err, eventlog.ErrBusy)
+	}
+	defer l.Close()
+	seq, _, err := l.Head()
+	return err != nil || seq > 0
 }
 
 // runLegacyImport imports a file of the legacy system. workflow-json

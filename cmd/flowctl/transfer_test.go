@@ -456,3 +456,57 @@ func TestImport_CreatesTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestImport_UndoTakesBackOnlyItsOwn: a refused import removes what it
+// made, never a directory it found or a file another process has written
+// meanwhile.
+func TestImport_UndoTakesBackOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	t.Run("ExistingDirectoryKept", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "sub", "keep.txt"), []byte("mine"))
+		if _, _, code := runCLI(t, dir, "{\"stream\":1}\n", "--db", "sub/new/x.db", "import", "-"); code != 2 {
+			t.Fatalf("exit %d, want 2", code)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "sub", "keep.txt")); err != nil {
+			t.Errorf("the directory the import found lost its file: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "sub", "new")); !os.IsNotExist(err) {
+			t.Errorf("the directory the import made is still there (%v)", err)
+		}
+	})
+	t.Run("FileWrittenMeanwhileKept", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "a", "flow.db")
+		made, err := makeFile(path)
+		if err != nil || made.file != path || len(made.dirs) != 1 {
+			t.Fatalf("makeFile: %+v, %v", made, err)
+		}
+		// Another process initializes the file it finds and writes to it.
+		if _, stderr, code := runCLI(t, dir, "", "--db", path, "init", "--project", "theirs"); code != 0 {
+			t.Fatalf("init: exit %d, %s", code, stderr)
+		}
+		made.undo()
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("undo removed a file that holds another process's events: %v", err)
+		}
+	})
+	t.Run("EmptyFileRemoved", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "a", "b", "flow.db")
+		made, err := makeFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made.undo()
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("undo left %v", entries)
+		}
+	})
+}
