@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
@@ -15,6 +16,9 @@ import (
 // descriptions), project names, checkpoints for points, event types and
 // the closed sets of enum flags. Completion opens the file read-only and
 // reads projections only (a task list is one prefix scan), never the log.
+
+// completionLockTimeout bounds completion's wait for the file lock.
+const completionLockTimeout = 300 * time.Millisecond
 
 // completer lists the candidates of one argument or flag value.
 type completer func(a *app, eng *flow.Engine, project string) ([]cobra.Completion, error)
@@ -46,9 +50,9 @@ var secondArg = map[string]bool{"dep add": true, "dep rm": true, "diff": true}
 // flagCompleters complete a flag's value, by flag name, on every command
 // that has the flag.
 var flagCompleters = map[string]completer{
-	"task": completeTasks, "dep": completeTasks, "parent": completeTasks,
+	"task": completeTasks, "dep": completeTasks,
 	"step": completeSteps, "plan": completePlans,
-	"at": completePoints, "to": completePoints, "since": completePoints, "until": completePoints,
+	"at": completePoints, "to": completePoints,
 	"project": completeProjects,
 	"type":    completeEventTypes,
 }
@@ -105,6 +109,8 @@ func (a *app) complete(cmd *cobra.Command, f completer, prefix string) ([]cobra.
 		return nil, none
 	}
 	a.g.quiet = true // no warnings on the shell's line
+	// A writer holding the file must not freeze the shell: give up soon.
+	a.g.lockTimeout = min(a.g.lockTimeout, completionLockTimeout)
 	eng, err := a.open(true)
 	if err != nil {
 		return nil, none
@@ -209,7 +215,7 @@ func completeExecs(_ *app, eng *flow.Engine, project string) ([]cobra.Completion
 	return out, nil
 }
 
-// completePoints lists the checkpoints, newest first, and the head seq.
+// completePoints lists the checkpoints, newest first.
 func completePoints(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
 	cps, err := eng.Checkpoints(project)
 	if err != nil {

@@ -57,8 +57,8 @@ func terminalFD(w io.Writer) (int, bool) {
 	return fd, term.IsTerminal(fd)
 }
 
-// isTerminal reports whether w is a terminal (diagnostics and progress
-// bars go to stderr only then).
+// isTerminal reports whether w is a terminal (progress bars are drawn on
+// stderr only then).
 func isTerminal(w io.Writer) bool {
 	_, ok := terminalFD(w)
 	return ok

@@ -106,6 +106,20 @@ func TestTable_Fit(t *testing.T) {
 			t.Errorf("want only the long title cut with …:\n%s", strings.Join(got, "\n"))
 		}
 	})
+	t.Run("TextNotLast", func(t *testing.T) {
+		var b strings.Builder
+		w := &textWriter{bufio.NewWriter(&b), display{width: 40}}
+		table(w, "ID\tTITLE\tSTATUS", [][]string{
+			{"T-1", "a title that is much too long to fit in a narrow terminal window", "in_progress"},
+			{"T-2", "short", "done"},
+		})
+		w.Flush()
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if n := runewidth.StringWidth(line); n >= 40 {
+				t.Errorf("line %q is %d wide, want under 40", line, n)
+			}
+		}
+	})
 	t.Run("WideRunesAlign", func(t *testing.T) {
 		var b strings.Builder
 		w := &textWriter{bufio.NewWriter(&b), display{}}

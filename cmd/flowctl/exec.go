@@ -121,9 +121,9 @@ func execEnv(in flow.NewExec) []string {
 func (a *app) execOutcome(x *projection.Exec, res teeResult, name string) error {
 	switch {
 	case res.startErr != nil:
-		return exitStatus{fmt.Errorf("cannot run %s: %v (recorded %s with exit code %d)", name, res.startErr, x.ID, exitNotStarted), exitNotStarted}
+		return exitStatus{fmt.Errorf("cannot run %s: %v (recorded %s with exit code %d)", name, res.startErr, x.ID, exitNotStarted), exitNotStarted, false}
 	case res.exitCode != 0:
-		return exitStatus{fmt.Errorf("%s exited with status %d (recorded %s)", name, res.exitCode, x.ID), res.exitCode}
+		return exitStatus{fmt.Errorf("%s exited with status %d (recorded %s)", name, res.exitCode, x.ID), res.exitCode, false}
 	}
 	if !a.g.quiet {
 		fmt.Fprintf(a.stderr, "flowctl: recorded %s (exit 0, %s)\n", x.ID, fmtElapsed(x.ElapsedMS))

@@ -66,6 +66,10 @@ func (e usageError) Unwrap() error { return e.err }
 type exitStatus struct {
 	err  error
 	code int
+	// flowctl marks the status of a flowctl command (quickstart's steps),
+	// which means what the code table says; a command exec run ran has
+	// a status of its own (code "exit").
+	flowctl bool
 }
 
 func (e exitStatus) Error() string { return e.err.Error() }
@@ -140,7 +144,7 @@ func codeOf(err error) flow.Code {
 	var s exitStatus
 	if errors.As(err, &s) {
 		for code, exit := range exitCodes {
-			if exit == s.code {
+			if exit == s.code && s.flowctl {
 				return code
 			}
 		}
@@ -161,7 +165,7 @@ func hintOf(err error, code flow.Code) string {
 		return hint
 	}
 	var s exitStatus
-	if errors.As(err, &s) {
+	if errors.As(err, &s) && !s.flowctl {
 		return hints[codeExit]
 	}
 	return hints[code]
@@ -179,6 +183,13 @@ func systemHint(err error) string {
 		return "the file system is read-only: reads work, writes need it mounted read-write"
 	case errors.Is(err, fs.ErrPermission):
 		return "check the permissions of the file and its directory"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Sprintf("check the path %s: there is nothing there", pe.Path)
+		}
+		return fmt.Sprintf("check the path %s", pe.Path)
 	}
 	return ""
 }

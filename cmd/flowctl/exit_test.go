@@ -142,3 +142,33 @@ func TestErrors_JSONHasCodeMessageHint(t *testing.T) {
 		}
 	})
 }
+
+// TestReport_OwnStatusAndPaths: a command exec run ran keeps its status
+// and says so (exit 7 of a child is not "corrupt"); quickstart's flowctl
+// steps map through the table; a missing path says which.
+func TestReport_OwnStatusAndPaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err        error
+		exit       int
+		code, hint string
+	}{
+		{exitStatus{errors.New("sh exited with status 7"), 7, false}, 7, "exit", "the command's own"},
+		{exitStatus{errors.New("quickstart stopped"), 7, true}, 7, "corrupt", "flowctl verify"},
+		{&fs.PathError{Op: "open", Path: "patch.json", Err: syscall.ENOENT}, 3, "not_found", "check the path patch.json"},
+	} {
+		var js bytes.Buffer
+		if got := report(&js, tc.err, true, ""); got != tc.exit {
+			t.Errorf("%v: exit %d, want %d", tc.err, got, tc.exit)
+		}
+		var body struct {
+			Error struct{ Code, Hint string }
+		}
+		if err := json.Unmarshal(js.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Error.Code != tc.code || !strings.Contains(body.Error.Hint, tc.hint) {
+			t.Errorf("%v: %s, want code %s and a hint with %q", tc.err, js.String(), tc.code, tc.hint)
+		}
+	}
+}

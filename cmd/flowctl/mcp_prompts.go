@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -103,7 +104,7 @@ func finishTaskPrompt(c *call, args map[string]string) (string, error) {
 	} else {
 		b.WriteString("3. No approval is pending.\n")
 	}
-	fmt.Fprintf(&b, "4. Mark it done: task_update {\"id\":%q,\"status\":\"done\",\"if_version\":%d}; a conflict lists what still blocks it.\n", t.ID, t.Version)
+	fmt.Fprintf(&b, "4. Mark it done: task_update {\"id\":%q,\"status\":\"done\",\"if_version\":N} with N the version your last write to it returned (it is %d now); a conflict lists what still blocks it.\n", t.ID, t.Version)
 	b.WriteString("5. Report in a few lines what was done, what was verified and what is left, and keep that report in the context: ctx_merge {\"task\":\"" + t.ID + "\",\"patch\":{\"report\":\"…\"}}.\n")
 	return b.String(), nil
 }
@@ -112,7 +113,7 @@ func finishTaskPrompt(c *call, args map[string]string) (string, error) {
 func openSteps(t *projection.Task) []string {
 	var open []string
 	for _, st := range t.Steps {
-		if st.Status == "pending" || st.Status == "in_progress" {
+		if st.Status == projection.StepPending || st.Status == projection.StepInProgress {
 			open = append(open, fmt.Sprintf("%s (%q, %s)", st.ID, st.Title, st.Status))
 		}
 	}
@@ -127,6 +128,8 @@ func requestApprovalPrompt(c *call, args map[string]string) (string, error) {
 	action := args["action"]
 	if action == "" {
 		action = `{"…":"the exact action, e.g. the command line"}`
+	} else if !json.Valid([]byte(action)) {
+		return "", invalid("action is not JSON: give it as JSON, like {\"run\":\"git push --force\"}")
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Before you take a risky action for task %s (%q) of project %q, ask a person:\n", t.ID, t.Title, c.project)

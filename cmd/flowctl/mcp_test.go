@@ -277,7 +277,7 @@ func TestMCP_ErrorTable(t *testing.T) {
 		{fmt.Errorf("x: %w", eventlog.ErrCorrupt), flow.CodeCorrupt},
 		{fmt.Errorf("x: %w", snapshot.ErrCorrupt), flow.CodeCorrupt},
 		{errors.New("boom"), flow.CodeInternal},
-		{exitStatus{errors.New("exit 42"), 42}, flow.CodeInternal},
+		{exitStatus{errors.New("exit 42"), 42, false}, flow.CodeInternal},
 	}
 	for _, c := range cases {
 		te := newToolError(c.err)

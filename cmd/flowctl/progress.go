@@ -6,8 +6,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// The progress bar of long work (import, export to a file, rebuild,
-// verify, compact, snapshots, legacy imports) is schollz/progressbar: it
+// The progress bar of long work (import, export to a file or a pipe,
+// rebuild, verify, compact) is schollz/progressbar: it
 // keeps the rate and the ETA, throttles redraws, and sizes itself to the
 // terminal, which a hand-drawn \r line did not. It is drawn on stderr,
 // and only when stderr is a terminal, the output is text and -q is off:
@@ -37,11 +37,11 @@ func (a *app) progressFunc(label, unit string) func(done, total uint64) {
 	if !a.showProgress() {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
 	return func(done, total uint64) {
-		if bar != nil && bar.IsFinished() {
-			bar = nil // a second walk: a new bar
+		if a.bar != nil && a.bar.IsFinished() {
+			a.bar = nil // a second walk: a new bar
 		}
+		bar := a.bar
 		if bar == nil {
 			bar = progressbar.NewOptions64(int64(total),
 				progressbar.OptionSetWriter(a.stderr),
@@ -54,6 +54,7 @@ func (a *app) progressFunc(label, unit string) func(done, total uint64) {
 				progressbar.OptionSetWidth(30),
 				progressbar.OptionClearOnFinish(),
 			)
+			a.bar = bar
 		}
 		if total != uint64(bar.GetMax64()) {
 			bar.ChangeMax64(int64(total))
@@ -63,4 +64,14 @@ func (a *app) progressFunc(label, unit string) func(done, total uint64) {
 			bar.Finish()
 		}
 	}
+}
+
+// clearProgress takes an unfinished bar off stderr (the work failed, or a
+// warning is to be printed), so that the next line starts clean.
+func (a *app) clearProgress() {
+	if a.bar != nil && !a.bar.IsFinished() {
+		a.bar.Clear()
+		a.bar.Exit()
+	}
+	a.bar = nil
 }

@@ -154,7 +154,7 @@ func (q *quickstart) run(s step) error {
 	}
 	if code := run(q.ctx, args, e); code != 0 {
 		// The step has printed its error; keep its exit code.
-		return exitStatus{fmt.Errorf("quickstart stopped: '%s' exited %d", line, code), code}
+		return exitStatus{fmt.Errorf("quickstart stopped: '%s' exited %d", line, code), code, true}
 	}
 	return nil
 }

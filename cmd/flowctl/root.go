@@ -11,12 +11,16 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // version is the flowctl release; set with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+var version = defaultVersion
+
+// defaultVersion is version when the build set none.
+const defaultVersion = "0.1.0-dev"
 
 // app is one invocation: its environment, global flags, and whether a
 // command got as far as running (anything failing before is a usage error).
@@ -29,6 +33,7 @@ type app struct {
 	// work names the long work a command does, for its progress bar
 	// ("" is the rebuild of projections an open may do; "-" draws none).
 	work string
+	bar  *progressbar.ProgressBar // the bar on stderr, while one is drawn
 }
 
 type globals struct {
@@ -72,6 +77,7 @@ func run(ctx context.Context, args []string, e env) int {
 	if !a.ran {
 		err = usageError{err}
 	}
+	a.clearProgress()
 	return report(e.stderr, suggest(root, args, err), a.jsonErrors(), usageHint(root, args))
 }
 
@@ -132,7 +138,11 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
-	a.addCompletions(root)
+	if len(a.args) > 0 && strings.HasPrefix(a.args[0], "__complete") {
+		// Only a completion request needs the completers; registering them
+		// adds to a table of cobra's that lives as long as the process.
+		a.addCompletions(root)
+	}
 	return root
 }
 
@@ -286,6 +296,7 @@ func (a *app) openOptions(readOnly bool) (flow.Options, error) {
 // warn prints a warning on stderr, unless -q.
 func (a *app) warn(msg string) {
 	if !a.g.quiet {
+		a.clearProgress()
 		fmt.Fprintf(a.stderr, "flowctl: warning: %s\n", msg)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,13 +13,13 @@ import (
 // "unknown command "tsak" for "flowctl"" → did you mean 'flowctl task'?
 func suggest(root *cobra.Command, args []string, err error) error {
 	msg := err.Error()
-	cmd, rest, ferr := root.Find(args)
+	cmd, _, ferr := root.Find(args)
 	if ferr != nil || cmd == nil {
 		cmd = root
 	}
 	switch {
 	case strings.HasPrefix(msg, "unknown command "):
-		word := firstWord(rest)
+		word, _ := strconv.Unquote(strings.Fields(msg)[2]) // unknown command "tsak" for "flowctl"
 		if word == "" {
 			return err
 		}
@@ -50,16 +51,6 @@ func suggest(root *cobra.Command, args []string, err error) error {
 		}
 	}
 	return err
-}
-
-// firstWord is the first argument that is not a flag.
-func firstWord(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return a
-		}
-	}
-	return ""
 }
 
 // nearest returns the candidate closest to word: one it starts, or one

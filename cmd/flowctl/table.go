@@ -92,6 +92,9 @@ func fitColumns(lines [][]string, widths []int, heads []string, width int) {
 	}
 	others := 0
 	for i, w := range widths {
+		if i == len(widths)-1 && i != flex {
+			w = lastWidth(lines) // unpadded, but it takes room all the same
+		}
 		if i != flex {
 			others += w + 2
 		}
@@ -105,4 +108,18 @@ func fitColumns(lines [][]string, widths []int, heads []string, width int) {
 	if flex < len(widths)-1 && widths[flex] > room {
 		widths[flex] = room
 	}
+}
+
+// lastWidth is the widest last cell of the lines that have every column.
+func lastWidth(lines [][]string) int {
+	n, w := 0, 0
+	for _, r := range lines {
+		n = max(n, len(r))
+	}
+	for _, r := range lines {
+		if len(r) == n {
+			w = max(w, runewidth.StringWidth(r[n-1]))
+		}
+	}
+	return w
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -25,12 +26,14 @@ type versionInfo struct {
 
 // buildVersion reads the running binary's build info.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: version, FileFormat: int(eventlog.FormatVersion)}
+	v := versionInfo{Version: version, Go: runtime.Version(), FileFormat: int(eventlog.FormatVersion)}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
 	}
-	v.Go = bi.GoVersion
+	if m := bi.Main.Version; version == defaultVersion && m != "" && m != "(devel)" {
+		v.Version = m // go install …@v1.2.3 stamps the module's version
+	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
