@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// TestREADME_Examples runs the README's examples as written, as Go runs
-// testable examples: every `flowctl …` line of a sh block and every
+// TestREADME_Examples runs the README's examples as written (their exit
+// codes, not their output, which holds times and hashes): every `flowctl …` line of a sh block and every
 // `$ flowctl …` line of a text transcript, in the README's order, in a
 // fresh directory per ## section, as a reader following the manual would
 // (the quickstart's exports last to its end). A command
@@ -24,7 +24,8 @@ import (
 // stdout to FILE; `A | flowctl B -` pipes; `| jq …` and `> /dev/null`
 // drop the output; commands that follow (watch, log -f) run for 300 ms;
 // waits (`--timeout 10m`) are cut to 10 ms; files the examples read but
-// never write (deploy.json, the legacy system's files) are made first.
+// never write (deploy.json, a.db, the legacy system's files) are made
+// first.
 func TestREADME_Examples(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -49,8 +50,11 @@ func TestREADME_Examples(t *testing.T) {
 		}
 		code, stderr := runExample(t, dir, env, ex.line)
 		ranCommand := strings.Contains(ex.line, "exec run") && strings.Contains(stderr, "(recorded X-")
-		if code != 0 && !ex.mayFail && !ranCommand {
+		switch {
+		case code != 0 && !ex.mayFail && !ranCommand:
 			t.Errorf("README.md:%d: %s\nexit %d: %s", ex.lineNo, ex.line, code, stderr)
+		case code == 0 && ex.mustFail:
+			t.Errorf("README.md:%d: %s\nexit 0, but the README shows it failing", ex.lineNo, ex.line)
 		}
 	}
 }
@@ -59,7 +63,10 @@ type readmeExample struct {
 	section int // the ## section it is in
 	lineNo  int
 	line    string // the command line, without prompt and comment
-	mayFail bool   // the README says it exits non-zero
+	mayFail bool   // the README says it may exit non-zero
+	// mustFail: a transcript shows its error, or its comment says it is
+	// refused: it must exit non-zero.
+	mustFail bool
 }
 
 var (
@@ -97,7 +104,10 @@ func readmeExamples(readme string) []readmeExample {
 		}
 		ex := readmeExample{section: section, lineNo: i + 1, line: cmd, mayFail: failsComment.MatchString(comment)}
 		if lang == "text" && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "flowctl: ") {
-			ex.mayFail = true
+			ex.mayFail, ex.mustFail = true, true
+		}
+		if strings.Contains(strings.ToLower(comment), "refused") || strings.Contains(comment, "exit 3 if") {
+			ex.mustFail = true
 		}
 		out = append(out, ex)
 	}
@@ -139,8 +149,8 @@ func scanUnquoted(line string, fn func(i int, r rune) bool) {
 }
 
 // runExample runs one command line (a pipeline of flowctl commands, or
-// echo/tail into one) and returns the last command's exit code and
-// stderr.
+// echo/tail into one) and returns the exit code and stderr of the first
+// flowctl stage that failed, else of the last.
 func runExample(t *testing.T, dir string, env map[string]string, line string) (int, string) {
 	t.Helper()
 	stages := splitPipeline(line)
@@ -166,6 +176,9 @@ func runExample(t *testing.T, dir string, env map[string]string, line string) (i
 			stdin = lastLine(string(b))
 			continue
 		case "flowctl":
+			if code != 0 {
+				return code, stderr // an earlier stage failed: so does the line
+			}
 			args, redirect := cutRedirect(words[1:])
 			args = shortenWaits(args)
 			out, stderr, code = runFollowing(t, dir, env, stdin, args)
@@ -301,6 +314,10 @@ func readmeFixtures(t *testing.T, dir string) {
 	write("patch.json", `{"reviewed":true}`)
 	write("exec_log.jsonl", `{"plan_id": "local", "task_id": "unknown", "timestamp": "2025-07-23T18:54:03.123Z", "elapsed_ms": 12.5, "code": "print(1)", "stdout": "1\n", "stderr": "", "success": true, "added_vars": [], "added_imports": []}`+"\n")
 	copyTree(t, filepath.Join("testdata", "legacy_import"), dir)
+	// a.db, which `flowctl export --db a.db | flowctl import --db b.db -` copies.
+	if _, stderr, code := runCLI(t, dir, "", "--db", "a.db", "init", "--project", "alpha"); code != 0 {
+		t.Fatalf("init a.db: exit %d, %s", code, stderr)
+	}
 }
 
 func copyTree(t *testing.T, from, to string) {
