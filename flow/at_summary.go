@@ -36,3 +36,11 @@ func (a *atSource) claimedTaskIDs(project string, now time.Time) ([]string, erro
 	}
 	return memSource{mem}.claimedTaskIDs(project, now)
 }
+
+func (a *atSource) summaries(bucket, project string) ([]IndexEntry, error) {
+	mem, err := a.state()
+	if err != nil {
+		return nil, err
+	}
+	return memSource{mem}.summaries(bucket, project)
+}

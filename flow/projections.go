@@ -12,12 +12,13 @@ import (
 )
 
 // ProjectionFormat is the format of the engine's stored projection
-// records: 1, sealed with a CRC32C of key and value (checksum.go). Files
+// records: 1, sealed with a CRC32C of key and value (checksum.go); 2, the
+// status index holds titles too (summary.go), for completion. Files
 // of earlier flowctl hold unsealed records and no format. It is kept apart
 // from projection.Version, which every snapshot carries too: how flow
 // frames its records is no part of a snapshot, so a new format leaves the
 // snapshots of a file readable.
-const ProjectionFormat = 1
+const ProjectionFormat = 2
 
 // projectionStamp is what proj_meta's version holds for projections this
 // binary built: projection.Version and ProjectionFormat, uint32 BE each.

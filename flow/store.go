@@ -54,6 +54,7 @@ type source interface {
 	summaryCounts(bucket, project string) (map[string]int, error)
 	summaryIDs(bucket, project, status string) ([]string, error)
 	summaryStatus(bucket, project, id string) (string, error)
+	summaries(bucket, project string) ([]IndexEntry, error)
 	claimedTaskIDs(project string, now time.Time) ([]string, error)
 }
 

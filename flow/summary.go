@@ -2,9 +2,12 @@ package flow
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -42,6 +45,7 @@ var summarized = map[string]bool{bucketPlans: true, bucketTasks: true, bucketApp
 type summary struct {
 	Status string
 	Lease  uint64 // a task's claim's end, unix ns; 0 without a claim
+	Title  string // a plan's or task's title, an approval's message
 }
 
 // indexSummary is the entry of entity v, and false for an entity the index
@@ -49,15 +53,15 @@ type summary struct {
 func indexSummary(v any) (summary, bool) {
 	switch v := v.(type) {
 	case *projection.Plan:
-		return summary{Status: v.Status}, true
+		return summary{Status: v.Status, Title: v.Title}, true
 	case *projection.Task:
-		s := summary{Status: v.Status}
+		s := summary{Status: v.Status, Title: v.Title}
 		if v.Claim != nil {
 			s.Lease = uint64(v.Claim.LeaseUntil)
 		}
 		return s, true
 	case *projection.Approval:
-		return summary{Status: v.Status}, true
+		return summary{Status: v.Status, Title: v.Message}, true
 	case *projection.Exec:
 		if v.Success {
 			return summary{Status: "ok"}, true
@@ -67,18 +71,21 @@ func indexSummary(v any) (summary, bool) {
 	return summary{}, false
 }
 
+// value is the entry's value: the status, and when there is a lease or a
+// title, 0x00, the lease (uint64 BE, 0 for none) and the title.
 func (s summary) value() []byte {
-	if s.Lease == 0 {
+	if s.Lease == 0 && s.Title == "" {
 		return []byte(s.Status)
 	}
-	return binary.BigEndian.AppendUint64(append([]byte(s.Status), 0), s.Lease)
+	return append(binary.BigEndian.AppendUint64(append([]byte(s.Status), 0), s.Lease), s.Title...)
 }
 
 func parseSummary(v []byte) summary {
-	status, lease, claimed := bytes.Cut(v, []byte{0})
+	status, rest, more := bytes.Cut(v, []byte{0})
 	s := summary{Status: string(status)}
-	if claimed && len(lease) == 8 {
-		s.Lease = binary.BigEndian.Uint64(lease)
+	if more && len(rest) >= 8 {
+		s.Lease = binary.BigEndian.Uint64(rest[:8])
+		s.Title = string(rest[8:])
 	}
 	return s
 }
@@ -271,6 +278,20 @@ func (s *txStore) checkCount(bucket, project, status string, n int) error {
 	return err
 }
 
+// summaries lists the index entries of project's entities in bucket: one
+// prefix scan of small values, not a read of every entity.
+func (s *txStore) summaries(bucket, project string) ([]IndexEntry, error) {
+	prefix := summaryRefKey(bucket, project+"/")
+	var out []IndexEntry
+	err := s.tx.Scan(bucketSummaries, prefix, func(k, v []byte) error {
+		body, err := unseal(bucketSummaries, k, v)
+		sum := parseSummary(body)
+		out = append(out, IndexEntry{ID: string(k[len(prefix):]), Status: sum.Status, Title: sum.Title})
+		return err
+	})
+	return out, err
+}
+
 func (s *txStore) summaryStatus(bucket, project, id string) (string, error) {
 	key := projection.Key(project, id)
 	b, err := storedSummary(s.tx, bucket, key)
@@ -338,6 +359,14 @@ func (m memSource) summaryList(bucket, project string) map[string]summary {
 	return out
 }
 
+func (m memSource) summaries(bucket, project string) ([]IndexEntry, error) {
+	var out []IndexEntry
+	for id, sum := range m.summaryList(bucket, project) {
+		out = append(out, IndexEntry{ID: id, Status: sum.Status, Title: sum.Title})
+	}
+	return out, nil
+}
+
 func (m memSource) summaryCounts(bucket, project string) (map[string]int, error) {
 	out := map[string]int{}
 	for _, s := range m.summaryList(bucket, project) {
@@ -379,4 +408,59 @@ func (m memSource) claimedTaskIDs(project string, now time.Time) ([]string, erro
 func sortIDs(ids []string) []string {
 	slices.SortFunc(ids, projection.CompareIDs)
 	return ids
+}
+
+// IndexEntry is an entity as the status index knows it: cheap to list
+// for a whole project (shell completion reads it).
+type IndexEntry struct {
+	ID     string
+	Status string
+	Title  string // a plan's or task's title, an approval's message
+}
+
+// TaskIndex lists project's tasks from the status index, in id order.
+func (e *Engine) TaskIndex(project string) ([]IndexEntry, error) {
+	return e.index(bucketTasks, project)
+}
+
+// PlanIndex lists project's plans from the status index, in id order.
+func (e *Engine) PlanIndex(project string) ([]IndexEntry, error) {
+	return e.index(bucketPlans, project)
+}
+
+// ApprovalIndex lists project's approvals from the status index, in id
+// order.
+func (e *Engine) ApprovalIndex(project string) ([]IndexEntry, error) {
+	return e.index(bucketApprovals, project)
+}
+
+func (e *Engine) index(bucket, project string) ([]IndexEntry, error) {
+	var out []IndexEntry
+	err := e.read(func(src source) error {
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		var err error
+		out, err = src.summaries(bucket, project)
+		return err
+	})
+	sortByNumber(out)
+	return out, err
+}
+
+// sortByNumber sorts entries by id (T-2 before T-10), parsing each id once.
+func sortByNumber(entries []IndexEntry) {
+	type numbered struct {
+		n int
+		e IndexEntry
+	}
+	ns := make([]numbered, len(entries))
+	for i, e := range entries {
+		ns[i].n, _ = strconv.Atoi(e.ID[strings.LastIndexByte(e.ID, '-')+1:])
+		ns[i].e = e
+	}
+	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.n, b.n) })
+	for i := range ns {
+		entries[i] = ns[i].e
+	}
 }

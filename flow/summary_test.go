@@ -177,3 +177,53 @@ func TestSummary_IndexedButMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSummary_IndexMatchesEntities: the index's listing (ids, statuses,
+// titles, messages) is what reading every entity gives, in id order,
+// through an edit of a title and a claim (whose lease shares the value).
+func TestSummary_IndexMatchesEntities(t *testing.T) {
+	e := mustOpen(t)
+	statusFixture(t, e)
+	lease := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	statusEmit(t, e, projection.TaskStream("alpha", "T-2"), "alpha", projection.TypeTaskClaimed,
+		projection.TaskClaimed{Actor: "erin", LeaseUntil: lease})
+	title := "a new title with \x00 and ü"
+	if _, err := e.EditTask(TaskEdit{Project: "alpha", ID: "T-1", Title: &title}); err == nil {
+		t.Fatal("a title with NUL was accepted")
+	}
+	title = "a new title with ü"
+	if _, err := e.EditTask(TaskEdit{Project: "alpha", ID: "T-1", Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := e.Tasks("alpha", TaskFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []IndexEntry
+	for _, t := range tasks {
+		want = append(want, IndexEntry{ID: t.ID, Status: t.Status, Title: t.Title})
+	}
+	got, err := e.TaskIndex("alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("TaskIndex\n%+v\nwant\n%+v", got, want)
+	}
+	aps, err := e.Approvals("alpha", ApprovalFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotAps, err := e.ApprovalIndex("alpha")
+	if err != nil || len(gotAps) != len(aps) {
+		t.Fatalf("ApprovalIndex: %d entries, %v; want %d", len(gotAps), err, len(aps))
+	}
+	for i, ap := range aps {
+		if gotAps[i] != (IndexEntry{ID: ap.ID, Status: ap.Status, Title: ap.Message}) {
+			t.Errorf("approval %d: %+v, want %s %s %q", i, gotAps[i], ap.ID, ap.Status, ap.Message)
+		}
+	}
+	if _, err := e.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,7 +15,8 @@ import (
 // Dynamic shell completion: the ids of the file (with their titles as
 // descriptions), project names, checkpoints for points, event types and
 // the closed sets of enum flags. Completion opens the file read-only and
-// reads projections only (a task list is one prefix scan), never the log.
+// reads the status index (ids, statuses and titles: one prefix scan of
+// small values), never the log or every task.
 
 // completionLockTimeout bounds completion's wait for the file lock.
 const completionLockTimeout = 300 * time.Millisecond
@@ -117,6 +118,7 @@ func (a *app) complete(cmd *cobra.Command, f completer, prefix string) ([]cobra.
 	}
 	defer eng.Close()
 	project, _ := a.currentProject(eng)
+	a.completingWord = prefix
 	all, err := f(a, eng, project)
 	if err != nil {
 		return nil, none
@@ -133,33 +135,45 @@ func (a *app) complete(cmd *cobra.Command, f completer, prefix string) ([]cobra.
 // described is a candidate with its description, one line, cut short.
 func described(id, desc string) cobra.Completion {
 	desc = printable(desc)
-	if r := []rune(desc); len(r) > 60 {
-		desc = string(r[:59]) + "…"
+	if len(desc) > 60 { // bytes: only a long one can have over 60 runes
+		if r := []rune(desc); len(r) > 60 {
+			desc = string(r[:59]) + "…"
+		}
 	}
 	return cobra.CompletionWithDesc(id, desc)
 }
 
-func completeTasks(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
-	tasks, err := eng.Tasks(project, flow.TaskFilter{})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cobra.Completion, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, described(t.ID, t.Status+": "+t.Title))
-	}
-	return out, nil
+func completeTasks(a *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
+	return a.indexed(eng.TaskIndex(project))
 }
 
+// indexed makes candidates of the status index's entries: the id, with
+// the status and title as its description. It keeps only the ids that
+// start with the word being completed, before it describes them.
+func (a *app) indexed(entries []flow.IndexEntry, err error) ([]cobra.Completion, error) {
+	var out []cobra.Completion
+	for _, e := range entries {
+		if strings.HasPrefix(e.ID, a.completingWord) {
+			out = append(out, described(e.ID, e.Status+": "+e.Title))
+		}
+	}
+	return out, err
+}
+
+// completeSteps lists the steps of the tasks still open.
 func completeSteps(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
-	tasks, err := eng.Tasks(project, flow.TaskFilter{})
+	tasks, err := eng.TaskIndex(project)
 	if err != nil {
 		return nil, err
 	}
 	var out []cobra.Completion
-	for _, t := range tasks {
-		if t.Status == projection.StatusDone || t.Status == projection.StatusCancelled {
+	for _, e := range tasks {
+		if e.Status == projection.StatusDone || e.Status == projection.StatusCancelled {
 			continue
+		}
+		t, err := eng.Task(project, e.ID)
+		if err != nil {
+			return nil, err
 		}
 		for _, s := range t.Steps {
 			out = append(out, described(s.ID, s.Status+": "+s.Title))
@@ -169,19 +183,12 @@ func completeSteps(_ *app, eng *flow.Engine, project string) ([]cobra.Completion
 }
 
 // completeApprovals lists the pending approvals first, then the decided.
-func completeApprovals(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
-	aps, err := eng.Approvals(project, flow.ApprovalFilter{})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(aps, func(x, y *projection.Approval) int {
+func completeApprovals(a *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
+	aps, err := eng.ApprovalIndex(project)
+	slices.SortStableFunc(aps, func(x, y flow.IndexEntry) int {
 		return boolRank(x.Status != projection.ApprovalPending) - boolRank(y.Status != projection.ApprovalPending)
 	})
-	out := make([]cobra.Completion, 0, len(aps))
-	for _, ap := range aps {
-		out = append(out, described(ap.ID, ap.Status+": "+ap.Message))
-	}
-	return out, nil
+	return a.indexed(aps, err)
 }
 
 func boolRank(b bool) int {
@@ -191,16 +198,8 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func completePlans(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
-	plans, err := eng.Plans(project)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cobra.Completion, 0, len(plans))
-	for _, p := range plans {
-		out = append(out, described(p.ID, p.Title))
-	}
-	return out, nil
+func completePlans(a *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {
+	return a.indexed(eng.PlanIndex(project))
 }
 
 func completeExecs(_ *app, eng *flow.Engine, project string) ([]cobra.Completion, error) {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +36,8 @@ type app struct {
 	// ("" is the rebuild of projections an open may do; "-" draws none).
 	work string
 	bar  *progressbar.ProgressBar // the bar on stderr, while one is drawn
+	// completingWord is the word a completion request completes.
+	completingWord string
 }
 
 type globals struct {
@@ -70,6 +74,12 @@ func run(ctx context.Context, args []string, e env) int {
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
+	if a.completing() {
+		// cobra prints each candidate with its own write: buffer them.
+		out := bufio.NewWriter(e.stdout)
+		defer out.Flush()
+		root.SetOut(out)
+	}
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -79,6 +89,11 @@ func run(ctx context.Context, args []string, e env) int {
 	}
 	a.clearProgress()
 	return report(e.stderr, suggest(root, args, err), a.jsonErrors(), usageHint(root, args))
+}
+
+// completing reports whether this is a shell's completion request.
+func (a *app) completing() bool {
+	return slices.ContainsFunc(a.args, func(s string) bool { return strings.HasPrefix(s, "__complete") })
 }
 
 // usageHint is where to read how the command in args is used.
@@ -138,7 +153,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
-	if len(a.args) > 0 && strings.HasPrefix(a.args[0], "__complete") {
+	if a.completing() {
 		// Only a completion request needs the completers; registering them
 		// adds to a table of cobra's that lives as long as the process.
 		a.addCompletions(root)
