@@ -157,6 +157,14 @@ func (in LegacyImport) read() ([]byte, error) {
 	return bytes.TrimPrefix(b, []byte("\uFEFF")), nil
 }
 
+// progress reports an import's progress to Options.Progress: done of
+// total entries, every progressStep of them; done == total ends it.
+func (e *Engine) progress(done, total int) {
+	if e.opts.Progress != nil && (done%progressStep == 0 || done == total) {
+		e.opts.Progress(uint64(done), uint64(total))
+	}
+}
+
 // runImport runs fn in one command: one write transaction. fn may run
 // more than once (a group commit retries without a failed call), so it
 // starts from a fresh copy of res each time.
@@ -166,7 +174,9 @@ func (e *Engine) runImport(format, project string, res *LegacyResult, fn func(w 
 	_, err := e.command(Write{}, "import."+format, nil, func(w *writer) (Ref, error) {
 		*res = start
 		res.Tasks = slices.Clone(start.Tasks)
-		return Ref{Kind: projection.KindProject, Project: project}, fn(w, res)
+		err := fn(w, res)
+		e.progress(1, 1) // done, whatever the entries were
+		return Ref{Kind: projection.KindProject, Project: project}, err
 	})
 	return err
 }

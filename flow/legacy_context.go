@@ -172,7 +172,8 @@ func (w *writer) importContexts(dumps []contextDump, project string, res *Legacy
 		return err
 	}
 	ids := newLegacyIDs(FromContextDir, project)
-	for _, d := range dumps {
+	for n, d := range dumps {
+		w.e.progress(n, len(dumps))
 		created, err := w.importContext(d, project, refs, ids)
 		if err != nil {
 			return err

@@ -169,7 +169,8 @@ func (w *writer) importExecs(lines []execLine, project string, res *LegacyResult
 		return err
 	}
 	ids := newLegacyIDs(FromExecJSONL, project)
-	for _, x := range lines {
+	for n, x := range lines {
+		w.e.progress(n, len(lines))
 		id := ids.next(x.key)
 		if w.imported(id) {
 			res.Skipped++

@@ -119,7 +119,8 @@ func (w *writer) importHistory(entries []historyEntry, project string, res *Lega
 		return err
 	}
 	ids := newLegacyIDs(FromHistoryJSON, project)
-	for _, h := range entries {
+	for n, h := range entries {
+		w.e.progress(n, len(entries))
 		id := ids.next(h.key)
 		if w.imported(id) {
 			res.Skipped++

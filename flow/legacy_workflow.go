@@ -290,7 +290,8 @@ func (w *writer) importWorkflow(file string, doc *workflowDoc, project string, r
 	if err != nil {
 		return err
 	}
-	for _, i := range order {
+	for n, i := range order {
+		w.e.progress(n, len(order))
 		id, err := w.createImportedTask(project, doc.tasks[i], refs)
 		if err != nil {
 			return &ImportError{File: file, Line: doc.tasks[i].line, Err: err}

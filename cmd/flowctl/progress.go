@@ -6,8 +6,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// The progress bar of long work (import, export to a file or a pipe,
-// rebuild, verify, compact) is schollz/progressbar: it
+// The progress bar of long work (import, legacy imports, export to a
+// file or a pipe, rebuild, verify, compact) is schollz/progressbar: it
 // keeps the rate and the ETA, throttles redraws, and sizes itself to the
 // terminal, which a hand-drawn \r line did not. It is drawn on stderr,
 // and only when stderr is a terminal, the output is text and -q is off:

@@ -83,6 +83,14 @@ func TestProgress(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want no bar in a pipe", code, stderr)
 		}
 	})
+	t.Run("LegacyImport", func(t *testing.T) {
+		t.Parallel()
+		g := legacyFile(t)
+		shown := inTerminal(t, g.dir, "import", "--from", "workflow-json", "projects/myproj/workflow.json")
+		if !strings.Contains(shown, "importing workflow-json") {
+			t.Errorf("no progress bar for a legacy import on a terminal:\n%q", shown)
+		}
+	})
 	t.Run("Pipe", func(t *testing.T) {
 		t.Parallel()
 		_, stderr, code := f.run("", "rebuild")

@@ -241,6 +241,7 @@ func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
 		}
 	}
 	defer a.holdOutput(&err)()
+	a.work = "importing " + from
 	eng, err := a.open(false)
 	if err != nil {
 		return err
