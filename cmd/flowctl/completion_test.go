@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 func completions(t *testing.T, f *flowFile, args ...string) []string {
 	t.Helper()
 	stdout, stderr, code := f.run("", append([]string{"__complete"}, args...)...)
-	if code != 0 {
+	if code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("__complete %v: exit %d, stderr %q", args, code, stderr)
 	}
 	var out []string
@@ -50,10 +51,14 @@ func TestCompletion(t *testing.T) {
 		{[]string{"status", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"--project", "web", "task", "show", "T-1", ""}, nil}, // one task only
 	}
+	before := f.bytes()
 	for _, tc := range tests {
 		if got := completions(t, f, tc.args...); !slices.Equal(got, tc.want) {
 			t.Errorf("complete %q:\n got %q\nwant %q", tc.args, got, tc.want)
 		}
+	}
+	if !bytes.Equal(before, f.bytes()) {
+		t.Errorf("completion changed the file")
 	}
 	t.Run("NoFileNoCandidates", func(t *testing.T) {
 		g := &flowFile{t: t, dir: t.TempDir()}
