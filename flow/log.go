@@ -35,6 +35,12 @@ func (f *Filter) match(r *eventlog.Record) bool {
 	return r.Seq >= f.SinceSeq
 }
 
+// bySeqOnly reports whether f selects by seq alone, so that every record
+// in its seq range matches.
+func (f *Filter) bySeqOnly() bool {
+	return f.Stream == "" && f.Project == "" && f.Type == "" && f.Actor == "" && f.Since.IsZero() && f.Until.IsZero()
+}
+
 func matchType(pattern, typ string) bool {
 	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
 		return strings.HasPrefix(typ, prefix)
@@ -61,6 +67,11 @@ func (e *Engine) Events(f Filter, fn func(Event) error) error {
 	}
 	if f.UntilSeq == 0 || f.UntilSeq > head {
 		f.UntilSeq = head
+	}
+	if f.Limit > 0 && f.bySeqOnly() && f.UntilSeq >= uint64(f.Limit) {
+		// Every record of the range matches: the newest Limit are the
+		// last Limit seqs, and nothing before them needs reading.
+		f.SinceSeq = max(f.SinceSeq, f.UntilSeq-uint64(f.Limit)+1)
 	}
 	var ring *ring
 	if f.Limit > 0 {
