@@ -59,6 +59,14 @@ func (e *Engine) export(w io.Writer, f Filter) (int, error) {
 // reports.
 const progressStep = 1000
 
+// progress reports done of total items to Options.Progress, every
+// progressStep of them; done == total ends it.
+func (e *Engine) progress(done, total int) {
+	if e.opts.Progress != nil && (done%progressStep == 0 || done == total) {
+		e.opts.Progress(uint64(done), uint64(total))
+	}
+}
+
 // logProgress reports a walk of the log from seq since to the head as
 // progress: the seqs passed, of all there are.
 type logProgress struct {
@@ -138,16 +146,8 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 	err := e.update(func(tx *eventlog.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		store := newTxStore(tx)
-		progress := e.opts.Progress
-		if progress == nil {
-			progress = func(uint64, uint64) {}
-		}
-		total := uint64(len(events))
-		progress(0, total)
 		for i, ie := range events {
-			if i%progressStep == 0 {
-				progress(uint64(i), total)
-			}
+			e.progress(i, len(events))
 			ev, err := asImported(tx, ie.event)
 			if err != nil {
 				return err
@@ -167,7 +167,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
 			}
 		}
-		progress(total, total)
+		e.progress(len(events), len(events))
 		return store.flush()
 	})
 	if err != nil {

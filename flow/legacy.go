@@ -157,14 +157,6 @@ func (in LegacyImport) read() ([]byte, error) {
 	return bytes.TrimPrefix(b, []byte("\uFEFF")), nil
 }
 
-// progress reports an import's progress to Options.Progress: done of
-// total entries, every progressStep of them; done == total ends it.
-func (e *Engine) progress(done, total int) {
-	if e.opts.Progress != nil && (done%progressStep == 0 || done == total) {
-		e.opts.Progress(uint64(done), uint64(total))
-	}
-}
-
 // runImport runs fn in one command: one write transaction. fn may run
 // more than once (a group commit retries without a failed call), so it
 // starts from a fresh copy of res each time.

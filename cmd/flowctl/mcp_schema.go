@@ -16,20 +16,14 @@ import (
 // arguments against this same schema.
 
 // paramDocs describe parameters by name wherever the struct tag gives
-// none (ids and points with an example).
+// none (TestMCP_SchemasDescribeEveryParameter fails on one left out).
 var paramDocs = map[string]string{
-	"project":       "project name, like website (default: the server's)",
-	"task":          "task id, like T-3",
-	"step":          "step id, like T-3.2",
 	"plan":          "plan id, like P-1",
-	"id":            "id, like T-3",
 	"title":         "one line, no control characters",
 	"description":   "longer text; newlines and tabs are kept",
 	"owner":         "who owns it, a name like alice",
 	"tags":          "labels, like [\"backend\", \"parser\"]",
-	"priority":      "higher is more urgent (default 0)",
-	"deps":          "task ids it depends on, like [\"T-1\"]",
-	"key":           "a name for this item that later items' deps can use, like parse",
+	"priority":      "0 to 1000, higher is more urgent (default 0)",
 	"cwd":           "the directory it ran in, like /home/me/src/website",
 	"success":       "whether it succeeded; give it or exit_code",
 	"elapsed_ms":    "how long it ran, in milliseconds, like 812",
@@ -41,10 +35,6 @@ var paramDocs = map[string]string{
 	"reason":        "why, in one line (recorded on the event)",
 	"note":          "a short note on the step",
 	"tag":           "only tasks with this tag, like backend",
-	"if_version":    "fail with conflict unless the task is at this version, like 3 (task_get returns it)",
-	"request_id":    "idempotency key, like 0b7c…: a retry with it changes nothing",
-	"since_seq":     "only events at or after this seq, like 42",
-	"limit":         "at most this many, like 50",
 }
 
 // paramEnums are the closed sets, by tool and parameter.

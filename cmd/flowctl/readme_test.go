@@ -301,15 +301,7 @@ func lastLine(s string) string {
 // readmeFixtures makes the files the examples read but do not write.
 func readmeFixtures(t *testing.T, dir string) {
 	t.Helper()
-	write := func(name, content string) {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, content string) { writeFile(t, filepath.Join(dir, name), []byte(content)) }
 	write("deploy.json", `{"deploy":"prod","version":"1.4.2"}`)
 	write("patch.json", `{"reviewed":true}`)
 	write("exec_log.jsonl", `{"plan_id": "local", "task_id": "unknown", "timestamp": "2025-07-23T18:54:03.123Z", "elapsed_ms": 12.5, "code": "print(1)", "stdout": "1\n", "stderr": "", "success": true, "added_vars": [], "added_imports": []}`+"\n")

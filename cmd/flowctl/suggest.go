@@ -12,45 +12,47 @@ import (
 // suggest gives an unknown command or flag the nearest one as its hint:
 // "unknown command "tsak" for "flowctl"" → did you mean 'flowctl task'?
 func suggest(root *cobra.Command, args []string, err error) error {
-	msg := err.Error()
 	cmd, _, ferr := root.Find(args)
 	if ferr != nil || cmd == nil {
 		cmd = root
 	}
-	switch {
-	case strings.HasPrefix(msg, "unknown command "):
-		word, _ := strconv.Unquote(strings.Fields(msg)[2]) // unknown command "tsak" for "flowctl"
-		if word == "" {
-			return err
-		}
-		var names []string
-		for _, c := range cmd.Commands() {
-			if c.IsAvailableCommand() {
-				names = append(names, c.Name())
-				names = append(names, c.Aliases...)
-			}
-		}
-		if best := nearest(word, names); best != "" {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "unknown command "); ok {
+		word, _ := strconv.Unquote(strings.Fields(rest)[0]) // "tsak" for "flowctl"
+		if best := nearest(word, commandNames(cmd)); word != "" && best != "" {
 			return withHint(err, fmt.Sprintf("did you mean '%s %s'? (see '%s --help')", cmd.CommandPath(), best, cmd.CommandPath()))
 		}
-	case strings.HasPrefix(msg, "unknown flag: --"), strings.HasPrefix(msg, "unknown shorthand flag: "):
-		name := strings.TrimPrefix(strings.Fields(msg)[len(strings.Fields(msg))-1], "--")
-		if strings.HasPrefix(msg, "unknown shorthand flag: ") {
-			return err
-		}
-		var names []string
-		visit := func(f *pflag.Flag) {
-			if !f.Hidden {
-				names = append(names, f.Name)
-			}
-		}
-		cmd.Flags().VisitAll(visit)
-		cmd.InheritedFlags().VisitAll(visit)
-		if best := nearest(name, names); best != "" {
+	}
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if best := nearest(name, flagNames(cmd)); best != "" {
 			return withHint(err, fmt.Sprintf("did you mean --%s? (see '%s --help')", best, cmd.CommandPath()))
 		}
 	}
 	return err
+}
+
+// commandNames are the names and aliases of cmd's subcommands.
+func commandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(append(names, c.Name()), c.Aliases...)
+		}
+	}
+	return names
+}
+
+// flagNames are the long names of the flags cmd takes.
+func flagNames(cmd *cobra.Command) []string {
+	var names []string
+	visit := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return names
 }
 
 // nearest returns the candidate closest to word: one it starts, or one
