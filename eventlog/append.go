@@ -6,58 +6,36 @@ import (
 	"math"
 	"time"
 	"unicode/utf8"
+
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // Limits on the metadata of an event, in bytes.
 const (
-	MaxStreamLen = 1024
-	MaxTypeLen   = 256
-	MaxFieldLen  = 1024 // actor, session, project
+	MaxStreamLen = store.MaxStreamLen
+	MaxTypeLen   = store.MaxTypeLen
+	MaxFieldLen  = store.MaxFieldLen // actor, session, project
 )
 
-// Expect is the expected-version condition of an append.
-type Expect struct {
-	version uint64
-	any     bool
-}
+type (
+	// Expect is the expected-version condition of an append.
+	Expect = store.Expect
+	// VersionConflict is returned when a stream is not at the expected
+	// version. errors.Is(err, ErrConflict) is true for it.
+	VersionConflict = store.VersionConflict
+	// Appended reports the outcome of an append.
+	Appended = store.Appended
+)
 
-// Any appends whatever the stream's version.
-var Any = Expect{any: true}
-
-// NoStream appends only if the stream does not exist yet.
-var NoStream = Expect{}
+var (
+	// Any appends whatever the stream's version.
+	Any = store.Any
+	// NoStream appends only if the stream does not exist yet.
+	NoStream = store.NoStream
+)
 
 // Exact appends only if the stream is at version v (0: does not exist).
-func Exact(v uint64) Expect { return Expect{version: v} }
-
-func (e Expect) String() string {
-	if e.any {
-		return "any"
-	}
-	return fmt.Sprint(e.version)
-}
-
-// VersionConflict is returned when a stream is not at the expected
-// version. errors.Is(err, ErrConflict) is true for it.
-type VersionConflict struct {
-	Stream   string
-	Expected uint64
-	Actual   uint64
-}
-
-func (e *VersionConflict) Error() string {
-	return fmt.Sprintf("eventlog: conflict: stream %q is at version %d, expected %d", e.Stream, e.Actual, e.Expected)
-}
-
-// Is makes errors.Is(err, ErrConflict) true.
-func (e *VersionConflict) Is(target error) bool { return target == ErrConflict }
-
-// Appended reports the outcome of an append.
-type Appended struct {
-	Seqs      []uint64 // the seq of each event, in order
-	Version   uint64   // the stream's version after the last event
-	Duplicate bool     // every event was already stored: nothing was appended
-}
+func Exact(v uint64) Expect { return store.Exact(v) }
 
 // Append adds events to stream as one contiguous run of versions, if the
 // stream's version matches exp. A batch whose event ids are all already
@@ -94,8 +72,8 @@ func (tx *Tx) appendBatch(b *batch, exp Expect) (Appended, error) {
 	if err != nil {
 		return Appended{}, err
 	}
-	if !exp.any && exp.version != version {
-		return Appended{}, &VersionConflict{Stream: b.stream, Expected: exp.version, Actual: version}
+	if !exp.Allows(version) {
+		return Appended{}, &VersionConflict{Stream: b.stream, Expected: exp.Version(), Actual: version}
 	}
 	return tx.write(b, version)
 }

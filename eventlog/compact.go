@@ -8,14 +8,12 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/store"
 	bolt "go.etcd.io/bbolt"
 )
 
 // CompactReport is what Compact did: the file's size before and after.
-type CompactReport struct {
-	Before, After int64
-	Verified      Report // Verify's report of the new file
-}
+type CompactReport = store.CompactReport
 
 // compactTxSize is how many bytes of keys and values Compact copies per
 // transaction of the new file.

@@ -6,10 +6,12 @@ import (
 	"hash/crc32"
 	"math"
 	"time"
+
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // MaxPayload is the largest event payload (Event.Data) accepted, in bytes.
-const MaxPayload = 1 << 20
+const MaxPayload = store.MaxPayload
 
 // envelopeFields is the number of elements of the msgpack array that
 // encodes a record. The hash is always the last element.
@@ -24,33 +26,16 @@ const crcLen = 4
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Hash is a SHA-256 chain hash.
-type Hash [sha256.Size]byte
-
-// Event is what a caller appends: the payload and its metadata. The log
-// assigns the stream, version, seq and chain hashes.
-type Event struct {
-	ID          ID        // zero: the log assigns a new UUIDv7
-	Type        string    // e.g. "task.created"; never empty
-	Schema      uint32    // schema version of Data for Type
-	Time        time.Time // when the event happened (stored as unix ns, UTC)
-	Actor       string
-	Session     string
-	Project     string // indexed: a project's events are one index scan
-	Correlation ID
-	Causation   ID
-	Data        []byte // the payload, msgpack; at most MaxPayload bytes
-}
-
-// Record is a stored event: the Event plus what the log assigned.
-type Record struct {
-	Seq     uint64 // global, gap-free, from 1, in commit order
-	Stream  string
-	Version uint64 // position in Stream, from 1
-	Event
-	Prev Hash // Hash of the record at Seq-1; zero for Seq 1
-	Hash Hash // SHA-256(Prev || envelope without the hash field)
-}
+// The record types are flow/store's: every backend speaks them.
+type (
+	// Hash is a SHA-256 chain hash.
+	Hash = store.Hash
+	// Event is what a caller appends: the payload and its metadata. The
+	// log assigns the stream, version, seq and chain hashes.
+	Event = store.Event
+	// Record is a stored event: the Event plus what the log assigned.
+	Record = store.Record
+)
 
 // encodeRecord returns the stored bytes of r: the msgpack envelope followed
 // by the CRC32C of the envelope, big-endian. It computes r.Hash.

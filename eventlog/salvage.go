@@ -12,45 +12,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/store"
 	bolt "go.etcd.io/bbolt"
 )
 
 // SalvageReport is what Salvage found in a damaged log.
-type SalvageReport struct {
-	// HeadSeq is the head meta names; 0 when meta could not be read (the
-	// records are then kept as far as the chain runs).
-	HeadSeq uint64
-	// Kept is how many records were handed over: seqs 1..Kept, every one
-	// with its CRC and hash right, each continuing the chain of the one
-	// before it. KeptHash is the hash of the last.
-	Kept     uint64
-	KeptHash Hash
-	// LostFrom..LostTo are the seqs known to exist (up to the head, or
-	// the highest seq found) that are not kept; both 0 when none is lost.
-	LostFrom, LostTo uint64
-	// Stranded counts the lost records that still verify on their own:
-	// a gap before them, they cannot continue the chain with their hashes.
-	Stranded int
-	// PastHead counts the records after meta's head that continue the
-	// chain from it: a commit whose meta page was lost, or one that never
-	// completed. bbolt does not show them; they are not kept either.
-	PastHead int
-	// Reason says why the chain stops at Kept when records are lost.
-	Reason string
-	// Damage lists what the reads found damaged, once each.
-	Damage []string
-	// ScannedPages is set when the tree did not give every record and
-	// the file's pages were searched for them.
-	ScannedPages bool
-}
-
-// Lost is how many records were lost.
-func (r SalvageReport) Lost() uint64 {
-	if r.LostFrom == 0 {
-		return 0
-	}
-	return r.LostTo - r.LostFrom + 1
-}
+type SalvageReport = store.SalvageReport
 
 // Salvage reads every record of the log at path that can still be read,
 // damaged as the file may be, and calls fn with records 1..Kept in seq

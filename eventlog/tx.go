@@ -10,9 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ErrStop ends a Read* scan early without an error.
-var ErrStop = errors.New("eventlog: stop")
-
 // Tx is one bbolt transaction seen through the log: appends, reads and
 // key/value buckets for the caller's projections, all atomic together.
 // A Tx is valid only inside the View or Update callback that received it.

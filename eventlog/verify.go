@@ -3,16 +3,12 @@ package eventlog
 import (
 	"encoding/binary"
 
+	"github.com/flowctl/flowctl/flow/store"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Report summarizes a clean Verify.
-type Report struct {
-	HeadSeq  uint64
-	HeadHash Hash
-	Streams  int
-	Projects int
-}
+type Report = store.VerifyReport
 
 // Verify walks the whole file: bbolt's page structure, the CRC and hash of
 // every record, the chain, seq contiguity, the stream, id and project
