@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -15,11 +15,11 @@ import (
 // (exit 4); a pending approval is ErrPending (exit 6).
 var (
 	// ErrDenied: the approval was denied.
-	ErrDenied = fmt.Errorf("%w: approval denied", eventlog.ErrConflict)
+	ErrDenied = fmt.Errorf("%w: approval denied", store.ErrConflict)
 	// ErrExpired: the approval expired before it was granted.
-	ErrExpired = fmt.Errorf("%w: approval expired", eventlog.ErrConflict)
+	ErrExpired = fmt.Errorf("%w: approval expired", store.ErrConflict)
 	// ErrActionMismatch: the approval was granted for another action.
-	ErrActionMismatch = fmt.Errorf("%w: action does not match", eventlog.ErrConflict)
+	ErrActionMismatch = fmt.Errorf("%w: action does not match", store.ErrConflict)
 )
 
 // MaxApprovalTTL is the longest expiry a request may have (one year);
@@ -138,7 +138,7 @@ func (w *writer) requestApproval(in NewApproval) (Ref, error) {
 		return Ref{}, err
 	}
 	if t != nil && (t.Status == projection.StatusDone || t.Status == projection.StatusCancelled) {
-		return Ref{}, fmt.Errorf("%w: task %s is %s; reopen it before asking for an approval", eventlog.ErrConflict, t.ID, t.Status)
+		return Ref{}, fmt.Errorf("%w: task %s is %s; reopen it before asking for an approval", store.ErrConflict, t.ID, t.Status)
 	}
 	id := projection.ShortID(projection.PrefixApproval, p.Counters.Approvals+1)
 	var expires int64
@@ -215,7 +215,7 @@ func (w *writer) decide(in Decision) error {
 	}
 	if a.Status != projection.ApprovalPending {
 		return fmt.Errorf("%w: approval %s is already %s (by %s); only a pending approval can be decided",
-			eventlog.ErrConflict, a.ID, a.Status, a.DecidedBy)
+			store.ErrConflict, a.ID, a.Status, a.DecidedBy)
 	}
 	if in.Grant && expired(a, w.e.opts.Now()) {
 		return fmt.Errorf("%w: %s at %s; it can no longer be granted", ErrExpired, a.ID, fmtExpiry(a))
@@ -224,7 +224,7 @@ func (w *writer) decide(in Decision) error {
 	if in.Grant {
 		decision = projection.ApprovalGranted
 	}
-	_, err = w.emit(subjectStream(in.Project, a.Task), eventlog.Any, in.Project, projection.TypeApprovalDecided,
+	_, err = w.emit(subjectStream(in.Project, a.Task), store.Any, in.Project, projection.TypeApprovalDecided,
 		projection.ApprovalDecided{ID: a.ID, Decision: decision, By: w.e.opts.Actor, Comment: in.Comment})
 	return err
 }

@@ -3,7 +3,7 @@ package flow
 import (
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -27,7 +27,7 @@ func (e *Engine) At(project string, p Point) *Engine {
 }
 
 // atState returns the source the view answers from, and the seq it is at.
-func (e *Engine) atState(tx *eventlog.Tx) (source, uint64, error) {
+func (e *Engine) atState(tx store.Tx) (source, uint64, error) {
 	seq, err := resolvePoint(tx, newTxStore(tx), e.at.project, e.at.point)
 	if err != nil {
 		return nil, 0, err
@@ -46,7 +46,7 @@ func (e *Engine) errAtWrite() error {
 // past the head, ErrNotFound for an unknown checkpoint); a project with
 // no event at all is left to the reads to report.
 func (e *Engine) Begun(project string, p Point) error {
-	return e.view(func(tx *eventlog.Tx) error {
+	return e.view(func(tx store.Tx) error {
 		seq, err := resolvePoint(tx, newTxStore(tx), project, p)
 		if err != nil {
 			return err

@@ -3,7 +3,7 @@ package flow
 import (
 	"errors"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -37,12 +37,12 @@ import (
 // The fold reads nothing of other entities but the approval a decision
 // decides (requested, restored or removed in the same fold) and the
 // project (the stand-in).
-func entityAt(tx *eventlog.Tx, project, stream string, seq uint64, warn func(string, ...any)) (*projection.Memory, error) {
+func entityAt(tx store.Tx, project, stream string, seq uint64, warn func(string, ...any)) (*projection.Memory, error) {
 	mem := projection.NewMemory()
-	var own []*eventlog.Record
-	err := tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
+	var own []*store.Record
+	err := tx.ReadStream(stream, 1, func(r *store.Record) error {
 		if r.Seq > seq {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if r.Project == project { // as Engine.stateAt reads: the project's events
 			own = append(own, r)
@@ -66,11 +66,11 @@ func entityAt(tx *eventlog.Tx, project, stream string, seq uint64, warn func(str
 }
 
 // mergeBySeq merges two lists of records, each in seq order, into one.
-func mergeBySeq(a, b []*eventlog.Record) []*eventlog.Record {
+func mergeBySeq(a, b []*store.Record) []*store.Record {
 	if len(b) == 0 {
 		return a
 	}
-	out := make([]*eventlog.Record, 0, len(a)+len(b))
+	out := make([]*store.Record, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
 		if a[0].Seq < b[0].Seq {
 			out, a = append(out, a[0]), a[1:]

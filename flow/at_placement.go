@@ -3,7 +3,7 @@ package flow
 import (
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -19,7 +19,7 @@ import (
 // event a command writes passes; an imported event (Engine.Import) may
 // not, and should then be refused. Events of a type this binary does not
 // fold pass: they change nothing.
-func checkPlacement(src projection.Store, r *eventlog.Record) error {
+func checkPlacement(src projection.Store, r *store.Record) error {
 	if _, known := projection.Schema(r.Type); !known {
 		return nil
 	}
@@ -36,7 +36,7 @@ func checkPlacement(src projection.Store, r *eventlog.Record) error {
 
 // placement returns the stream r belongs on ("" when any stream of its
 // project of the kind it is on will do).
-func placement(src projection.Store, r *eventlog.Record, kind string) (string, error) {
+func placement(src projection.Store, r *store.Record, kind string) (string, error) {
 	p := r.Project
 	switch r.Type {
 	case projection.TypeProjectCreated, projection.TypeProjectArchived, projection.TypeCheckpointCreated:
@@ -83,12 +83,12 @@ func placement(src projection.Store, r *eventlog.Record, kind string) (string, e
 
 // decodePlaced decodes r's payload into v; a payload that does not decode
 // is left to the fold to refuse.
-func decodePlaced(r *eventlog.Record, v any) {
+func decodePlaced(r *store.Record, v any) {
 	_ = msgpack.Unmarshal(r.Data, v)
 }
 
 // decisionPlacement: a decision belongs on its approval's subject.
-func decisionPlacement(src projection.Store, r *eventlog.Record) (string, error) {
+func decisionPlacement(src projection.Store, r *store.Record) (string, error) {
 	var e projection.ApprovalDecided
 	decodePlaced(r, &e)
 	a, err := src.Approval(r.Project, e.ID)
@@ -102,7 +102,7 @@ func decisionPlacement(src projection.Store, r *eventlog.Record) (string, error)
 // project's stream; one of a task, on the task's, restoring and removing
 // nothing but the task, its approvals and its exec records. Whatever it
 // restores belongs to its project.
-func rollbackPlacement(src projection.Store, r *eventlog.Record, kind string) (string, error) {
+func rollbackPlacement(src projection.Store, r *store.Record, kind string) (string, error) {
 	var e projection.RollbackApplied
 	decodePlaced(r, &e)
 	if err := restoresOwn(r, e); err != nil {
@@ -120,7 +120,7 @@ func rollbackPlacement(src projection.Store, r *eventlog.Record, kind string) (s
 
 // restoresOwn refuses a rollback that restores an entity of another
 // project.
-func restoresOwn(r *eventlog.Record, e projection.RollbackApplied) error {
+func restoresOwn(r *store.Record, e projection.RollbackApplied) error {
 	other := e.Project != nil && e.Project.Name != r.Project
 	for _, v := range e.Plans {
 		other = other || v.Project != r.Project
@@ -142,7 +142,7 @@ func restoresOwn(r *eventlog.Record, e projection.RollbackApplied) error {
 
 // taskRollbackScope refuses a rollback of task e.Task that touches
 // anything but the task, its approvals and its exec records.
-func taskRollbackScope(src projection.Store, r *eventlog.Record, e projection.RollbackApplied) error {
+func taskRollbackScope(src projection.Store, r *store.Record, e projection.RollbackApplied) error {
 	ok := e.Project == nil && len(e.Plans) == 0
 	for _, v := range e.Tasks {
 		ok = ok && v.ID == e.Task
@@ -188,6 +188,6 @@ func removedTask(src projection.Store, project string, rm projection.Removed) (s
 	return "", nil
 }
 
-func misplaced(r *eventlog.Record, want string) error {
+func misplaced(r *store.Record, want string) error {
 	return fmt.Errorf("%w: %s at seq %d is on stream %q; flowctl puts it on %s", ErrInvalid, r.Type, r.Seq, r.Stream, want)
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -47,7 +47,7 @@ func (m rollbackMark) bytes() []byte {
 
 // readRollbackMark returns project's mark; ok is false when there is none
 // or it does not read.
-func readRollbackMark(tx *eventlog.Tx, project string) (m rollbackMark, ok bool, err error) {
+func readRollbackMark(tx store.Tx, project string) (m rollbackMark, ok bool, err error) {
 	b, err := tx.Get(bucketRollbacks, rollbackKey(project, 0))
 	if err != nil || len(b) != 24 {
 		return rollbackMark{}, false, err
@@ -58,14 +58,14 @@ func readRollbackMark(tx *eventlog.Tx, project string) (m rollbackMark, ok bool,
 
 // isProjectRollback reports whether r is a rollback of the whole project,
 // on its own stream.
-func isProjectRollback(r *eventlog.Record, project string) bool {
+func isProjectRollback(r *store.Record, project string) bool {
 	return r.Type == projection.TypeRollbackApplied && r.Project == project && r.Stream == projection.ProjectStream(project)
 }
 
 // indexRollbacks brings project's rollback index up to its stream's head
 // in tx. A mark that is not this log's (past the head, or not at the seq
 // it names) drops the index, which is then written again.
-func indexRollbacks(tx *eventlog.Tx, project string) error {
+func indexRollbacks(tx store.Tx, project string) error {
 	stream := projection.ProjectStream(project)
 	head, headSeq := tx.StreamVersion(stream)
 	m, ok, err := validMark(tx, project)
@@ -81,7 +81,7 @@ func indexRollbacks(tx *eventlog.Tx, project string) error {
 	if head == 0 {
 		return nil
 	}
-	err = tx.ReadStream(stream, m.version+1, func(r *eventlog.Record) error {
+	err = tx.ReadStream(stream, m.version+1, func(r *store.Record) error {
 		if !isProjectRollback(r, project) {
 			return nil
 		}
@@ -97,7 +97,7 @@ func indexRollbacks(tx *eventlog.Tx, project string) error {
 
 // validMark returns project's mark when it has one that fits the log:
 // its version is in the project's stream, at its seq.
-func validMark(tx *eventlog.Tx, project string) (rollbackMark, bool, error) {
+func validMark(tx store.Tx, project string) (rollbackMark, bool, error) {
 	m, ok, err := readRollbackMark(tx, project)
 	if err != nil || !ok || m.version == 0 {
 		return rollbackMark{}, false, err
@@ -114,7 +114,7 @@ func validMark(tx *eventlog.Tx, project string) (rollbackMark, bool, error) {
 }
 
 // dropRollbackIndex deletes project's rollback index, mark and entries.
-func dropRollbackIndex(tx *eventlog.Tx, project string) error {
+func dropRollbackIndex(tx store.Tx, project string) error {
 	var keys [][]byte
 	err := tx.Scan(bucketRollbacks, snapshotPrefix(project), func(k, v []byte) error {
 		keys = append(keys, k)
@@ -132,7 +132,7 @@ func dropRollbackIndex(tx *eventlog.Tx, project string) error {
 // after < seq <= upTo, in seq order: from the index up to its mark, and
 // from the project's stream after it. An index that does not match the
 // log is reported through warn and not used.
-func projectRollbacks(tx *eventlog.Tx, project string, after, upTo uint64, warn func(string, ...any)) ([]*eventlog.Record, error) {
+func projectRollbacks(tx store.Tx, project string, after, upTo uint64, warn func(string, ...any)) ([]*store.Record, error) {
 	stream := projection.ProjectStream(project)
 	head, headSeq := tx.StreamVersion(stream)
 	if headSeq <= after || upTo <= after {
@@ -154,9 +154,9 @@ func projectRollbacks(tx *eventlog.Tx, project string, after, upTo uint64, warn 
 	if err != nil {
 		return nil, err
 	}
-	err = tx.ReadStream(stream, from, func(r *eventlog.Record) error {
+	err = tx.ReadStream(stream, from, func(r *store.Record) error {
 		if r.Seq > upTo {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if r.Seq > after && isProjectRollback(r, project) {
 			out = append(out, r)
@@ -170,7 +170,7 @@ func projectRollbacks(tx *eventlog.Tx, project string, after, upTo uint64, warn 
 // seq <= upTo (and <= the mark), each checked against the log, and the
 // mark. ok is false when there is no index (m is zero) or it does not
 // match the log: its mark, an entry, or the mark's count of entries.
-func indexedRollbacks(tx *eventlog.Tx, project string, after, upTo uint64) (out []*eventlog.Record, m rollbackMark, ok bool, err error) {
+func indexedRollbacks(tx store.Tx, project string, after, upTo uint64) (out []*store.Record, m rollbackMark, ok bool, err error) {
 	m, found, err := readRollbackMark(tx, project)
 	if err != nil || !found {
 		return nil, rollbackMark{}, false, err
@@ -190,7 +190,7 @@ func indexedRollbacks(tx *eventlog.Tx, project string, after, upTo uint64) (out 
 		switch {
 		case len(k) != len(prefix)+8 || seq > 0 && len(v) != 8:
 			ok = false
-			return eventlog.ErrStop
+			return store.ErrStop
 		case seq == 0: // the mark
 			return nil
 		}
@@ -219,7 +219,7 @@ func indexedRollbacks(tx *eventlog.Tx, project string, after, upTo uint64) (out 
 // firstVersionAfter returns the first version in [lo, hi] of stream whose
 // event's seq is past after (hi+1 when there is none), by binary search:
 // a stream's versions are in seq order.
-func firstVersionAfter(tx *eventlog.Tx, stream string, lo, hi, after uint64) (uint64, error) {
+func firstVersionAfter(tx store.Tx, stream string, lo, hi, after uint64) (uint64, error) {
 	hi++
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -237,14 +237,14 @@ func firstVersionAfter(tx *eventlog.Tx, stream string, lo, hi, after uint64) (ui
 }
 
 // streamSeq returns the seq of version v of stream.
-func streamSeq(tx *eventlog.Tx, stream string, v uint64) (uint64, error) {
+func streamSeq(tx store.Tx, stream string, v uint64) (uint64, error) {
 	var seq uint64
-	err := tx.ReadStream(stream, v, func(r *eventlog.Record) error {
+	err := tx.ReadStream(stream, v, func(r *store.Record) error {
 		seq = r.Seq
-		return eventlog.ErrStop
+		return store.ErrStop
 	})
 	if err == nil && seq == 0 {
-		err = &eventlog.CorruptionError{Reason: fmt.Sprintf("stream %s has no version %d below its head", stream, v)}
+		err = &store.CorruptionError{Reason: fmt.Sprintf("stream %s has no version %d below its head", stream, v)}
 	}
 	return seq, err
 }
@@ -252,9 +252,9 @@ func streamSeq(tx *eventlog.Tx, stream string, v uint64) (uint64, error) {
 // checkRollbackIndex checks the rollback index against the log: for each
 // project it indexes, exactly the rollbacks of the whole project up to
 // its mark, and a mark that is the project stream's event at its
-// version. A mismatch is a *eventlog.CorruptionError (reads do not trust
+// version. A mismatch is a *store.CorruptionError (reads do not trust
 // such an index; dropping the bucket repairs it).
-func checkRollbackIndex(tx *eventlog.Tx) error {
+func checkRollbackIndex(tx store.Tx) error {
 	marks := map[string]bool{}
 	var projects []string
 	err := tx.Scan(bucketRollbacks, nil, func(k, v []byte) error {
@@ -280,7 +280,7 @@ func checkRollbackIndex(tx *eventlog.Tx) error {
 }
 
 // checkProjectRollbacks checks one project's part of the rollback index.
-func checkProjectRollbacks(tx *eventlog.Tx, project string) error {
+func checkProjectRollbacks(tx store.Tx, project string) error {
 	m, ok, err := readRollbackMark(tx, project)
 	if err != nil {
 		return err
@@ -294,9 +294,9 @@ func checkProjectRollbacks(tx *eventlog.Tx, project string) error {
 	}
 	want := map[string][]byte{string(rollbackKey(project, 0)): m.bytes()}
 	n := uint64(0)
-	err = tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
+	err = tx.ReadStream(stream, 1, func(r *store.Record) error {
 		if r.Version > m.version {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if r.Version == m.version && r.Seq != m.seq {
 			return rollbackIndexError("project %s is marked indexed to seq %d, its stream's version %d is seq %d", project, m.seq, m.version, r.Seq)
@@ -329,5 +329,5 @@ func checkProjectRollbacks(tx *eventlog.Tx, project string) error {
 }
 
 func rollbackIndexError(format string, args ...any) error {
-	return &eventlog.CorruptionError{Reason: "rollback index: " + fmt.Sprintf(format, args...)}
+	return &store.CorruptionError{Reason: "rollback index: " + fmt.Sprintf(format, args...)}
 }

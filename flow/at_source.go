@@ -1,7 +1,7 @@
 package flow
 
 import (
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -27,7 +27,7 @@ const maxEntityFolds = 16
 // (TestProperty_EntityAtEqualsWholeStateAt).
 type atSource struct {
 	e       *Engine
-	tx      *eventlog.Tx
+	tx      store.Tx
 	project string
 	seq     uint64
 
@@ -39,7 +39,7 @@ type atSource struct {
 
 var _ source = (*atSource)(nil)
 
-func newAtSource(e *Engine, tx *eventlog.Tx, project string, seq uint64) *atSource {
+func newAtSource(e *Engine, tx store.Tx, project string, seq uint64) *atSource {
 	return &atSource{e: e, tx: tx, project: project, seq: seq, folds: map[string]*projection.Memory{}}
 }
 

@@ -1,6 +1,6 @@
 package flow
 
-import "github.com/flowctl/flowctl/eventlog"
+import "github.com/flowctl/flowctl/flow/store"
 
 // Batch runs several commands in one transaction: fn gets a view of the
 // engine whose commands all join that transaction, and they commit
@@ -10,7 +10,7 @@ import "github.com/flowctl/flowctl/eventlog"
 // retries without a failing caller) and must have no effects outside the
 // engine.
 func (e *Engine) Batch(fn func(b *Engine) error) error {
-	return e.update(func(tx *eventlog.Tx) error {
+	return e.update(func(tx store.Tx) error {
 		b := *e
 		b.tx = tx
 		return fn(&b)

@@ -37,7 +37,7 @@ func TestBatch(t *testing.T) {
 		if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
 			t.Fatal(err)
 		}
-		before, _, _ := e.log.Head()
+		before, _, _ := storeHead(e.log)
 		err := e.Batch(func(b *Engine) error {
 			if _, err := b.AddTask(NewTask{Project: "p", Title: "one"}); err != nil {
 				return err
@@ -48,7 +48,7 @@ func TestBatch(t *testing.T) {
 		if !errors.Is(err, eventlog.ErrConflict) {
 			t.Fatalf("Batch = %v, want the refused move's conflict", err)
 		}
-		if after, _, _ := e.log.Head(); after != before {
+		if after, _, _ := storeHead(e.log); after != before {
 			t.Fatalf("a failed batch appended: head %d -> %d", before, after)
 		}
 		if _, err := e.Task("p", "T-1"); !errors.Is(err, ErrNotFound) {

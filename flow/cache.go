@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/cache"
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -88,7 +88,7 @@ func share(v any) {
 }
 
 // sync brings the cache to the log head of tx and returns that head.
-func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
+func (c *Cache) sync(tx store.Tx) (uint64, error) {
 	head, _ := tx.Head()
 	from := c.lru.Head()
 	if from == head {
@@ -116,11 +116,11 @@ func (c *Cache) sync(tx *eventlog.Tx) (uint64, error) {
 // touchedBy lists the cache keys the events from..to may have changed: the
 // task of a task stream and the project of any event. A rollback, or an
 // event the fold does not know, may touch anything: purge.
-func touchedBy(tx *eventlog.Tx, from, to uint64) (keys []cacheKey, purge bool, err error) {
-	err = tx.Replay(from, to, func(r *eventlog.Record) error {
+func touchedBy(tx store.Tx, from, to uint64) (keys []cacheKey, purge bool, err error) {
+	err = tx.Replay(from, to, func(r *store.Record) error {
 		if _, known := projection.Schema(r.Type); !known || r.Type == projection.TypeRollbackApplied {
 			purge = true
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		keys = append(keys, projectKey(r.Project))
 		if kind, p, id, ok := projection.ParseStream(r.Stream); ok && kind == projection.KindTask {
@@ -215,14 +215,14 @@ func cached[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) 
 func cachedMiss[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) (T, error)) (T, error) {
 	var out T
 	if e.at != nil || e.tx != nil {
-		err := e.view(func(tx *eventlog.Tx) error {
+		err := e.view(func(tx store.Tx) error {
 			var err error
 			return e.readTx(tx, func(src source) error { out, err = load(src, key); return err })
 		})
 		return out, err
 	}
 	_, gen, _ := e.held.current() // before the transaction begins
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		current, err := projectionsCurrent(tx)
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -121,7 +122,7 @@ func projRecords(t *testing.T, path string) []projRecord {
 	}
 	defer l.Close()
 	var out []projRecord
-	err = l.View(func(tx *eventlog.Tx) error {
+	err = l.Store().View(func(tx store.Tx) error {
 		for _, b := range append(entityBuckets[:len(entityBuckets):len(entityBuckets)], bucketSummaries) {
 			if err := tx.Scan(b, nil, func(k, _ []byte) error {
 				out = append(out, projRecord{b, string(k)})
@@ -139,12 +140,12 @@ func projRecords(t *testing.T, path string) []projRecord {
 }
 
 // damageFunc changes the record r in a write transaction.
-type damageFunc func(tx *eventlog.Tx, r projRecord) error
+type damageFunc func(tx store.Tx, r projRecord) error
 
 // flipValue flips every bit of the byte at i of the record's value (a
 // negative i counts from the end).
 func flipValue(i int) damageFunc {
-	return func(tx *eventlog.Tx, r projRecord) error {
+	return func(tx store.Tx, r projRecord) error {
 		v, err := tx.Get(r.bucket, []byte(r.key))
 		if err != nil {
 			return err
@@ -156,7 +157,7 @@ func flipValue(i int) damageFunc {
 }
 
 // flipKey moves the record to its key with the last byte changed.
-func flipKey(tx *eventlog.Tx, r projRecord) error {
+func flipKey(tx store.Tx, r projRecord) error {
 	v, err := tx.Get(r.bucket, []byte(r.key))
 	if err != nil {
 		return err
@@ -226,7 +227,7 @@ func checkDamagedReads(t *testing.T, path string, rec projRecord, damage damageF
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := e.log.Update(func(tx *eventlog.Tx) error { return damage(tx, rec) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return damage(tx, rec) }); err != nil {
 		t.Fatal(err)
 	}
 	for name, read := range checksumReads {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -36,12 +36,12 @@ type Ref struct {
 type writer struct {
 	*txStore
 	e       *Engine
-	tx      *eventlog.Tx
+	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
 }
 
 // emit appends one event to stream and folds it into the projections.
-func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, payload any) (*eventlog.Record, error) {
+func (w *writer) emit(stream string, exp store.Expect, project, typ string, payload any) (*store.Record, error) {
 	schema, _ := projection.Schema(typ)
 	ev, err := w.e.newEvent(typ, schema, project, payload)
 	if err != nil {
@@ -51,7 +51,7 @@ func (w *writer) emit(stream string, exp eventlog.Expect, project, typ string, p
 }
 
 // emitEvent appends a built event to stream and folds it at once.
-func (w *writer) emitEvent(stream string, exp eventlog.Expect, ev eventlog.Event) (*eventlog.Record, error) {
+func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*store.Record, error) {
 	res, err := w.tx.Append(stream, exp, ev)
 	if err != nil {
 		return nil, err
@@ -102,11 +102,11 @@ func (w *writer) autoSnapshot() error {
 }
 
 // expect turns IfVersion into the expected-version condition of an append.
-func (wr Write) expect() eventlog.Expect {
+func (wr Write) expect() store.Expect {
 	if wr.IfVersion == 0 {
-		return eventlog.Any
+		return store.Any
 	}
-	return eventlog.Exact(wr.IfVersion)
+	return store.Exact(wr.IfVersion)
 }
 
 // idemRecord is what the idem bucket keeps per idempotency key.
@@ -127,7 +127,7 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		return Ref{}, err
 	}
 	var out Ref
-	err = e.update(func(tx *eventlog.Tx) error {
+	err = e.update(func(tx store.Tx) error {
 		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 
 // replayed reports whether key was already used for this command, setting
 // out to its result; the same key for another command is a conflict.
-func replayed(tx *eventlog.Tx, key, hash string, out *Ref) (bool, error) {
+func replayed(tx store.Tx, key, hash string, out *Ref) (bool, error) {
 	if key == "" {
 		return false, nil
 	}
@@ -167,10 +167,10 @@ func replayed(tx *eventlog.Tx, key, hash string, out *Ref) (bool, error) {
 	}
 	var rec idemRecord
 	if err := msgpack.Unmarshal(b, &rec); err != nil {
-		return false, &eventlog.CorruptionError{Reason: fmt.Sprintf("idempotency record %q does not decode", key)}
+		return false, &store.CorruptionError{Reason: fmt.Sprintf("idempotency record %q does not decode", key)}
 	}
 	if rec.Hash != hash {
-		return false, fmt.Errorf("%w: idempotency key %q was already used for a different command", eventlog.ErrConflict, key)
+		return false, fmt.Errorf("%w: idempotency key %q was already used for a different command", store.ErrConflict, key)
 	}
 	*out = rec.Ref
 	return true, nil
@@ -187,9 +187,9 @@ func commandHash(name string, input any) (string, error) {
 
 // versionConflict words a stale --if-version for users.
 func versionConflict(err error) error {
-	var vc *eventlog.VersionConflict
+	var vc *store.VersionConflict
 	if errors.As(err, &vc) {
-		return fmt.Errorf("%w: %s is at version %d, not %d (re-read it and retry)", eventlog.ErrConflict, vc.Stream, vc.Actual, vc.Expected)
+		return fmt.Errorf("%w: %s is at version %d, not %d (re-read it and retry)", store.ErrConflict, vc.Stream, vc.Actual, vc.Expected)
 	}
 	return err
 }

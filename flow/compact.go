@@ -1,6 +1,10 @@
 package flow
 
-import "github.com/flowctl/flowctl/eventlog"
+import (
+	"fmt"
+
+	"github.com/flowctl/flowctl/flow/store"
+)
 
 // CompactReport is what Compact did.
 type CompactReport struct {
@@ -19,7 +23,18 @@ type CompactReport struct {
 // exclusive lock is held throughout (opts.LockTimeout to get it), so no
 // write is lost, and a process waiting for the lock opens the new file.
 // It needs as much free space as the new file takes.
+//
+// It is the driver's (store.Compacter): a backend without it returns
+// ErrInvalid.
 func Compact(path string, opts Options) (CompactReport, error) {
-	rep, err := eventlog.Compact(path, eventlog.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, Now: opts.Now, Progress: opts.Progress})
+	d, err := store.Lookup(path)
+	if err != nil {
+		return CompactReport{Path: path}, err
+	}
+	c, ok := d.(store.Compacter)
+	if !ok {
+		return CompactReport{Path: path}, fmt.Errorf("%w: the %s store has no compact", ErrInvalid, store.DriverName(path))
+	}
+	rep, err := c.Compact(path, store.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, Now: opts.Now, Progress: opts.Progress})
 	return CompactReport{Path: path, BeforeBytes: rep.Before, AfterBytes: rep.After, HeadSeq: rep.Verified.HeadSeq}, err
 }

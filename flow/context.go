@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -51,7 +51,7 @@ const MaxContext = MaxInput
 // returns the new context and the task's version. A change that would not
 // change the context appends nothing. Errors: ErrInvalid (the patch is not
 // a valid JSON object, or the result is over MaxContext), ErrNotFound,
-// eventlog.ErrConflict (a stale IfVersion, an archived project).
+// store.ErrConflict (a stale IfVersion, an archived project).
 func (e *Engine) MergeContext(in ContextPatch) (*TaskContext, error) {
 	if err := checkJSONObject("patch", in.Patch); err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (e *Engine) ContextValue(project, id, key string) (projection.JSON, error) 
 func contextKeys(doc projection.JSON) (map[string]projection.JSON, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(doc), &raw); err != nil {
-		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("a task context does not decode: %v", err)}
+		return nil, &store.CorruptionError{Reason: fmt.Sprintf("a task context does not decode: %v", err)}
 	}
 	out := make(map[string]projection.JSON, len(raw))
 	for k, v := range raw {
@@ -283,14 +283,14 @@ func (h *contextWalk) event(ev Event) error {
 	}
 	var p projection.TaskContextMerged
 	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
-		return &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("context change does not decode: %v", err)}
+		return &store.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("context change does not decode: %v", err)}
 	}
 	if h.doc == "" {
 		h.doc = projection.EmptyContext
 	}
 	next, err := nextContext(h.doc, ContextPatch{Patch: p.Patch, Replace: p.Replace})
 	if err != nil {
-		return &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("context change does not apply: %v", err)}
+		return &store.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("context change does not apply: %v", err)}
 	}
 	keys, err := contextKeys(next)
 	if err != nil {
@@ -306,7 +306,7 @@ func (h *contextWalk) event(ev Event) error {
 func (h *contextWalk) rollback(ev Event) error {
 	var p projection.RollbackApplied
 	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
-		return &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("rollback does not decode: %v", err)}
+		return &store.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("rollback does not decode: %v", err)}
 	}
 	for _, t := range p.Tasks {
 		if t.ID != h.task {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -19,7 +19,7 @@ type DepChange struct {
 }
 
 // ErrCycle is wrapped by a refused dependency that would close a cycle.
-var ErrCycle = fmt.Errorf("%w: dependency cycle", eventlog.ErrConflict)
+var ErrCycle = fmt.Errorf("%w: dependency cycle", store.ErrConflict)
 
 // AddDep makes ID depend on Dep. An edge that would close a cycle is
 // refused with ErrCycle and a message that prints the cycle; adding an

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -49,7 +49,7 @@ type DiffResult struct {
 // entity.
 func (e *Engine) Diff(project string, a, b Point) (*DiffResult, error) {
 	var out *DiffResult
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		src := newTxStore(tx)
 		if _, err := mustProject(src, project); err != nil {
 			return err
@@ -69,7 +69,7 @@ func (e *Engine) Diff(project string, a, b Point) (*DiffResult, error) {
 }
 
 // scopeAt resolves p and returns its seq and the project's state there.
-func (e *Engine) scopeAt(tx *eventlog.Tx, src projection.Store, project string, p Point) (uint64, *projection.Scope, error) {
+func (e *Engine) scopeAt(tx store.Tx, src projection.Store, project string, p Point) (uint64, *projection.Scope, error) {
 	seq, err := resolvePoint(tx, src, project, p)
 	if err != nil {
 		return 0, nil, err

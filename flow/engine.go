@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // DefaultDir and DefaultFile name the file that Locate looks for.
@@ -44,35 +44,63 @@ type Options struct {
 }
 
 // Engine is flowctl's one public entry point: commands, queries and audit
-// over one file. It is safe for concurrent use; concurrent writes share
+// over one store. It is safe for concurrent use; concurrent writes share
 // commits.
 type Engine struct {
-	path  string
-	opts  Options
-	log   *eventlog.Log // nil while released between pages of a long read
-	cache *Cache
-	at    *at          // set on a point-in-time view (At)
-	tx    *eventlog.Tx // set on the view of a Batch: every read and write joins it
-	held  *heldHead    // the head while the file is held; shared with views
+	path   string
+	opts   Options
+	driver store.Driver // opens path; nil for an engine made by New
+	log    store.Store  // nil while released between pages of a long read
+	cache  *Cache
+	at     *at       // set on a point-in-time view (At)
+	tx     store.Tx  // set on the view of a Batch: every read and write joins it
+	held   *heldHead // the head while the file is held; shared with views
 }
 
-// Open opens the engine on the file at path.
+// Open opens the engine on the store at path: a file's path, or a URL
+// naming another backend (postgres://...). The driver of its kind must be
+// registered (package store), as database/sql's must: a program imports
+// the backend, e.g. _ "github.com/flowctl/flowctl/eventlog" for files.
+// It returns store.ErrNoDriver when none is, and the driver's errors
+// (store.ErrNotExist, store.ErrBusy, ...).
 func Open(path string, opts Options) (*Engine, error) {
+	d, err := store.Lookup(path)
+	if err != nil {
+		return nil, err
+	}
+	e := newEngine(path, opts)
+	e.driver = d
+	if err := e.acquire(); err != nil {
+		return nil, err
+	}
+	return e.start()
+}
+
+// New runs the engine on st, a store the caller opened; the engine owns
+// it from then on and closes it in Close. opts.ReadOnly must say whether
+// st was opened read-only; Create, LockTimeout, NoSync and Progress are
+// the caller's business when opening st. A read-only engine made by New
+// keeps st open through long reads, which an Open one closes between
+// pages.
+func New(st store.Store, opts Options) (*Engine, error) {
+	e := newEngine("", opts)
+	e.log = st
+	return e.start()
+}
+
+func newEngine(path string, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.Create && !opts.ReadOnly {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
 	}
 	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}}
 	if e.cache == nil {
 		e.cache = NewCache(DefaultCacheSize)
 	}
-	if err := e.acquire(); err != nil {
-		return nil, err
-	}
+	return e
+}
+
+// start brings the projections of a new engine up to date.
+func (e *Engine) start() (*Engine, error) {
 	if err := e.syncProjections(); err != nil {
 		e.Close()
 		return nil, err
@@ -80,29 +108,38 @@ func Open(path string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) acquire() error {
-	if e.log != nil {
-		return nil
-	}
-	l, err := eventlog.Open(e.path, eventlog.Options{
+// storeOptions are the driver's options for this engine.
+func (e *Engine) storeOptions() store.Options {
+	return store.Options{
 		ReadOnly: e.opts.ReadOnly,
 		Create:   e.opts.Create,
 		Timeout:  e.opts.LockTimeout,
 		NoSync:   e.opts.NoSync,
 		Now:      e.opts.Now,
 		Progress: e.opts.Progress,
-	})
+	}
+}
+
+func (e *Engine) acquire() error {
+	if e.log != nil {
+		return nil
+	}
+	if e.driver == nil {
+		return store.ErrClosed
+	}
+	st, err := e.driver.Open(e.path, e.storeOptions())
 	if err != nil {
 		return err
 	}
-	e.log = l
+	e.log = st
 	return nil
 }
 
 // release closes the file between pages of a long read, so that a slow
 // reader (a pager, a pipe) never holds the lock that writers wait for.
 func (e *Engine) release() error {
-	if e.log == nil || !e.opts.ReadOnly || e.at != nil { // a view shares its engine's file
+	// A view shares its engine's file; New's store cannot be reopened.
+	if e.log == nil || !e.opts.ReadOnly || e.at != nil || e.driver == nil {
 		return nil
 	}
 	e.held.forget()
@@ -142,7 +179,7 @@ func (e *Engine) warn(format string, args ...any) {
 	}
 }
 
-// Path returns the file's path.
+// Path returns the path (or URL) of the store Open opened; "" for New.
 func (e *Engine) Path() string { return e.path }
 
 // Locate finds the file the way git finds .git: dir/.flow/flow.db in dir or

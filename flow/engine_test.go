@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 func TestEngine_CreateProject(t *testing.T) {
@@ -135,7 +136,7 @@ func TestEngine_Events(t *testing.T) {
 func TestEngine_EventsPagesAcrossTransactions(t *testing.T) {
 	e := mustOpen(t)
 	const n = 2*pageSize + 17
-	err := e.update(func(tx *eventlog.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		for i := range n {
 			ev, err := e.newEvent("test.event", 1, "big", map[string]int{"i": i})
 			if err != nil {
@@ -158,6 +159,51 @@ func TestEngine_EventsPagesAcrossTransactions(t *testing.T) {
 	}
 	if got := seqs(collect(t, e, Filter{Stream: "test/stream", SinceSeq: pageSize + 5, Limit: 2})); !slices.Equal(got, []uint64{n - 1, n}) {
 		t.Errorf("stream since+limit = %v", got)
+	}
+}
+
+func TestOpen_Driver(t *testing.T) {
+	t.Run("ErrNoDriver", func(t *testing.T) {
+		_, err := Open("postgres://flow@localhost/flow", Options{})
+		if !errors.Is(err, store.ErrNoDriver) || !strings.Contains(err.Error(), "postgres://") || ErrorCode(err) != CodeInvalid {
+			t.Fatalf("Open(postgres://...) = %v (code %s), want ErrNoDriver naming postgres://", err, ErrorCode(err))
+		}
+	})
+	t.Run("ErrNotExist", func(t *testing.T) {
+		_, err := Open(filepath.Join(t.TempDir(), "none.db"), Options{})
+		if !errors.Is(err, store.ErrNotExist) {
+			t.Fatalf("Open = %v, want store.ErrNotExist", err)
+		}
+	})
+}
+
+func TestNew(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", DefaultFile)
+	st, err := store.Open(path, store.Options{Create: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(st, Options{Actor: "tester", Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateProject(NewProject{Name: "website"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.Verify(); err != nil || rep.HeadSeq != 1 || rep.Projections != "ok" {
+		t.Fatalf("Verify = %+v, %v", rep, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close closed st: the file opens again, and holds the project.
+	e, err = Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if ok, err := e.ProjectExists("website"); !ok || err != nil {
+		t.Fatalf("ProjectExists = %v, %v", ok, err)
 	}
 }
 
@@ -364,6 +410,7 @@ func TestErrorCode(t *testing.T) {
 		{fmt.Errorf("x: %w", eventlog.ErrBusy), CodeBusy},
 		{&eventlog.CorruptionError{Seq: 3}, CodeCorrupt},
 		{eventlog.ErrNewerFormat, CodeCorrupt},
+		{fmt.Errorf("x: %w", store.ErrNoDriver), CodeInvalid},
 	}
 	for _, tt := range tests {
 		if got := ErrorCode(tt.err); got != tt.want {

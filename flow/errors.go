@@ -4,12 +4,12 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/snapshot"
 )
 
-// Sentinel errors of the engine. The log's own errors (eventlog.ErrBusy,
-// eventlog.ErrConflict, eventlog.ErrCorrupt, ...) pass through wrapped.
+// Sentinel errors of the engine. The store's own errors (store.ErrBusy,
+// store.ErrConflict, store.ErrCorrupt, ...) pass through wrapped.
 var (
 	ErrNotFound = errors.New("flow: not found")
 	ErrInvalid  = errors.New("flow: invalid input")
@@ -43,18 +43,19 @@ func ErrorCode(err error) Code {
 	switch {
 	case err == nil:
 		return CodeOK
-	case errors.Is(err, eventlog.ErrCorrupt), errors.Is(err, eventlog.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt),
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt),
 		errors.Is(err, ErrDamagedProjection):
 		return CodeCorrupt
-	case errors.Is(err, eventlog.ErrBusy):
+	case errors.Is(err, store.ErrBusy):
 		return CodeBusy
 	case errors.Is(err, ErrPending):
 		return CodePending
-	case errors.Is(err, ErrNotFound), errors.Is(err, eventlog.ErrNotExist), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotExist), errors.Is(err, fs.ErrNotExist):
 		return CodeNotFound
-	case errors.Is(err, ErrExists), errors.Is(err, ErrBlocked), errors.Is(err, eventlog.ErrConflict):
+	case errors.Is(err, ErrExists), errors.Is(err, ErrBlocked), errors.Is(err, store.ErrConflict):
 		return CodeConflict
-	case errors.Is(err, ErrInvalid), errors.Is(err, eventlog.ErrInvalid), errors.Is(err, eventlog.ErrTooLarge):
+	case errors.Is(err, ErrInvalid), errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrTooLarge),
+		errors.Is(err, store.ErrNoDriver):
 		return CodeInvalid
 	}
 	return CodeInternal

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -39,7 +39,7 @@ type Event struct {
 	Hash     string `json:"hash"`
 }
 
-func eventOf(r *eventlog.Record) Event {
+func eventOf(r *store.Record) Event {
 	return Event{
 		Seq:         r.Seq,
 		ID:          r.ID.String(),
@@ -60,7 +60,7 @@ func eventOf(r *eventlog.Record) Event {
 	}
 }
 
-func optionalID(id eventlog.ID) string {
+func optionalID(id store.ID) string {
 	if id.IsZero() {
 		return ""
 	}

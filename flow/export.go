@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -80,7 +80,7 @@ func (e *Engine) logProgress(since uint64) (*logProgress, error) {
 	if p.fn == nil {
 		return p, nil
 	}
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		p.head, _ = tx.Head()
 		return nil
 	})
@@ -118,7 +118,7 @@ type ImportResult struct {
 
 // maxImportLine bounds one line of an import file: a 1 MiB payload in
 // base64 and as JSON, with room for the envelope.
-const maxImportLine = 4*eventlog.MaxPayload + 64<<10
+const maxImportLine = 4*store.MaxPayload + 64<<10
 
 // Import appends the events of an export (JSONL) in one transaction: all
 // of them or none. Events already present (same id, same content) are
@@ -143,16 +143,16 @@ func (e *Engine) Import(r io.Reader) (ImportResult, error) {
 func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 	res := ImportResult{Read: len(events)}
 	var unknown map[string]int // events kept but not folded, by type
-	err := e.update(func(tx *eventlog.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
-		store := newTxStore(tx)
+		st := newTxStore(tx)
 		for i, ie := range events {
 			e.progress(i, len(events))
 			ev, err := asImported(tx, ie.event)
 			if err != nil {
 				return err
 			}
-			out, err := tx.Append(ie.stream, eventlog.Exact(ie.version-1), ev)
+			out, err := tx.Append(ie.stream, store.Exact(ie.version-1), ev)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			}
@@ -161,14 +161,14 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 				continue
 			}
 			res.Appended++
-			if err := foldSeq(tx, store, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
+			if err := foldSeq(tx, st, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
 			}
 		}
 		e.progress(len(events), len(events))
-		return store.flush()
+		return st.flush()
 	})
 	if err != nil {
 		return ImportResult{}, err
@@ -183,7 +183,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 // and with its own as occurred_at when its own is earlier. An event
 // already in the file is given as it was stored, so that it is found a
 // duplicate.
-func asImported(tx *eventlog.Tx, ev eventlog.Event) (eventlog.Event, error) {
+func asImported(tx store.Tx, ev store.Event) (store.Event, error) {
 	if seq := tx.SeqOf(ev.ID); seq != 0 {
 		return asStored(tx, seq, ev)
 	}
@@ -197,7 +197,7 @@ func asImported(tx *eventlog.Tx, ev eventlog.Event) (eventlog.Event, error) {
 
 // asStored is ev with the occurred_at an earlier import gave it, if the
 // record at seq holds it so.
-func asStored(tx *eventlog.Tx, seq uint64, ev eventlog.Event) (eventlog.Event, error) {
+func asStored(tx store.Tx, seq uint64, ev store.Event) (store.Event, error) {
 	r, err := tx.Record(seq)
 	if err != nil {
 		return ev, err
@@ -243,20 +243,20 @@ func mapHeader(b []byte) (n int, body []byte, ok bool) {
 	return 0, nil, false
 }
 
-// foldSeq folds the record at seq into store, refusing one on a stream the
+// foldSeq folds the record at seq into st, refusing one on a stream the
 // commands would not put it on. Events of types this binary does not know
 // are kept in the log and skipped by the fold.
-func foldSeq(tx *eventlog.Tx, store *txStore, seq uint64, unknown map[string]int) error {
+func foldSeq(tx store.Tx, st *txStore, seq uint64, unknown map[string]int) error {
 	r, err := tx.Record(seq)
 	if err != nil {
 		return err
 	}
 	// Reads of one entity at a point fold only its own stream: an event
 	// that changes an entity from another stream would make them wrong.
-	if err := checkPlacement(store, r); err != nil {
+	if err := checkPlacement(st, r); err != nil {
 		return err
 	}
-	err = projection.Apply(store, r)
+	err = projection.Apply(st, r)
 	if errors.Is(err, projection.ErrUnknown) {
 		unknown[r.Type]++
 		return nil
@@ -268,7 +268,7 @@ type importEvent struct {
 	at      string // where it was read: "line 3" of an import, "seq 3" of a recovery
 	stream  string
 	version uint64
-	event   eventlog.Event
+	event   store.Event
 }
 
 func readImport(r io.Reader) ([]importEvent, error) {
@@ -320,11 +320,11 @@ func parseImportLine(b []byte) (importEvent, error) {
 	case ev.Time.Before(minTime) || ev.Time.After(maxTime):
 		return importEvent{}, fmt.Errorf(`"time" %s is outside the years 1678 to 2262`, ev.Time.Format(time.RFC3339))
 	}
-	id, err := eventlog.ParseID(ev.ID)
+	id, err := store.ParseID(ev.ID)
 	if err != nil || id.IsZero() {
 		return importEvent{}, fmt.Errorf(`"id" %q is not a UUID`, ev.ID)
 	}
-	out := importEvent{stream: ev.Stream, version: ev.Version, event: eventlog.Event{
+	out := importEvent{stream: ev.Stream, version: ev.Version, event: store.Event{
 		ID: id, Type: ev.Type, Schema: ev.Schema, Time: ev.Time.UTC(),
 		Actor: ev.Actor, Session: ev.Session, Project: ev.Project,
 	}}
@@ -338,11 +338,11 @@ func parseImportLine(b []byte) (importEvent, error) {
 	return out, err
 }
 
-func parseOptionalID(name, s string) (eventlog.ID, error) {
+func parseOptionalID(name, s string) (store.ID, error) {
 	if s == "" {
-		return eventlog.ID{}, nil
+		return store.ID{}, nil
 	}
-	id, err := eventlog.ParseID(s)
+	id, err := store.ParseID(s)
 	if err != nil {
 		return id, fmt.Errorf("%q %q is not a UUID", name, s)
 	}

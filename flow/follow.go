@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // DefaultFollowInterval is how often Follow polls the log's head.
@@ -40,7 +40,7 @@ type FollowOptions struct {
 // at the next one: a long write delays Follow but never ends it.
 //
 // Errors: ErrInvalid (f.UntilSeq or f.Until set: a followed log has no
-// end), eventlog.ErrNotExist (no file), ctx.Err(), and whatever Open,
+// end), store.ErrNotExist (no file), ctx.Err(), and whatever Open,
 // Events or fn return.
 func Follow(ctx context.Context, path string, opts FollowOptions, f Filter, fn func(Event) error) error {
 	if f.UntilSeq != 0 || !f.Until.IsZero() {
@@ -53,7 +53,7 @@ func Follow(ctx context.Context, path string, opts FollowOptions, f Filter, fn f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fl.poll(); err != nil && !errors.Is(err, eventlog.ErrBusy) {
+		if err := fl.poll(); err != nil && !errors.Is(err, store.ErrBusy) {
 			return err
 		}
 		select {
@@ -174,7 +174,11 @@ func (e *Engine) headSeq() (uint64, error) {
 	if err := e.acquire(); err != nil {
 		return 0, err
 	}
-	seq, _, err := e.log.Head()
+	var seq uint64
+	err := e.log.View(func(tx store.Tx) error {
+		seq, _ = tx.Head()
+		return nil
+	})
 	return seq, err
 }
 

@@ -4,6 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	// The bbolt backend: Open finds it in the store registry.
+	_ "github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // mustOpen opens a new engine under tb.TempDir() and, on cleanup, checks
@@ -51,4 +55,13 @@ func seqs(events []Event) []uint64 {
 		out[i] = ev.Seq
 	}
 	return out
+}
+
+// storeHead returns the seq and hash of st's last record.
+func storeHead(st store.Store) (seq uint64, hash store.Hash, err error) {
+	err = st.View(func(tx store.Tx) error {
+		seq, hash = tx.Head()
+		return nil
+	})
+	return seq, hash, err
 }

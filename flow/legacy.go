@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -116,7 +116,7 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // file again appends nothing (see each format for how it knows). Errors:
 // *ImportError wrapping ErrInvalid (a malformed or unknown entry, with
 // its line) or ErrNotFound (an entry naming a task the project does not
-// have); ErrNotFound (the project, the file); eventlog.ErrConflict (an
+// have); ErrNotFound (the project, the file); store.ErrConflict (an
 // archived project).
 func (e *Engine) ImportLegacy(in LegacyImport) (*LegacyResult, error) {
 	if in.Name == "" {
@@ -178,14 +178,14 @@ func (e *Engine) runImport(format, project string, res *LegacyResult, fn func(w 
 // time of the import, like any event's: the time the file gives an entry
 // is in the payload (occurred_at), so that event times follow seqs and
 // --at TIME names a prefix of the log.
-func (w *writer) emitImported(stream, project, typ string, payload any, id eventlog.ID) error {
+func (w *writer) emitImported(stream, project, typ string, payload any, id store.ID) error {
 	schema, _ := projection.Schema(typ)
 	ev, err := w.e.newEvent(typ, schema, project, payload)
 	if err != nil {
 		return err
 	}
 	ev.ID = id
-	_, err = w.emitEvent(stream, eventlog.Any, ev)
+	_, err = w.emitEvent(stream, store.Any, ev)
 	return err
 }
 
@@ -203,7 +203,7 @@ func newLegacyIDs(format, project string) *legacyIDs {
 
 // next returns the id of the next entry whose content is key: a UUID of
 // version 8 (custom) made of SHA-256 bits.
-func (g *legacyIDs) next(key string) eventlog.ID {
+func (g *legacyIDs) next(key string) store.ID {
 	n := g.seen[key]
 	g.seen[key]++
 	h := sha256.New()
@@ -212,7 +212,7 @@ func (g *legacyIDs) next(key string) eventlog.ID {
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
 	}
-	var id eventlog.ID
+	var id store.ID
 	copy(id[:], h.Sum(nil))
 	id[6] = id[6]&0x0f | 0x80 // version 8
 	id[8] = id[8]&0x3f | 0x80 // RFC 9562 variant
@@ -220,7 +220,7 @@ func (g *legacyIDs) next(key string) eventlog.ID {
 }
 
 // imported reports whether an event with id is already in the log.
-func (w *writer) imported(id eventlog.ID) bool { return w.tx.SeqOf(id) != 0 }
+func (w *writer) imported(id store.ID) bool { return w.tx.SeqOf(id) != 0 }
 
 // refIndex finds a project's tasks by the ids of the legacy system: the
 // ref of a task (its original id), or a flowctl id written exactly "T-n".

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -184,7 +184,7 @@ func (w *writer) importExecs(lines []execLine, project string, res *LegacyResult
 	return nil
 }
 
-func (w *writer) importExec(x execLine, project string, refs *refIndex, id eventlog.ID) error {
+func (w *writer) importExec(x execLine, project string, refs *refIndex, id store.ID) error {
 	in := x.in
 	in.Project = project
 	if !noTask(x.task) {

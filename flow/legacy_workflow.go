@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -263,7 +263,7 @@ func (w *writer) importWorkflow(file string, doc *workflowDoc, project string, r
 		return err
 	}
 	if p == nil {
-		_, err := w.emit(ProjectStream(project), eventlog.NoStream, project, projection.TypeProjectCreated,
+		_, err := w.emit(ProjectStream(project), store.NoStream, project, projection.TypeProjectCreated,
 			projection.ProjectCreated{Name: project, Description: doc.description})
 		if err != nil {
 			return err
@@ -319,7 +319,7 @@ func (w *writer) createImportedTask(project string, t workflowTask, refs *refInd
 		status = ""
 	}
 	id := projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
-	_, err = w.emit(projection.TaskStream(project, id), eventlog.NoStream, project, projection.TypeTaskCreated,
+	_, err = w.emit(projection.TaskStream(project, id), store.NoStream, project, projection.TypeTaskCreated,
 		projection.TaskCreated{ID: id, Title: t.in.Title, Description: t.in.Description, Deps: slices.Compact(deps),
 			Owner: t.in.Owner, Tags: t.in.Tags, Priority: t.in.Priority, Ref: t.ref, Status: status})
 	return id, err
@@ -403,7 +403,7 @@ func cycleError(file string, tasks []workflowTask, index map[string]int, indeg [
 	}
 	first := slices.Min(path[:len(path)-1])
 	return &ImportError{File: file, Line: tasks[first].line, Err: fmt.Errorf("%w: dependency cycle: %s (each depends on the next)",
-		eventlog.ErrConflict, strings.Join(names, " → "))}
+		store.ErrConflict, strings.Join(names, " → "))}
 }
 
 // waitingDep returns the entry of a dependency of t that never came, or -1.

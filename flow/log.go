@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // Filter selects events for Events. Zero fields match everything.
@@ -21,7 +21,7 @@ type Filter struct {
 	Raw      bool // fill Event.Raw with the payload's stored bytes
 }
 
-func (f *Filter) match(r *eventlog.Record) bool {
+func (f *Filter) match(r *store.Record) bool {
 	switch {
 	case f.Type != "" && !matchType(f.Type, r.Type),
 		f.Actor != "" && r.Actor != f.Actor,
@@ -58,7 +58,7 @@ const pageSize = 4096
 // engine releases the file lock while fn runs.
 func (e *Engine) Events(f Filter, fn func(Event) error) error {
 	var head uint64
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		head, _ = tx.Head()
 		return nil
 	})
@@ -117,13 +117,13 @@ func (e *Engine) page(f *Filter, at cursor) ([]Event, cursor, error) {
 	var out []Event
 	next := cursor{seq: f.UntilSeq + 1}
 	n := 0
-	visit := func(r *eventlog.Record) error {
+	visit := func(r *store.Record) error {
 		if r.Seq > f.UntilSeq {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if n == pageSize {
 			next = cursor{seq: r.Seq, version: r.Version}
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		n++
 		if f.match(r) {
@@ -135,10 +135,10 @@ func (e *Engine) page(f *Filter, at cursor) ([]Event, cursor, error) {
 		}
 		return nil
 	}
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		switch {
 		case f.Stream != "":
-			return tx.ReadStream(f.Stream, at.version, func(r *eventlog.Record) error {
+			return tx.ReadStream(f.Stream, at.version, func(r *store.Record) error {
 				if r.Seq < at.seq {
 					return nil
 				}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -45,7 +45,7 @@ type NewNote struct {
 
 // AddNote appends a note to a task's stream, or to the project's stream
 // when in.Task is empty. IfVersion is the version of that stream. Errors:
-// ErrInvalid (text, kind), ErrNotFound (task), eventlog.ErrConflict (an
+// ErrInvalid (text, kind), ErrNotFound (task), store.ErrConflict (an
 // archived project, a stale IfVersion).
 func (e *Engine) AddNote(in NewNote) (*Note, error) {
 	if in.Kind == "" {
@@ -77,7 +77,7 @@ func checkNoteKind(kind string) error {
 	return nil
 }
 
-func (w *writer) addNote(in NewNote) (*eventlog.Record, error) {
+func (w *writer) addNote(in NewNote) (*store.Record, error) {
 	if _, err := openProject(w, in.Project); err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (w *writer) addNote(in NewNote) (*eventlog.Record, error) {
 func (e *Engine) note(ref Ref) (*Note, error) {
 	seq, err := strconv.ParseUint(ref.ID, 10, 64)
 	if err != nil {
-		return nil, &eventlog.CorruptionError{Reason: fmt.Sprintf("note reference %q is not a seq", ref.ID)}
+		return nil, &store.CorruptionError{Reason: fmt.Sprintf("note reference %q is not a seq", ref.ID)}
 	}
 	var out *Note
 	err = e.Events(Filter{SinceSeq: seq, UntilSeq: seq, Raw: true}, func(ev Event) error {
@@ -162,7 +162,7 @@ func noteOf(ev Event) (Note, bool, error) {
 	}
 	var p projection.NoteAdded
 	if err := msgpack.Unmarshal(ev.Raw, &p); err != nil {
-		return Note{}, false, &eventlog.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("note does not decode: %v", err)}
+		return Note{}, false, &store.CorruptionError{Seq: ev.Seq, Reason: fmt.Sprintf("note does not decode: %v", err)}
 	}
 	return Note{Seq: ev.Seq, Time: ev.Time, OccurredAt: stdTime(p.OccurredAt), Actor: ev.Actor, Project: ev.Project,
 		Task: p.Task, Kind: p.Kind, Text: p.Text}, true, nil

@@ -1,7 +1,7 @@
 package flow
 
 import (
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -27,7 +27,7 @@ func (e *Engine) AddPlan(in NewPlan) (*projection.Plan, error) {
 			return Ref{}, err
 		}
 		id := projection.ShortID(projection.PrefixPlan, p.Counters.Plans+1)
-		_, err = w.emit(projection.PlanStream(in.Project, id), eventlog.NoStream, in.Project, projection.TypePlanCreated,
+		_, err = w.emit(projection.PlanStream(in.Project, id), store.NoStream, in.Project, projection.TypePlanCreated,
 			projection.PlanCreated{ID: id, Title: in.Title, Description: in.Description})
 		return Ref{Kind: projection.KindPlan, Project: in.Project, ID: id}, err
 	})

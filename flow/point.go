@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -47,7 +47,7 @@ func (p Point) String() string {
 // are per project). A seq past the head is ErrInvalid, an unknown
 // checkpoint ErrNotFound; a time before the first event is seq 0, the
 // empty state.
-func resolvePoint(tx *eventlog.Tx, src projection.Store, project string, p Point) (uint64, error) {
+func resolvePoint(tx store.Tx, src projection.Store, project string, p Point) (uint64, error) {
 	head, _ := tx.Head()
 	switch {
 	case p.Checkpoint != "":
@@ -70,7 +70,7 @@ func resolvePoint(tx *eventlog.Tx, src projection.Store, project string, p Point
 // seqAtTime finds the last event at or before t by binary search over
 // seqs, taking event times as ordered by seq (they are written by one
 // clock per machine, and a commit orders them).
-func seqAtTime(tx *eventlog.Tx, head uint64, t time.Time) (uint64, error) {
+func seqAtTime(tx store.Tx, head uint64, t time.Time) (uint64, error) {
 	lo, hi := uint64(0), head // invariant: time(lo) <= t (lo 0: before everything), time(hi+1) > t
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2

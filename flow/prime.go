@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -194,14 +194,14 @@ func (e *Engine) scanProject(project string, until uint64, fn func(Event) error)
 		}
 		var page []Event
 		next := until + 1
-		err := e.log.View(func(tx *eventlog.Tx) error {
-			return tx.ReadProject(project, from, func(r *eventlog.Record) error {
+		err := e.log.View(func(tx store.Tx) error {
+			return tx.ReadProject(project, from, func(r *store.Record) error {
 				switch {
 				case r.Seq > until:
-					return eventlog.ErrStop
+					return store.ErrStop
 				case len(page) == pageSize:
 					next = r.Seq
-					return eventlog.ErrStop
+					return store.ErrStop
 				}
 				page = append(page, Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, Type: r.Type, Schema: r.Schema,
 					Time: r.Time, Actor: r.Actor, Session: r.Session, Project: r.Project, Raw: r.Data})

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -41,9 +41,9 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "project.new", in, func(w *writer) (Ref, error) {
-		_, err := w.emit(ProjectStream(in.Name), eventlog.NoStream, in.Name, projection.TypeProjectCreated,
+		_, err := w.emit(ProjectStream(in.Name), store.NoStream, in.Name, projection.TypeProjectCreated,
 			projection.ProjectCreated{Name: in.Name, Description: in.Description})
-		var vc *eventlog.VersionConflict
+		var vc *store.VersionConflict
 		if errors.As(err, &vc) {
 			return Ref{}, fmt.Errorf("%w: project %q", ErrExists, in.Name)
 		}

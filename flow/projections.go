@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -29,7 +29,7 @@ var projectionStamp = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint3
 
 // projectionsCurrent reports whether the stored projections were built by
 // this binary's fold in this binary's format.
-func projectionsCurrent(tx *eventlog.Tx) (bool, error) {
+func projectionsCurrent(tx store.Tx) (bool, error) {
 	b, err := tx.Get(bucketProjMeta, keyProjectionVersion)
 	if err != nil {
 		return false, err
@@ -44,7 +44,7 @@ func (e *Engine) syncProjections() error {
 		return nil
 	}
 	var current bool
-	if err := e.log.View(func(tx *eventlog.Tx) error {
+	if err := e.log.View(func(tx store.Tx) error {
 		var err error
 		current, err = projectionsCurrent(tx)
 		return err
@@ -65,7 +65,7 @@ type RebuildReport struct {
 // one transaction.
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
-	err := e.update(func(tx *eventlog.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		mem, r, err := replayWith(tx, e.warn, e.opts.Progress)
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 
 // replay folds the whole log into memory, warning once per event type
 // the fold does not know.
-func (e *Engine) replay(tx *eventlog.Tx) (*projection.Memory, RebuildReport, error) {
+func (e *Engine) replay(tx store.Tx) (*projection.Memory, RebuildReport, error) {
 	return replayWith(tx, e.warn, nil)
 }
 
@@ -95,7 +95,7 @@ const progressEvery = 10000
 // replayWith folds the whole log into memory, warning once per unknown
 // event type and reporting progress, when asked, every progressEvery
 // events and at the end.
-func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, RebuildReport, error) {
+func replayWith(tx store.Tx, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, RebuildReport, error) {
 	mem := projection.NewMemory()
 	var rep RebuildReport
 	warned := map[string]bool{}
@@ -104,7 +104,7 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
 	}
-	err := tx.Replay(1, 0, func(r *eventlog.Record) error {
+	err := tx.Replay(1, 0, func(r *store.Record) error {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)
@@ -125,7 +125,7 @@ func replayWith(tx *eventlog.Tx, warn func(format string, args ...any), progress
 
 // writeMemory stores a replayed state as the inline projections, in the
 // empty buckets a rebuild leaves.
-func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
+func writeMemory(tx store.Tx, mem *projection.Memory) error {
 	s := newTxStore(tx)
 	if err := mem.PutAll(s); err != nil {
 		return err
@@ -138,8 +138,8 @@ func writeMemory(tx *eventlog.Tx, mem *projection.Memory) error {
 
 // compareProjections replays the log and compares the result, byte for
 // byte, with the stored projections. The first difference is returned as
-// a *eventlog.CorruptionError naming the entity.
-func (e *Engine) compareProjections(tx *eventlog.Tx) error {
+// a *store.CorruptionError naming the entity.
+func (e *Engine) compareProjections(tx store.Tx) error {
 	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
@@ -189,7 +189,7 @@ func eachMemEntity(mem *projection.Memory, fn func(bucket, key string, v any)) {
 	}
 }
 
-func compareBucket(tx *eventlog.Tx, bucket string, want map[string][]byte) error {
+func compareBucket(tx store.Tx, bucket string, want map[string][]byte) error {
 	seen := 0
 	err := tx.Scan(bucket, nil, func(k, v []byte) error {
 		w, ok := want[string(k)]
@@ -223,5 +223,5 @@ func mismatch(bucket string, k, v []byte) string {
 }
 
 func projectionDiff(bucket, key, what string) error {
-	return &eventlog.CorruptionError{Reason: fmt.Sprintf("projection %s %q %s (run 'flowctl rebuild' to rebuild it from the log)", bucket, key, what)}
+	return &store.CorruptionError{Reason: fmt.Sprintf("projection %s %q %s (run 'flowctl rebuild' to rebuild it from the log)", bucket, key, what)}
 }

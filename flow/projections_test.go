@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -15,7 +16,7 @@ import (
 // file written by another flowctl would have it.
 func setProjectionVersion(t *testing.T, e *Engine, v uint32) {
 	t.Helper()
-	err := e.log.Update(func(tx *eventlog.Tx) error {
+	err := e.log.Update(func(tx store.Tx) error {
 		return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, v))
 	})
 	if err != nil {
@@ -66,7 +67,7 @@ func TestProjections_StaleVersion(t *testing.T) {
 		e := mustOpen(t)
 		seedTasks(t, e)
 		setProjectionVersion(t, e, 999)
-		if err := e.log.Update(func(tx *eventlog.Tx) error { return tx.DeleteBucket(bucketTasks) }); err != nil {
+		if err := e.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(bucketTasks) }); err != nil {
 			t.Fatal(err)
 		}
 		e.Close()
@@ -93,7 +94,7 @@ func TestVerify_ProjectionDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.log.Update(func(tx *eventlog.Tx) error { return tx.Put(bucketTasks, []byte("p/T-1"), b) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(bucketTasks, []byte("p/T-1"), b) }); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.Verify()
@@ -126,7 +127,7 @@ func TestRebuild_ReportsProgress(t *testing.T) {
 // holding only projection.Version.
 func unsealProjections(t *testing.T, e *Engine) {
 	t.Helper()
-	err := e.log.Update(func(tx *eventlog.Tx) error {
+	err := e.log.Update(func(tx store.Tx) error {
 		for _, b := range append(slices.Clone(entityBuckets), bucketSummaries) {
 			old := map[string][]byte{}
 			if err := tx.Scan(b, nil, func(k, v []byte) error {

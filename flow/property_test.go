@@ -45,7 +45,7 @@ func (m *commandMachine) now() time.Time {
 }
 
 func (m *commandMachine) head() uint64 {
-	seq, _, err := m.e.log.Head()
+	seq, _, err := storeHead(m.e.log)
 	if err != nil {
 		m.t.Fatal(err)
 	}

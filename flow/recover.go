@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // RecoverReport is what Recover did.
@@ -41,7 +41,7 @@ type RecoverReport struct {
 }
 
 // Recover writes a new file at into from every record of the file at
-// from that still verifies (eventlog.Salvage): the events of seqs
+// from that still verifies (the driver's Salvage, store.Salvager): the events of seqs
 // 1..Kept, byte for byte, with their hashes, appended and folded as
 // Import does, so the projections are rebuilt; snapshots, derived data,
 // are not copied. Events after a gap cannot keep their hashes, so they
@@ -57,7 +57,7 @@ func Recover(from, into string, opts Options) (RecoverReport, error) {
 	}
 	f.Close()
 	var events []importEvent
-	rep, err := eventlog.Salvage(from, eventlog.Options{Timeout: opts.LockTimeout}, func(r *eventlog.Record) error {
+	rep, err := salvage(from, store.Options{Timeout: opts.LockTimeout}, func(r *store.Record) error {
 		events = append(events, importEvent{at: fmt.Sprintf("seq %d", r.Seq), stream: r.Stream, version: r.Version, event: r.Event})
 		return nil
 	})
@@ -84,7 +84,21 @@ func createNew(path string) (*os.File, error) {
 	return f, err
 }
 
-func (out *RecoverReport) fill(rep eventlog.SalvageReport) {
+// salvage reads what verifies of the store at dsn with its driver's
+// Salvage (store.Salvager); a backend without one is ErrInvalid.
+func salvage(dsn string, o store.Options, fn func(*store.Record) error) (store.SalvageReport, error) {
+	d, err := store.Lookup(dsn)
+	if err != nil {
+		return store.SalvageReport{}, err
+	}
+	s, ok := d.(store.Salvager)
+	if !ok {
+		return store.SalvageReport{}, fmt.Errorf("%w: the %s store has no salvage", ErrInvalid, store.DriverName(dsn))
+	}
+	return s.Salvage(dsn, o, fn)
+}
+
+func (out *RecoverReport) fill(rep store.SalvageReport) {
 	out.Kept, out.HeadHash = rep.Kept, hex.EncodeToString(rep.KeptHash[:])
 	out.SourceHeadSeq = rep.HeadSeq
 	out.Lost, out.LostFrom, out.LostTo = rep.Lost(), rep.LostFrom, rep.LostTo

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -45,13 +45,13 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 		return nil, err
 	}
 	var out *RollbackResult
-	plan := func(tx *eventlog.Tx, src source) (*rollbackPlan, error) {
+	plan := func(tx store.Tx, src source) (*rollbackPlan, error) {
 		res, p, err := e.planRollback(tx, src, in)
 		out = res
 		return p, err
 	}
 	if in.DryRun {
-		err := e.view(func(tx *eventlog.Tx) error {
+		err := e.view(func(tx store.Tx) error {
 			_, err := plan(tx, newTxStore(tx))
 			return err
 		})
@@ -93,7 +93,7 @@ func (e *Engine) rollbackDone(in RollbackInput, ref Ref) (*RollbackResult, error
 	if err != nil { // the first call had nothing to roll back
 		return out, nil
 	}
-	err = e.view(func(tx *eventlog.Tx) error {
+	err = e.view(func(tx store.Tx) error {
 		r, err := tx.Record(seq)
 		if err != nil || r == nil {
 			return err
@@ -129,7 +129,7 @@ type streamMark struct {
 func (w *writer) markRolledBack(project string, seq uint64, p *rollbackPlan) error {
 	for _, m := range p.marks {
 		mark := projection.RollbackMarked{Rollback: seq, ToSeq: p.payload.ToSeq, Removed: m.removed}
-		if _, err := w.emit(m.stream, eventlog.Any, project, projection.TypeRollbackMarked, mark); err != nil {
+		if _, err := w.emit(m.stream, store.Any, project, projection.TypeRollbackMarked, mark); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,7 @@ func (w *writer) markRolledBack(project string, seq uint64, p *rollbackPlan) err
 
 // planRollback computes the changes and what to append (nil when there is
 // nothing to roll back).
-func (e *Engine) planRollback(tx *eventlog.Tx, src source, in RollbackInput) (*RollbackResult, *rollbackPlan, error) {
+func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*RollbackResult, *rollbackPlan, error) {
 	if _, err := mustProject(src, in.Project); err != nil {
 		return nil, nil, err
 	}
@@ -239,20 +239,20 @@ func removedOwner(current *projection.Scope, rm projection.Removed) string {
 // is nothing of it to go back to (a rollback would print it removed and
 // leave it). A stream with no event passes: the caller says it is not
 // found.
-func begunAt(tx *eventlog.Tx, stream, what string, seq uint64) error {
+func begunAt(tx store.Tx, stream, what string, seq uint64) error {
 	first, err := firstSeq(tx, stream)
 	if err != nil || first == 0 || seq >= first {
 		return err
 	}
-	return fmt.Errorf("%w: %s did not exist at seq %d: its first event is seq %d", eventlog.ErrConflict, what, seq, first)
+	return fmt.Errorf("%w: %s did not exist at seq %d: its first event is seq %d", store.ErrConflict, what, seq, first)
 }
 
 // firstSeq returns the seq of stream's first event (0 when it has none).
-func firstSeq(tx *eventlog.Tx, stream string) (uint64, error) {
+func firstSeq(tx store.Tx, stream string) (uint64, error) {
 	var seq uint64
-	err := tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
+	err := tx.ReadStream(stream, 1, func(r *store.Record) error {
 		seq = r.Seq
-		return eventlog.ErrStop
+		return store.ErrStop
 	})
 	return seq, err
 }
@@ -263,7 +263,7 @@ func firstSeq(tx *eventlog.Tx, stream string) (uint64, error) {
 // would then never match. The fold keeps the current version of entities
 // that still exist; this covers the others, inside the event, so that the
 // fold stays pure.
-func streamPositions(tx *eventlog.Tx, project string, p *projection.RollbackApplied) {
+func streamPositions(tx store.Tx, project string, p *projection.RollbackApplied) {
 	for i := range p.Tasks {
 		p.Tasks[i].Version, _ = tx.StreamVersion(projection.TaskStream(project, p.Tasks[i].ID))
 	}
@@ -287,7 +287,7 @@ func taskScopes(target, current *projection.Scope, task string, seq uint64) (*pr
 		return nil, nil, fmt.Errorf("%w: task %s", ErrNotFound, task)
 	}
 	if len(t.Tasks) == 0 {
-		return nil, nil, fmt.Errorf("%w: task %s did not exist at seq %d; cancel it instead", eventlog.ErrConflict, task, seq)
+		return nil, nil, fmt.Errorf("%w: task %s did not exist at seq %d; cancel it instead", store.ErrConflict, task, seq)
 	}
 	return t, c, nil
 }
@@ -382,7 +382,7 @@ func checkRestoredDeps(src projection.Store, project string, tasks []projection.
 	for _, t := range tasks {
 		for _, d := range t.Deps {
 			if _, err := mustTask(src, project, d); err != nil {
-				return fmt.Errorf("%w: restoring %s would depend on %s, which no longer exists", eventlog.ErrConflict, t.ID, d)
+				return fmt.Errorf("%w: restoring %s would depend on %s, which no longer exists", store.ErrConflict, t.ID, d)
 			}
 			path, err := depPath(src, project, d, t.ID)
 			if err != nil {

@@ -42,12 +42,12 @@ func TestRollback_ToCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _, _ := e.log.Head()
+	before, _, _ := storeHead(e.log)
 	dry, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, DryRun: true})
 	if err != nil || dry.Applied || dry.ToSeq != c.AtSeq {
 		t.Fatalf("dry run = %+v, %v", dry, err)
 	}
-	if after, _, _ := e.log.Head(); after != before {
+	if after, _, _ := storeHead(e.log); after != before {
 		t.Fatalf("dry run appended: head %d -> %d", before, after)
 	}
 	world := 0
@@ -86,7 +86,7 @@ func TestRollback_ToCheckpoint(t *testing.T) {
 
 func TestRollback_ItselfCanBeRolledBack(t *testing.T) {
 	e := rollbackFixture(t)
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	want := scopeNow(t, e)
 	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}})
 	if err != nil || !res.Applied {
@@ -135,7 +135,7 @@ func TestRollback_Task(t *testing.T) {
 
 func TestRollback_NothingToDo(t *testing.T) {
 	e := rollbackFixture(t)
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Seq: head}})
 	if err != nil || res.Applied || len(res.Changes) != 0 {
 		t.Fatalf("rollback to now = %+v, %v; want nothing applied", res, err)
@@ -163,7 +163,7 @@ func TestAt_ReadsThePast(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	e := rollbackFixture(t)
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	d, err := e.Diff("p", Point{Checkpoint: "C-1"}, Point{Seq: head})
 	if err != nil {
 		t.Fatal(err)
@@ -188,12 +188,12 @@ func TestRollback_TwiceToTheSamePointChangesNothing(t *testing.T) {
 	if res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil || !res.Applied {
 		t.Fatalf("first rollback = %+v, %v", res, err)
 	}
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	res, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}})
 	if err != nil || res.Applied || len(res.Changes) != 0 {
 		t.Fatalf("second rollback = %+v, %v; want nothing to do", res, err)
 	}
-	if after, _, _ := e.log.Head(); after != head {
+	if after, _, _ := storeHead(e.log); after != head {
 		t.Fatalf("second rollback appended: head %d -> %d", head, after)
 	}
 }
@@ -213,12 +213,12 @@ func TestRollback_IdempotentRetryReturnsTheFirstResult(t *testing.T) {
 	if err != nil || !first.Applied {
 		t.Fatalf("first = %+v, %v", first, err)
 	}
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	again, err := e.Rollback(in)
 	if err != nil || again == nil || !again.Applied || again.Seq != first.Seq || again.ToSeq != first.ToSeq {
 		t.Fatalf("retry = %+v, %v; want the first result %+v", again, err, first)
 	}
-	if after, _, _ := e.log.Head(); after != head {
+	if after, _, _ := storeHead(e.log); after != head {
 		t.Fatalf("retry appended: head %d -> %d", head, after)
 	}
 }
@@ -357,14 +357,14 @@ func findTask(s *projection.Scope, id string) *projection.Task {
 // exist there.
 func TestRollback_PointBeforeTheProjectIsRefused(t *testing.T) {
 	e := rollbackFixture(t)
-	before, _, _ := e.log.Head()
+	before, _, _ := storeHead(e.log)
 	if _, err := e.CreateProject(NewProject{Name: "q"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.AddTask(NewTask{Project: "q", Title: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	head, _, _ := e.log.Head()
+	head, _, _ := storeHead(e.log)
 	for _, dry := range []bool{true, false} {
 		for _, to := range []Point{{Seq: 0}, {Seq: before}} {
 			if _, err := e.Rollback(RollbackInput{Project: "q", To: to, DryRun: dry}); !errors.Is(err, eventlog.ErrConflict) {
@@ -372,7 +372,7 @@ func TestRollback_PointBeforeTheProjectIsRefused(t *testing.T) {
 			}
 		}
 	}
-	if now, _, _ := e.log.Head(); now != head {
+	if now, _, _ := storeHead(e.log); now != head {
 		t.Fatalf("refused rollbacks moved the head from %d to %d", head, now)
 	}
 	if err := e.Begun("q", Point{Seq: before}); !errors.Is(err, ErrNotFound) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -52,7 +52,7 @@ type snapshotMark struct {
 	seq, events, bytes uint64
 }
 
-func readSnapshotMark(tx *eventlog.Tx, project string) (snapshotMark, bool, error) {
+func readSnapshotMark(tx store.Tx, project string) (snapshotMark, bool, error) {
 	b, err := tx.Get(bucketSnapshotMarks, []byte(project))
 	if err != nil || len(b) != 24 {
 		return snapshotMark{}, false, err
@@ -60,7 +60,7 @@ func readSnapshotMark(tx *eventlog.Tx, project string) (snapshotMark, bool, erro
 	return snapshotMark{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])}, true, nil
 }
 
-func putSnapshotMark(tx *eventlog.Tx, project string, m snapshotMark) error {
+func putSnapshotMark(tx store.Tx, project string, m snapshotMark) error {
 	b := binary.BigEndian.AppendUint64(nil, m.seq)
 	b = binary.BigEndian.AppendUint64(b, m.events)
 	return tx.Put(bucketSnapshotMarks, []byte(project), binary.BigEndian.AppendUint64(b, m.bytes))
@@ -70,7 +70,7 @@ func putSnapshotMark(tx *eventlog.Tx, project string, m snapshotMark) error {
 // automatic snapshot: at least every (K) of them since its last snapshot
 // and, when that one is over snapshotFreeBytes, at least one per
 // SnapshotBytesPerEvent bytes of it.
-func snapshotDue(tx *eventlog.Tx, project string, events, every uint64) (bool, error) {
+func snapshotDue(tx store.Tx, project string, events, every uint64) (bool, error) {
 	m, _, err := readSnapshotMark(tx, project) // none: as if one of nothing at event 0
 	if err != nil || events < m.events {
 		return err == nil, err // a mark of another history: due
@@ -135,7 +135,7 @@ const maxChainRead = 4 * MaxDeltaChain
 // the head of tx, and marks it as the project's last (snapshotDue): a
 // delta on the project's newest stored snapshot when the policy allows
 // (deltaOnNewest), else a full one.
-func putSnapshot(tx *eventlog.Tx, src source, project string) error {
+func putSnapshot(tx store.Tx, src source, project string) error {
 	state, err := scopeOf(src, project)
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func putSnapshot(tx *eventlog.Tx, src source, project string) error {
 // already holds MaxDeltaChain deltas, when the delta is over half the
 // full snapshot, or when the chain's deltas with it would outweigh the
 // full snapshot (a read decodes them all).
-func deltaOnNewest(tx *eventlog.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
+func deltaOnNewest(tx store.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
 	prefix := snapshotPrefix(h.Scope)
 	if h.Seq == 0 {
 		return nil, nil
@@ -234,7 +234,7 @@ type link struct {
 // fails is a *snapshot.CorruptError, returned with the seq of the
 // snapshot that failed: it and every snapshot above it in the chain are
 // unusable.
-func resolveSnapshot(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
+func resolveSnapshot(tx store.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
 	var chain []link // top first
 	var r resolved
 	for at := seq; ; {
@@ -283,7 +283,7 @@ func checkResolved(r resolved) error {
 }
 
 // resolveChecked is resolveSnapshot and checkResolved.
-func resolveChecked(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
+func resolveChecked(tx store.Tx, scope string, seq uint64, v []byte) (resolved, uint64, error) {
 	r, bad, err := resolveSnapshot(tx, scope, seq, v)
 	if err == nil {
 		err, bad = checkResolved(r), seq
@@ -293,7 +293,7 @@ func resolveChecked(tx *eventlog.Tx, scope string, seq uint64, v []byte) (resolv
 
 // loadLink decodes and checks one snapshot of a chain, full or delta
 // (the body against its hash, the header with checkHeader).
-func loadLink(tx *eventlog.Tx, scope string, seq uint64, v []byte) (link, error) {
+func loadLink(tx store.Tx, scope string, seq uint64, v []byte) (link, error) {
 	var l link
 	var err error
 	if snapshot.IsDelta(v) {
@@ -320,14 +320,14 @@ func chainErr(scope string, top, bad uint64, err error) error {
 // seq it is stored under, this binary's fold, and the log's chain hash at
 // its seq (a snapshot of another log, or of a history that was rewritten,
 // does not).
-func checkHeader(tx *eventlog.Tx, h snapshot.Header, scope string, seq uint64) error {
+func checkHeader(tx store.Tx, h snapshot.Header, scope string, seq uint64) error {
 	switch {
 	case h.Scope != scope || h.Seq != seq:
 		return &snapshot.CorruptError{Reason: fmt.Sprintf("stored as %s@%d but says %s@%d", scope, seq, h.Scope, h.Seq)}
 	case h.ProjectionVersion != projection.Version:
 		return &snapshot.CorruptError{Reason: fmt.Sprintf("made by fold version %d, this binary folds with version %d", h.ProjectionVersion, projection.Version)}
 	}
-	var hash eventlog.Hash
+	var hash store.Hash
 	if h.Seq > 0 {
 		r, err := tx.Record(h.Seq)
 		if err != nil {
@@ -348,14 +348,14 @@ func checkHeader(tx *eventlog.Tx, h snapshot.Header, scope string, seq uint64) e
 // or below seq, plus the project's events after it. A snapshot that fails
 // a check is reported and skipped, and an older one (or the log from the
 // start) is used instead.
-func (e *Engine) stateAt(tx *eventlog.Tx, project string, seq uint64) (*projection.Memory, error) {
+func (e *Engine) stateAt(tx store.Tx, project string, seq uint64) (*projection.Memory, error) {
 	mem, from, err := e.loadNearest(tx, project, seq)
 	if err != nil {
 		return nil, err
 	}
-	err = tx.ReplayProject(project, from+1, func(r *eventlog.Record) error {
+	err = tx.ReplayProject(project, from+1, func(r *store.Record) error {
 		if r.Seq > seq {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if err := projection.Apply(mem, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
 			return err
@@ -369,7 +369,7 @@ func (e *Engine) stateAt(tx *eventlog.Tx, project string, seq uint64) (*projecti
 // at or below seq, resolved through its deltas, and its seq (an empty
 // state and 0 when there is none). When a snapshot of a delta chain
 // fails, the snapshots above it in the chain are skipped with it.
-func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*projection.Memory, uint64, error) {
+func (e *Engine) loadNearest(tx store.Tx, project string, seq uint64) (*projection.Memory, uint64, error) {
 	prefix := snapshotPrefix(project)
 	for max := snapshotKey(project, seq); ; {
 		k, v, err := tx.Last(bucketSnapshots, prefix, max)
@@ -398,7 +398,7 @@ func (e *Engine) loadNearest(tx *eventlog.Tx, project string, seq uint64) (*proj
 
 // loadResolved resolves the snapshot v stored as scope@seq (see
 // resolveSnapshot) into a new Memory.
-func loadResolved(tx *eventlog.Tx, scope string, seq uint64, v []byte) (*projection.Memory, uint64, error) {
+func loadResolved(tx store.Tx, scope string, seq uint64, v []byte) (*projection.Memory, uint64, error) {
 	r, bad, err := resolveSnapshot(tx, scope, seq, v)
 	if err != nil {
 		return nil, bad, err

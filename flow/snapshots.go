@@ -11,7 +11,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -59,7 +59,7 @@ func headerInfo(h snapshot.Header, size int) SnapshotInfo {
 // not exist.
 func (e *Engine) Snapshots(project string) ([]SnapshotInfo, error) {
 	out := []SnapshotInfo{}
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		if err := projectExists(tx, project); err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func sortInfos(infos []SnapshotInfo) {
 
 // projectExists returns ErrNotFound unless project ("" for all) was
 // created in the log.
-func projectExists(tx *eventlog.Tx, project string) error {
+func projectExists(tx store.Tx, project string) error {
 	if project == "" {
 		return nil
 	}
@@ -117,11 +117,11 @@ func parseSnapshotKey(k []byte) (scope string, seq uint64, ok bool) {
 // remembering what it found of each so that a delta's chain is checked
 // once.
 type describer struct {
-	tx   *eventlog.Tx
+	tx   store.Tx
 	seen map[string]SnapshotInfo // by snapshot key
 }
 
-func newDescriber(tx *eventlog.Tx) *describer {
+func newDescriber(tx store.Tx) *describer {
 	return &describer{tx: tx, seen: map[string]SnapshotInfo{}}
 }
 
@@ -218,7 +218,7 @@ func problem(err error) string {
 func (e *Engine) ExportSnapshot(w io.Writer, project string, p Point) (SnapshotInfo, error) {
 	var b []byte
 	var info SnapshotInfo
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		if err := projectExists(tx, project); err != nil {
 			return err
 		}
@@ -251,16 +251,16 @@ func (e *Engine) ExportSnapshot(w io.Writer, project string, p Point) (SnapshotI
 }
 
 // chainHashAt returns the log's hash at seq (zero at seq 0).
-func chainHashAt(tx *eventlog.Tx, seq uint64) (eventlog.Hash, error) {
+func chainHashAt(tx store.Tx, seq uint64) (store.Hash, error) {
 	if seq == 0 {
-		return eventlog.Hash{}, nil
+		return store.Hash{}, nil
 	}
 	r, err := tx.Record(seq)
 	if err == nil && r == nil {
 		err = fmt.Errorf("%w: seq %d is past the head", ErrInvalid, seq)
 	}
 	if err != nil {
-		return eventlog.Hash{}, err
+		return store.Hash{}, err
 	}
 	return r.Hash, nil
 }
@@ -293,10 +293,10 @@ func (e *Engine) ImportSnapshot(b []byte) (SnapshotInfo, error) {
 	// Proven in a read transaction, so that the replay does not hold the
 	// write lock; the log is append-only, so the proof holds for as long
 	// as the chain hash at seq does, which the write transaction checks.
-	if err := e.view(func(tx *eventlog.Tx) error { return proveSnapshot(tx, h) }); err != nil {
+	if err := e.view(func(tx store.Tx) error { return proveSnapshot(tx, h) }); err != nil {
 		return SnapshotInfo{}, err
 	}
-	err = e.update(func(tx *eventlog.Tx) error {
+	err = e.update(func(tx store.Tx) error {
 		if err := checkHeader(tx, h, h.Scope, h.Seq); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (e *Engine) ImportSnapshot(b []byte) (SnapshotInfo, error) {
 
 // proveSnapshot checks a decoded snapshot's header against this log and
 // its state against a replay of the log alone (no snapshot) at its seq.
-func proveSnapshot(tx *eventlog.Tx, h snapshot.Header) error {
+func proveSnapshot(tx store.Tx, h snapshot.Header) error {
 	if err := checkHeader(tx, h, h.Scope, h.Seq); err != nil {
 		return err
 	}
@@ -339,17 +339,17 @@ func sameState(mem *projection.Memory, h snapshot.Header) error {
 
 // replayProject folds project's events from the log alone, calling at
 // with the state at each of seqs (ascending), in order.
-func replayProject(tx *eventlog.Tx, project string, seqs []uint64, at func(i int, mem *projection.Memory) error) error {
+func replayProject(tx store.Tx, project string, seqs []uint64, at func(i int, mem *projection.Memory) error) error {
 	mem := projection.NewMemory()
 	i := 0
-	err := tx.ReplayProject(project, 1, func(r *eventlog.Record) error {
+	err := tx.ReplayProject(project, 1, func(r *store.Record) error {
 		for ; i < len(seqs) && seqs[i] < r.Seq; i++ {
 			if err := at(i, mem); err != nil {
 				return err
 			}
 		}
 		if i == len(seqs) {
-			return eventlog.ErrStop
+			return store.ErrStop
 		}
 		if err := projection.Apply(mem, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
 			return err
@@ -369,7 +369,7 @@ func replayProject(tx *eventlog.Tx, project string, seqs []uint64, at func(i int
 // the first bad one. A bad snapshot costs no data: reads skip it.
 func (e *Engine) VerifySnapshots(project string) ([]SnapshotInfo, error) {
 	out := []SnapshotInfo{}
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		if err := projectExists(tx, project); err != nil {
 			return err
 		}
@@ -396,7 +396,7 @@ func (e *Engine) VerifySnapshots(project string) ([]SnapshotInfo, error) {
 
 // snapshotKeys returns the seqs of the stored snapshots of project (""
 // for all) by scope, and entries whose key does not parse.
-func snapshotKeys(tx *eventlog.Tx, project string) (map[string][]uint64, []SnapshotInfo, error) {
+func snapshotKeys(tx store.Tx, project string) (map[string][]uint64, []SnapshotInfo, error) {
 	scopes := map[string][]uint64{}
 	var malformed []SnapshotInfo
 	err := tx.Scan(bucketSnapshots, scopePrefix(project), func(k, v []byte) error {
@@ -415,7 +415,7 @@ func snapshotKeys(tx *eventlog.Tx, project string) (map[string][]uint64, []Snaps
 // verifyScope checks the snapshots of one scope at seqs (ascending)
 // against one replay of its events; a delta must also resolve, through
 // its chain, to the state it names.
-func verifyScope(tx *eventlog.Tx, scope string, seqs []uint64) ([]SnapshotInfo, error) {
+func verifyScope(tx store.Tx, scope string, seqs []uint64) ([]SnapshotInfo, error) {
 	infos := make([]SnapshotInfo, len(seqs))
 	d := newDescriber(tx)
 	err := replayProject(tx, scope, seqs, func(i int, mem *projection.Memory) error {

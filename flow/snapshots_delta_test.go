@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -183,7 +183,7 @@ func deltaMore(t *testing.T, e *Engine, n int) {
 
 func snapsDelete(t *testing.T, e *Engine, key []byte) {
 	t.Helper()
-	if err := e.log.Update(func(tx *eventlog.Tx) error { return tx.Delete(bucketSnapshots, key) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(bucketSnapshots, key) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -198,7 +198,7 @@ func TestSnapshots_EveryDamageOfAStoredDeltaIsDetected(t *testing.T) {
 	infos := deltaChains(t, e.Engine)
 	i := deltaInChain(t, infos, 2)
 	seq := infos[i].Seq
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		orig, err := tx.Get(bucketSnapshots, snapshotKey("p", seq))
 		if err != nil {
 			return err
@@ -296,7 +296,7 @@ func deltaSameStates(t *testing.T, e *Engine) {
 	for i := range seqs {
 		seqs[i] = uint64(i)
 	}
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		return replayProject(tx, "p", seqs, func(i int, want *projection.Memory) error {
 			got, err := e.stateAt(tx, "p", seqs[i])
 			if err != nil {
@@ -323,7 +323,7 @@ func TestResolvesTo(t *testing.T) {
 	deltaHistory(t, e.Engine, 12)
 	infos := deltaChains(t, e.Engine)
 	i := deltaInChain(t, infos, 1)
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		load := func(seq uint64) resolved {
 			v, err := tx.Get(bucketSnapshots, snapshotKey("p", seq))
 			if err != nil {

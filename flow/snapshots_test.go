@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -100,7 +101,7 @@ func snapsHistory(t *testing.T, e *Engine) {
 // snapsStored returns the stored snapshot keys and values.
 func snapsStored(t *testing.T, e *Engine) (keys, values [][]byte) {
 	t.Helper()
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		return tx.Scan(bucketSnapshots, nil, func(k, v []byte) error {
 			keys, values = append(keys, k), append(values, v)
 			return nil
@@ -116,14 +117,14 @@ func snapsStored(t *testing.T, e *Engine) (keys, values [][]byte) {
 // from outside would.
 func snapsPut(t *testing.T, e *Engine, key, value []byte) {
 	t.Helper()
-	if err := e.log.Update(func(tx *eventlog.Tx) error { return tx.Put(bucketSnapshots, key, value) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(bucketSnapshots, key, value) }); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func snapsHead(t *testing.T, e *Engine) uint64 {
 	t.Helper()
-	head, _, err := e.log.Head()
+	head, _, err := storeHead(e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func snapsReference(t *testing.T, e *Engine) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ref.Close() })
-	if err := ref.log.Update(func(tx *eventlog.Tx) error { return tx.DeleteBucket(bucketSnapshots) }); err != nil {
+	if err := ref.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(bucketSnapshots) }); err != nil {
 		t.Fatal(err)
 	}
 	if keys, _ := snapsStored(t, ref); len(keys) != 0 {
@@ -616,7 +617,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
 func snapsRecord(t *testing.T, e *Engine, seq uint64) *eventlog.Record {
 	t.Helper()
 	var r *eventlog.Record
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		var err error
 		r, err = tx.Record(seq)
 		return err

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -104,7 +104,7 @@ func (e *Engine) StatusFor(project, actor string) (*Status, error) {
 // head seq that transaction sees, so that the events up to head and the
 // projections tell one story.
 func (e *Engine) readHead(fn func(src source, head uint64) error) error {
-	return e.view(func(tx *eventlog.Tx) error {
+	return e.view(func(tx store.Tx) error {
 		if e.at != nil {
 			src, seq, err := e.atState(tx)
 			if err != nil {

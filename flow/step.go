@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -30,7 +30,7 @@ type NewStep struct {
 
 // AddStep adds a pending step to a task, with the next id T-n.m of the
 // task. Errors: ErrInvalid (title), ErrNotFound (task), and
-// eventlog.ErrConflict when the task is done or cancelled, the project
+// store.ErrConflict when the task is done or cancelled, the project
 // archived, or IfVersion stale.
 func (e *Engine) AddStep(in NewStep) (*TaskStep, error) {
 	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
@@ -64,7 +64,7 @@ func (w *writer) stepTask(project, id string) (*projection.Task, error) {
 	}
 	if t.Status == projection.StatusDone || t.Status == projection.StatusCancelled {
 		return nil, fmt.Errorf("%w: task %s is %s, its steps cannot change (reopen it first: 'task reopen %s')",
-			eventlog.ErrConflict, t.ID, t.Status, t.ID)
+			store.ErrConflict, t.ID, t.Status, t.ID)
 	}
 	return t, nil
 }
@@ -104,7 +104,7 @@ var stepVerbs = map[string]string{
 // in_progress updates its progress and note; a pending step given a
 // progress is started by it. Completed sets progress 100. A move that
 // changes nothing appends nothing. Errors: ErrInvalid (status, progress
-// outside 0-100, text), ErrNotFound, eventlog.ErrConflict (a move the
+// outside 0-100, text), ErrNotFound, store.ErrConflict (a move the
 // machine refuses, a done or cancelled task, a stale IfVersion).
 func (e *Engine) MoveStep(in StepMove) (*TaskStep, error) {
 	if err := in.check(); err != nil {
@@ -190,14 +190,14 @@ func errStepTransition(s *projection.Step, to string) error {
 	allowed := stepTransitions[s.Status]
 	if len(allowed) == 0 {
 		return fmt.Errorf("%w: step %s is %s and cannot move to %s; %s is final, it can move to: nothing",
-			eventlog.ErrConflict, s.ID, s.Status, to, s.Status)
+			store.ErrConflict, s.ID, s.Status, to, s.Status)
 	}
 	names := make([]string, len(allowed))
 	for i, st := range allowed {
 		names[i] = st + " (" + stepVerbs[st] + ")"
 	}
 	return fmt.Errorf("%w: step %s is %s and cannot move to %s; from %s it can move to: %s",
-		eventlog.ErrConflict, s.ID, s.Status, to, s.Status, strings.Join(names, ", "))
+		store.ErrConflict, s.ID, s.Status, to, s.Status, strings.Join(names, ", "))
 }
 
 // Step returns one step (T-n.m) with its task's version, or ErrNotFound.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -65,14 +65,14 @@ type deleted struct{}
 // the fold puts stays in memory until flush writes it, so the fold and
 // the command that runs it see one consistent state.
 type txStore struct {
-	tx    *eventlog.Tx
+	tx    store.Tx
 	dirty map[string]any // bucket + "\x00" + key -> entity
 	keys  []string       // dirty keys in the order first put
 }
 
 var _ source = (*txStore)(nil)
 
-func newTxStore(tx *eventlog.Tx) *txStore {
+func newTxStore(tx store.Tx) *txStore {
 	return &txStore{tx: tx, dirty: map[string]any{}}
 }
 

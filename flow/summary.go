@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -147,7 +147,7 @@ func splitKey(key string) (project, id string) {
 
 // flushSummary brings the index in line with the entity v (or its
 // removal) stored under bucket and key.
-func flushSummary(tx *eventlog.Tx, bucket, key string, v any) error {
+func flushSummary(tx store.Tx, bucket, key string, v any) error {
 	if !summarized[bucket] {
 		return nil
 	}
@@ -184,7 +184,7 @@ func flushSummary(tx *eventlog.Tx, bucket, key string, v any) error {
 
 // storedSummary is the body of the stored summary value of the entity
 // under key in bucket; nil when there is none.
-func storedSummary(tx *eventlog.Tx, bucket, key string) ([]byte, error) {
+func storedSummary(tx store.Tx, bucket, key string) ([]byte, error) {
 	k := summaryRefKey(bucket, key)
 	v, err := tx.Get(bucketSummaries, k)
 	if err != nil || v == nil {
@@ -195,7 +195,7 @@ func storedSummary(tx *eventlog.Tx, bucket, key string) ([]byte, error) {
 
 // addCount adds d to the number of project's entities in bucket with
 // status; a count that reaches zero is deleted.
-func addCount(tx *eventlog.Tx, bucket, project, status string, d int64) error {
+func addCount(tx store.Tx, bucket, project, status string, d int64) error {
 	k := append(summaryCountPrefix(bucket, project), status...)
 	b, err := tx.Get(bucketSummaries, k)
 	if err != nil {

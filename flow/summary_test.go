@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -129,17 +130,17 @@ func mustStatus(tb testing.TB, e *Engine) *Status {
 // TestSummary_VerifyCatchesDamage changes, adds and removes index entries
 // behind the engine's back: verify names the index each time.
 func TestSummary_VerifyCatchesDamage(t *testing.T) {
-	for name, damage := range map[string]func(tx *eventlog.Tx) error{
-		"changed": func(tx *eventlog.Tx) error {
+	for name, damage := range map[string]func(tx store.Tx) error{
+		"changed": func(tx store.Tx) error {
 			return tx.Put(bucketSummaries, summaryRefKey(bucketTasks, "alpha/T-1"), []byte("todo"))
 		},
-		"extra": func(tx *eventlog.Tx) error {
+		"extra": func(tx store.Tx) error {
 			return tx.Put(bucketSummaries, append(summaryStatusPrefix(bucketTasks, "alpha", "todo"), "T-99"...), nil)
 		},
-		"missing": func(tx *eventlog.Tx) error {
+		"missing": func(tx store.Tx) error {
 			return tx.Delete(bucketSummaries, append(summaryCountPrefix(bucketExecs, "alpha"), "ok"...))
 		},
-		"lease": func(tx *eventlog.Tx) error {
+		"lease": func(tx store.Tx) error {
 			return tx.Delete(bucketSummaries, summaryLeaseKey("alpha", uint64(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()), "T-4"))
 		},
 	} {
@@ -166,7 +167,7 @@ func TestSummary_VerifyCatchesDamage(t *testing.T) {
 func TestSummary_IndexedButMissing(t *testing.T) {
 	e := mustOpen(t)
 	statusFixture(t, e)
-	if err := e.log.Update(func(tx *eventlog.Tx) error { return tx.Delete(bucketTasks, []byte("alpha/T-2")) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(bucketTasks, []byte("alpha/T-2")) }); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.Status("alpha")

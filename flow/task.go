@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -48,7 +48,7 @@ func checkTags(tags []string) error {
 func openProject(src projection.Store, name string) (*projection.Project, error) {
 	p, err := mustProject(src, name)
 	if err == nil && p.Archived {
-		err = fmt.Errorf("%w: project %q is archived", eventlog.ErrConflict, name)
+		err = fmt.Errorf("%w: project %q is archived", store.ErrConflict, name)
 	}
 	return p, err
 }
@@ -118,7 +118,7 @@ func (w *writer) addTask(in NewTask) (Ref, error) {
 		}
 	}
 	id := projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
-	_, err = w.emit(projection.TaskStream(in.Project, id), eventlog.NoStream, in.Project, projection.TypeTaskCreated,
+	_, err = w.emit(projection.TaskStream(in.Project, id), store.NoStream, in.Project, projection.TypeTaskCreated,
 		projection.TaskCreated{ID: id, Plan: in.Plan, Title: in.Title, Description: in.Description,
 			Deps: in.Deps, Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Ref: in.Ref})
 	return Ref{Kind: projection.KindTask, Project: in.Project, ID: id}, err
@@ -262,7 +262,7 @@ func taskChange(t *projection.Task, in TaskEdit) projection.TaskUpdated {
 // checkVersion applies --if-version to a command that appends nothing.
 func checkVersion(wr Write, version uint64, stream string) error {
 	if wr.IfVersion != 0 && wr.IfVersion != version {
-		return &eventlog.VersionConflict{Stream: stream, Expected: wr.IfVersion, Actual: version}
+		return &store.VersionConflict{Stream: stream, Expected: wr.IfVersion, Actual: version}
 	}
 	return nil
 }
@@ -275,7 +275,7 @@ func errTransition(t *projection.Task, to string) error {
 		moves[i] = s + " (" + verbs[s] + ")"
 	}
 	return fmt.Errorf("%w: task %s is %s and cannot move to %s; from %s it can move to: %s",
-		eventlog.ErrConflict, t.ID, t.Status, to, t.Status, strings.Join(moves, ", "))
+		store.ErrConflict, t.ID, t.Status, to, t.Status, strings.Join(moves, ", "))
 }
 
 // transitions is the task status machine (DESIGN.md §4).

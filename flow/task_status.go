@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -174,7 +174,7 @@ func (e *Engine) ClaimTask(in Claim) (*projection.Task, error) {
 			return e.claimedBy(t)
 		}
 		if t.Status == projection.StatusDone || t.Status == projection.StatusCancelled {
-			return fmt.Errorf("%w: task %s is %s; reopen it before claiming it", eventlog.ErrConflict, t.ID, t.Status)
+			return fmt.Errorf("%w: task %s is %s; reopen it before claiming it", store.ErrConflict, t.ID, t.Status)
 		}
 		return w.emitClaim(in, projection.TypeTaskClaimed, now)
 	})
@@ -190,7 +190,7 @@ func (e *Engine) Heartbeat(in Claim) (*projection.Task, error) {
 			if t.Claim.Live(now) {
 				return e.claimedBy(t)
 			}
-			return fmt.Errorf("%w: task %s has no live claim by %s; claim it first", eventlog.ErrConflict, t.ID, e.opts.Actor)
+			return fmt.Errorf("%w: task %s has no live claim by %s; claim it first", store.ErrConflict, t.ID, e.opts.Actor)
 		}
 		return w.emitClaim(in, projection.TypeTaskLeaseRenewed, now)
 	})
@@ -249,6 +249,6 @@ func (e *Engine) claimedBy(t *projection.Task) error {
 	if t.Claim.Session != "" {
 		who += " (session " + t.Claim.Session + ")"
 	}
-	return fmt.Errorf("%w: task %s is claimed by %s until %s", eventlog.ErrConflict, t.ID, who,
+	return fmt.Errorf("%w: task %s is claimed by %s until %s", store.ErrConflict, t.ID, who,
 		t.Claim.LeaseUntil.Std().Format(time.RFC3339))
 }

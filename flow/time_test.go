@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -26,7 +26,7 @@ func wantTimesFollowSeq(t *testing.T, events []Event) {
 func seqAt(t *testing.T, e *Engine, project string, at time.Time) uint64 {
 	t.Helper()
 	var seq uint64
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		var err error
 		seq, err = resolvePoint(tx, newTxStore(tx), project, Point{Time: at})
 		return err

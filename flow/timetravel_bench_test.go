@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -115,7 +116,7 @@ func newTTGen(e *Engine, projects, checkpoint int) (*ttGen, error) {
 // run appends commands until the log holds at least n events.
 func (g *ttGen) run(n uint64) error {
 	for {
-		head, _, err := g.e.log.Head()
+		head, _, err := storeHead(g.e.log)
 		if err != nil || head >= n {
 			return err
 		}
@@ -320,7 +321,7 @@ func ttOpenFixture(b *testing.B, path string, built time.Duration) *ttFixture {
 	b.Cleanup(func() { e.Close() })
 	f := &ttFixture{e: e, built: built}
 	projects := 0
-	err = e.view(func(tx *eventlog.Tx) error {
+	err = e.view(func(tx store.Tx) error {
 		f.head, _ = tx.Head()
 		if err := tx.Scan(bucketProjects, nil, func(k, v []byte) error { projects++; return nil }); err != nil {
 			return err
@@ -367,7 +368,7 @@ type ttRead struct {
 func ttReads(b *testing.B, e *Engine, head uint64, n int) []ttRead {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var out []ttRead
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		for len(out) < n {
 			seq := 1 + rng.Uint64N(head)
 			r, err := tx.Record(seq)
@@ -421,7 +422,7 @@ func BenchmarkPointInTime(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			r := reads[i%len(reads)]
-			err := f.e.view(func(tx *eventlog.Tx) error {
+			err := f.e.view(func(tx store.Tx) error {
 				mem, err := f.e.stateAt(tx, r.project, r.seq)
 				if err == nil && mem.Tasks[projection.Key(r.project, r.task)].Seq != r.seq {
 					err = fmt.Errorf("%s %s at seq %d: not the task changed there", r.project, r.task, r.seq)
@@ -449,7 +450,7 @@ func BenchmarkPointInTime(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			r := reads[i%len(reads)]
-			err := f.e.view(func(tx *eventlog.Tx) error {
+			err := f.e.view(func(tx store.Tx) error {
 				_, _, err := f.e.loadNearest(tx, r.project, r.seq)
 				return err
 			})

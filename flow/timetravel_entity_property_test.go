@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
@@ -54,7 +55,7 @@ func TestProperty_EntityAtEqualsWholeStateAt(t *testing.T) {
 // checkPlacement says it belongs, in the state before it.
 func (m *ttMachine) checkPlacements(t *rapid.T) {
 	mem := projection.NewMemory()
-	err := m.e.view(func(tx *eventlog.Tx) error {
+	err := m.e.view(func(tx store.Tx) error {
 		return tx.ReadRange(1, 0, func(r *eventlog.Record) error {
 			if err := checkPlacement(mem, r); err != nil {
 				return err
@@ -82,7 +83,7 @@ func (m *ttMachine) checkEntitiesAtEverySeq(t *rapid.T) {
 		c := m.counters(t, p)
 		for seq := uint64(0); seq <= head; seq++ {
 			var whole *projection.Memory
-			err := m.e.view(func(tx *eventlog.Tx) error {
+			err := m.e.view(func(tx store.Tx) error {
 				var err error
 				if whole, err = m.e.stateAt(tx, p, seq); err != nil {
 					return err
@@ -100,7 +101,7 @@ func (m *ttMachine) checkEntitiesAtEverySeq(t *rapid.T) {
 // checkEntitiesAt compares every entity of project at seq with whole, in
 // tx (a failure is an error: rapid's t.Fatal panics, which a transaction
 // would report as a damaged page).
-func (m *ttMachine) checkEntitiesAt(tx *eventlog.Tx, whole *projection.Memory, p string, seq uint64, c projection.Counters) error {
+func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p string, seq uint64, c projection.Counters) error {
 	at := func() *atSource { return newAtSource(m.e, tx, p, seq) }
 	for _, id := range ttIDs(projection.PrefixTask, c.Tasks) {
 		want := whole.Tasks[projection.Key(p, id)]
@@ -265,7 +266,7 @@ func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
 	head := m.head(t)
 	windows := rapid.SliceOfN(rapid.Uint64Range(0, head), 2, 16).Draw(t, "windows")
 	check := func(how string) {
-		err := m.e.view(func(tx *eventlog.Tx) error {
+		err := m.e.view(func(tx store.Tx) error {
 			for _, p := range ttProjects {
 				all, err := ttStreamRollbacks(tx, p)
 				if err != nil {
@@ -290,7 +291,7 @@ func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
 		}
 	}
 	check("indexed")
-	err := m.e.log.Update(func(tx *eventlog.Tx) error {
+	err := m.e.log.Update(func(tx store.Tx) error {
 		// Behind: p's mark taken back to its stream's first event.
 		if err := dropRollbackIndex(tx, "p"); err != nil {
 			return err
@@ -312,7 +313,7 @@ func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
 
 // ttStreamRollbacks lists the seqs of the rollbacks of the whole project
 // on its stream.
-func ttStreamRollbacks(tx *eventlog.Tx, project string) ([]uint64, error) {
+func ttStreamRollbacks(tx store.Tx, project string) ([]uint64, error) {
 	var out []uint64
 	err := tx.ReadStream(projection.ProjectStream(project), 1, func(r *eventlog.Record) error {
 		if r.Type == projection.TypeRollbackApplied {
@@ -339,15 +340,15 @@ func ttSeqs(rs []*eventlog.Record) []uint64 {
 func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		damage func(tx *eventlog.Tx, rollbacks []uint64) error
+		damage func(tx store.Tx, rollbacks []uint64) error
 	}{
-		{"EntryDropped", func(tx *eventlog.Tx, rbs []uint64) error {
+		{"EntryDropped", func(tx store.Tx, rbs []uint64) error {
 			return tx.Delete(bucketRollbacks, rollbackKey("p", rbs[0]))
 		}},
-		{"EntryAdded", func(tx *eventlog.Tx, rbs []uint64) error {
+		{"EntryAdded", func(tx store.Tx, rbs []uint64) error {
 			return tx.Put(bucketRollbacks, rollbackKey("p", rbs[0]+1), []byte{0, 0, 0, 0, 0, 0, 0, 1})
 		}},
-		{"MarkOfAnotherHistory", func(tx *eventlog.Tx, rbs []uint64) error {
+		{"MarkOfAnotherHistory", func(tx store.Tx, rbs []uint64) error {
 			m, _, err := readRollbackMark(tx, "p")
 			m.seq++
 			if err == nil {
@@ -368,7 +369,7 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			mustDo(t)(e.AddNote(NewNote{Project: "p", Text: "n", Kind: NoteKindNote}))
 			head := snapsHead(t, e)
 			var rbs []uint64
-			err := e.log.Update(func(tx *eventlog.Tx) error {
+			err := e.log.Update(func(tx store.Tx) error {
 				var err error
 				if rbs, err = ttStreamRollbacks(tx, "p"); err != nil || len(rbs) != 1 {
 					return fmt.Errorf("rollbacks %v, %v: want one", rbs, err)
@@ -384,7 +385,7 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			for seq := uint64(0); seq <= head; seq++ {
 				got, err := e.At("p", Point{Seq: seq}).Task("p", "T-1")
 				var want *projection.Task
-				if err := e.view(func(tx *eventlog.Tx) error {
+				if err := e.view(func(tx store.Tx) error {
 					mem, err := e.stateAt(tx, "p", seq)
 					want = mem.Tasks[projection.Key("p", "T-1")]
 					return err
@@ -427,7 +428,7 @@ func TestCheckPlacement(t *testing.T) {
 	mustDo(t)(e.RequestApproval(NewApproval{Project: "p", Task: "T-1", Message: "ok?"}))
 	mustDo(t)(e.RecordExec(NewExec{Project: "p", Task: "T-1", Command: "make", Success: true}))
 	var src projection.Store
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		var err error
 		src, err = e.stateAt(tx, "p", snapsHead(t, e))
 		return err

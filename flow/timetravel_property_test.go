@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 	"github.com/vmihailenco/msgpack/v5"
@@ -67,7 +68,7 @@ func (m *ttMachine) now() time.Time {
 }
 
 func (m *ttMachine) head(t *rapid.T) uint64 {
-	seq, _, err := m.e.log.Head()
+	seq, _, err := storeHead(m.e.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func (m *ttMachine) Rollback(t *rapid.T) {
 // firstSeq returns the seq of a stream's first event (0 when it has none).
 func (m *ttMachine) firstSeq(t *rapid.T, stream string) uint64 {
 	var seq uint64
-	err := m.e.view(func(tx *eventlog.Tx) error {
+	err := m.e.view(func(tx store.Tx) error {
 		return tx.ReadStream(stream, 1, func(r *eventlog.Record) error {
 			seq = r.Seq
 			return eventlog.ErrStop
@@ -409,7 +410,7 @@ func (m *ttMachine) rollback(t *rapid.T, in RollbackInput, mustApply bool) *even
 		return nil
 	}
 	var r *eventlog.Record
-	if err := m.e.view(func(tx *eventlog.Tx) error { r, err = tx.Record(res.Seq); return err }); err != nil || r == nil {
+	if err := m.e.view(func(tx store.Tx) error { r, err = tx.Record(res.Seq); return err }); err != nil || r == nil {
 		t.Fatalf("rollback record %d: %v", res.Seq, err)
 	}
 	target := ttReplayScope(t, m.e, in.Project, res.ToSeq)
@@ -425,7 +426,7 @@ func (m *ttMachine) rollback(t *rapid.T, in RollbackInput, mustApply bool) *even
 func (m *ttMachine) marks(t *rapid.T, r *eventlog.Record) map[string]*eventlog.Record {
 	out := map[string]*eventlog.Record{}
 	head := m.head(t)
-	err := m.e.view(func(tx *eventlog.Tx) error {
+	err := m.e.view(func(tx store.Tx) error {
 		for seq := r.Seq + 1; seq <= head; seq++ {
 			mark, err := tx.Record(seq)
 			if err != nil {
@@ -462,7 +463,7 @@ func (m *ttMachine) checkVersions(t *rapid.T, s *projection.Scope) {
 		streams[projection.TaskStream(task.Project, task.ID)] = task.Version
 	}
 	heads := map[string]uint64{}
-	err := m.e.view(func(tx *eventlog.Tx) error {
+	err := m.e.view(func(tx store.Tx) error {
 		for stream := range streams {
 			heads[stream], _ = tx.StreamVersion(stream)
 		}
@@ -757,7 +758,7 @@ func ttOtherPart(s *projection.Scope, task string) *projection.Scope {
 // any snapshot, and returns project's state there.
 func ttReplayScope(t *rapid.T, e *Engine, project string, seq uint64) *projection.Scope {
 	mem := projection.NewMemory()
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		if seq == 0 {
 			return nil
 		}
@@ -822,7 +823,7 @@ func (m *ttMachine) checkEverySeq(t *rapid.T) {
 	head := m.head(t)
 	want := map[string][][]byte{} // project -> seq -> encoded state
 	mem := projection.NewMemory()
-	err := m.e.view(func(tx *eventlog.Tx) error {
+	err := m.e.view(func(tx store.Tx) error {
 		for s := uint64(0); s <= head; s++ {
 			if s > 0 {
 				r, err := tx.Record(s)
@@ -881,7 +882,7 @@ func (m *ttMachine) stateVia(t *rapid.T, project string, p Point) []byte {
 // ttSnapshots counts the stored snapshots of project.
 func ttSnapshots(t ttTB, e *Engine, project string) int {
 	n := 0
-	err := e.view(func(tx *eventlog.Tx) error {
+	err := e.view(func(tx store.Tx) error {
 		return tx.Scan(bucketSnapshots, snapshotPrefix(project), func(k, v []byte) error { n++; return nil })
 	})
 	if err != nil {
@@ -984,7 +985,7 @@ func TestAt_TimeResolvesToTheLastEventAtOrBeforeIt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got uint64
-			err := e.view(func(tx *eventlog.Tx) error {
+			err := e.view(func(tx store.Tx) error {
 				var err error
 				got, err = resolvePoint(tx, newTxStore(tx), "p", Point{Time: c.at})
 				return err

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // VerifyReport is the result of a clean Verify.
@@ -27,13 +27,18 @@ type VerifyReport struct {
 	BadSnapshots int `json:"bad_snapshots"`
 }
 
-// Verify checks the whole file (see eventlog.Log.Verify). It returns a
-// *eventlog.CorruptionError naming the first bad seq.
+// Verify checks the whole store (store.Verifier; for a file see
+// eventlog.Log.Verify). It returns a *store.CorruptionError naming the
+// first bad seq.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
 	}
-	rep, err := e.log.Verify()
+	v, ok := e.log.(store.Verifier)
+	if !ok {
+		return VerifyReport{}, fmt.Errorf("%w: this store cannot verify itself", ErrInvalid)
+	}
+	rep, err := v.Verify()
 	if err != nil {
 		return VerifyReport{}, err
 	}
@@ -44,7 +49,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		Projects:    rep.Projects,
 		Projections: "stale",
 	}
-	err = e.log.View(func(tx *eventlog.Tx) error {
+	err = e.log.View(func(tx store.Tx) error {
 		if err := checkRollbackIndex(tx); err != nil {
 			return err
 		}
@@ -84,20 +89,20 @@ func ParseHead(s string) (Head, error) {
 }
 
 // CheckHead verifies that the log still holds h: a record at h.Seq whose
-// hash starts with h.Hash. Otherwise it returns a *eventlog.CorruptionError
+// hash starts with h.Hash. Otherwise it returns a *store.CorruptionError
 // (the log was truncated or rewritten since h was noted).
 func (e *Engine) CheckHead(h Head) error {
-	return e.view(func(tx *eventlog.Tx) error {
+	return e.view(func(tx store.Tx) error {
 		r, err := tx.Record(h.Seq)
 		if err != nil {
 			return err
 		}
 		if r == nil {
 			head, _ := tx.Head()
-			return &eventlog.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the log ends at seq %d", h, head)}
+			return &store.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the log ends at seq %d", h, head)}
 		}
 		if got := hex.EncodeToString(r.Hash[:]); !strings.HasPrefix(got, h.Hash) {
-			return &eventlog.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the hash at seq %d is %s", h, h.Seq, got)}
+			return &store.CorruptionError{Seq: h.Seq, Reason: fmt.Sprintf("expected head %s: the hash at seq %d is %s", h, h.Seq, got)}
 		}
 		return nil
 	})
@@ -105,7 +110,7 @@ func (e *Engine) CheckHead(h Head) error {
 
 // countSnapshots checks every stored snapshot as Engine.Snapshots does
 // and counts them and the bad ones.
-func countSnapshots(tx *eventlog.Tx) (all, bad int, err error) {
+func countSnapshots(tx store.Tx) (all, bad int, err error) {
 	d := newDescriber(tx)
 	err = tx.Scan(bucketSnapshots, nil, func(k, v []byte) error {
 		info, err := d.describe(k, v)

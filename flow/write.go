@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // update runs fn in one write transaction: the events it appends and the
 // records it writes commit together or not at all.
-func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
+func (e *Engine) update(fn func(tx store.Tx) error) error {
 	if e.at != nil {
 		return e.errAtWrite()
 	}
@@ -26,7 +26,7 @@ func (e *Engine) update(fn func(tx *eventlog.Tx) error) error {
 }
 
 // view runs fn in one read transaction.
-func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
+func (e *Engine) view(fn func(tx store.Tx) error) error {
 	if e.tx != nil {
 		return fn(e.tx)
 	}
@@ -40,10 +40,10 @@ func (e *Engine) view(fn func(tx *eventlog.Tx) error) error {
 // built by another version of the fold (a read-only engine cannot rebuild
 // them), fn reads a replay of the log in memory instead: slower, never wrong.
 func (e *Engine) read(fn func(src source) error) error {
-	return e.view(func(tx *eventlog.Tx) error { return e.readTx(tx, fn) })
+	return e.view(func(tx store.Tx) error { return e.readTx(tx, fn) })
 }
 
-func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
+func (e *Engine) readTx(tx store.Tx, fn func(src source) error) error {
 	if e.at != nil {
 		src, _, err := e.atState(tx)
 		if err != nil {
@@ -67,18 +67,18 @@ func (e *Engine) readTx(tx *eventlog.Tx, fn func(src source) error) error {
 
 // newEvent builds an event of this engine's actor and session with a
 // deterministic msgpack payload.
-func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (eventlog.Event, error) {
+func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (store.Event, error) {
 	if err := checkLine("actor", e.opts.Actor, MaxTitle, false); err != nil {
-		return eventlog.Event{}, err
+		return store.Event{}, err
 	}
 	if err := checkLine("session", e.opts.Session, MaxTitle, false); err != nil {
-		return eventlog.Event{}, err
+		return store.Event{}, err
 	}
 	data, err := marshal(payload)
 	if err != nil {
-		return eventlog.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+		return store.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
 	}
-	return eventlog.Event{
+	return store.Event{
 		Type:    typ,
 		Schema:  schema,
 		Time:    e.opts.Now().UTC(),

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
 )
 
 // ErrUnknown reports an event this binary does not know (a newer type or
@@ -21,7 +21,7 @@ var ErrInconsistent = errors.New("projection: event does not fit the state")
 // Apply folds one event into s. It is deterministic: it reads nothing but
 // s and r, no clock, no randomness. Events of unknown types or schemas
 // return ErrUnknown and change nothing.
-func Apply(s Store, r *eventlog.Record) error {
+func Apply(s Store, r *store.Record) error {
 	kind := kindOf(r.Type)
 	if kind == kindUnknown || r.Schema != SchemaVersion {
 		return fmt.Errorf("%w: %s (schema %d) at seq %d", ErrUnknown, r.Type, r.Schema, r.Seq)
@@ -54,7 +54,7 @@ func Apply(s Store, r *eventlog.Record) error {
 
 type fold struct {
 	s    Store
-	r    *eventlog.Record
+	r    *store.Record
 	kind eventKind
 	// stream is r.Stream parsed; ok when it is a stream of the catalog
 	// in r's project.
