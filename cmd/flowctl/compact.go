@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +28,7 @@ func (a *app) compactCommand() *cobra.Command {
 				return err
 			}
 			rep, err := flow.Compact(path, flow.Options{LockTimeout: a.g.lockTimeout, Progress: a.progressFunc("compacting: verifying the copy", "records")})
-			if errors.Is(err, eventlog.ErrNotExist) {
+			if errors.Is(err, store.ErrNotExist) {
 				err = withHint(err, "run 'flowctl init' to create it")
 			}
 			if err != nil {

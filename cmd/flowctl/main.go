@@ -6,6 +6,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The storage backends this binary is built with, found by flow.Open
+	// in the store registry from --db/FLOW_DB: bbolt files (a path).
+	_ "github.com/flowctl/flowctl/eventlog"
 )
 
 func main() {

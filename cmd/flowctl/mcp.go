@@ -12,8 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
@@ -201,7 +201,7 @@ func (s *mcpServer) with(info *mcp.Implementation, readOnly bool, project string
 		ReadOnly: readOnly, LockTimeout: s.a.g.lockTimeout, Actor: actor, Session: s.a.g.session,
 		Warn: s.a.warn, Cache: s.cache,
 	})
-	if errors.Is(err, eventlog.ErrNotExist) {
+	if errors.Is(err, store.ErrNotExist) {
 		err = withHint(err, "run 'flowctl init' in the project's directory, or point --db or FLOW_DB at the file")
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -261,6 +262,9 @@ func (a *app) action(fn func(cmd *cobra.Command, args []string) error) func(*cob
 // working directory.
 func (a *app) dbPath() (string, error) {
 	if a.g.db != "" {
+		if store.DriverName(a.g.db) != store.PathDriver {
+			return a.g.db, nil // a URL: another backend's (flow.Open finds its driver)
+		}
 		return a.abs(a.g.db), nil
 	}
 	p, err := flow.Locate(a.dir)
@@ -285,7 +289,7 @@ func (a *app) open(readOnly bool) (*flow.Engine, error) {
 		return nil, err
 	}
 	eng, err := flow.Open(path, opts)
-	if errors.Is(err, eventlog.ErrNotExist) {
+	if errors.Is(err, store.ErrNotExist) {
 		err = withHint(err, "run 'flowctl init' to create it")
 	}
 	return eng, err

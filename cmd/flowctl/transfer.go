@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/spf13/cobra"
 )
 
@@ -212,12 +212,16 @@ func (m *madePaths) undo() {
 // holdsEvents reports whether the file at path has events, or may have
 // (another process holds it).
 func holdsEvents(path string) bool {
-	l, err := eventlog.Open(path, eventlog.Options{ReadOnly: true, Timeout: time.Second})
+	st, err := store.Open(path, store.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
-		return errors.Is(err, eventlog.ErrBusy)
+		return errors.Is(err, store.ErrBusy)
 	}
-	defer l.Close()
-	seq, _, err := l.Head()
+	defer st.Close()
+	var seq uint64
+	err = st.View(func(tx store.Tx) error {
+		seq, _ = tx.Head()
+		return nil
+	})
 	return err != nil || seq > 0
 }
 

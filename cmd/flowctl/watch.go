@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/spf13/cobra"
 )
 
@@ -90,7 +90,7 @@ func (a *app) follow(ctx context.Context, f flow.Filter, onlyNew bool, format st
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return nil
-	case errors.Is(err, eventlog.ErrNotExist):
+	case errors.Is(err, store.ErrNotExist):
 		return withHint(err, "run 'flowctl init' to create it")
 	}
 	return err
