@@ -19,6 +19,22 @@ is in flight goes into the next one. A call that fails is answered with its
 error and its batch is retried without it, so an Update callback may run
 more than once and must have no effects outside its transaction.
 
+# The seam
+
+The engine (package flow) does not import this package: it talks to
+flow/store's Store and Tx, which this package implements. The record
+types, the sentinel errors and Expect are flow/store's, named here by
+aliases (Record = store.Record, ErrConflict = store.ErrConflict, ...), so
+that both spellings are one type and one error. A *Tx is a store.Tx as it
+is; Log.Store returns the Log as a store.Store; Driver opens one by path
+and is registered under store.PathDriver ("bbolt") by this package's init,
+as database/sql drivers register themselves: a program that imports
+eventlog, even blank, opens files with flow.Open and store.Open. Driver
+also offers Compact and Salvage (store.Compacter, store.Salvager), and the
+Store Verify (store.Verifier). The record's encoding and hash chain
+(below) stay here; a second backend must produce the same bytes to
+produce the same chain.
+
 # File format (FormatVersion 1)
 
 Buckets, keys and values:

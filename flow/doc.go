@@ -1,8 +1,24 @@
 /*
 Package flow is flowctl's engine: commands validated against the current
-state, turned into events and appended to the log (package eventlog) with
-the projections they change, in one transaction; queries through the
-projections, a read cache, and views at any earlier point.
+state, turned into events and appended to the log with the projections
+they change, in one transaction; queries through the projections, a read
+cache, and views at any earlier point.
+
+# The seam
+
+The engine reaches storage only through package flow/store, which it owns:
+a Store of View and Update transactions whose Tx appends with an expected
+version, reads by seq, stream and project, looks event ids up and keeps
+the buckets below. It imports no backend. Open finds the driver for its
+path (or URL) in store's registry, as database/sql finds a driver, so a
+program imports the backend it wants, cmd/flowctl and this package's tests
+the bbolt one:
+
+	import _ "github.com/flowctl/flowctl/eventlog"
+
+and New runs the engine on a Store the caller opened. Verify, Compact and
+Recover use the backend's optional store.Verifier, store.Compacter and
+store.Salvager.
 
 # Buckets
 
