@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/flowctl/flowctl/flow/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // The seam: a Log is a store.Store through Log.Store, a Tx a store.Tx as
@@ -27,8 +28,9 @@ func (l *Log) Store() store.Store { return logStore{l} }
 // logStore is a Log whose transactions are store.Tx.
 type logStore struct{ l *Log }
 
+// View is Log.View, without a second closure around fn.
 func (s logStore) View(fn func(store.Tx) error) error {
-	return s.l.View(func(tx *Tx) error { return fn(tx) })
+	return s.l.view(func(btx *bolt.Tx) error { return fn(newTx(s.l, btx)) })
 }
 
 func (s logStore) Update(fn func(store.Tx) error) error {
