@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -48,11 +49,15 @@ func (s *suite) child(t *testing.T) bool {
 			if err != nil {
 				return err
 			}
-			if err := fn(st); err != nil {
-				st.Close()
-				return err
+			err = fn(st)
+			if cerr := st.Close(); err == nil {
+				err = cerr
 			}
-			return st.Close()
+			// A command takes milliseconds to start: without a pause the
+			// process that just closed the store would usually open it
+			// again first, and the writers would not interleave.
+			time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+			return err
 		},
 		ack:      func(id store.ID, seq uint64) { fmt.Fprintln(out, "storetest ack", id, seq) },
 		conflict: func(e, a uint64) { fmt.Fprintln(out, "storetest conflict", e, a) },

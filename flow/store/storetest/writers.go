@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -201,7 +202,13 @@ func (y *tally) check(t *testing.T, st store.Store, names []string, rounds int) 
 	}
 	checkStream(t, st, "all", len(names)*rounds, "")
 	checkStream(t, st, "shared", len(names)*rounds, "")
-	t.Logf("%d writers, %d records, %d conflicts on the shared stream", len(names), n, y.conflicts)
+	switches := 0 // how often consecutive records come from different writers
+	for i := 1; i < len(recs); i++ {
+		if writerOf(recs[i]) != writerOf(recs[i-1]) {
+			switches++
+		}
+	}
+	t.Logf("%d writers, %d records, %d conflicts on the shared stream, writers interleaved %d times", len(names), n, y.conflicts, switches)
 }
 
 // checkStream fails t unless stream holds versions 1..n; with name, the
@@ -239,4 +246,10 @@ func (s *suite) testGoroutines(t *testing.T) {
 	if !t.Failed() {
 		y.check(t, st, names, rounds)
 	}
+}
+
+// writerOf returns the name of the writer that appended r.
+func writerOf(r *store.Record) string {
+	name, _, _ := strings.Cut(string(r.Data), "/")
+	return name
 }
