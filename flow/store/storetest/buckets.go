@@ -264,7 +264,10 @@ func (s *suite) testSnapshots(t *testing.T) {
 		seq   uint64
 		size  int
 	}
-	snaps := []snap{{"alpha", 3000, 300 << 10}, {"alpha", 10, 100}, {"alpha", 200, 70 << 10}, {"alphabet", 50, 4 << 10}, {"", 7, 1 << 10}, {"b", 1 << 40, 10}}
+	snaps := []snap{
+		{"alpha", 3000, 300 << 10}, {"alpha", 10, 100}, {"alpha", 200, 70 << 10},
+		{"alphabet", 50, 4 << 10}, {"", 7, 1 << 10}, {"b", 1 << 40, 10},
+	}
 	update(t, st, func(tx store.Tx) error {
 		if _, err := tx.Append("project/alpha", store.Any, ev("t.a", "x")); err != nil {
 			return err

@@ -27,33 +27,35 @@ func (s *suite) readsStore(t *testing.T) (store.Store, []*store.Record) {
 	return st, all(t, st)
 }
 
-// A read is one of Tx's six reads, bound to its stream or project.
+// A read is one of Tx's six reads, bound to its arguments, and the
+// records it must hand over.
 type read struct {
 	name string
 	lent bool // Replay*: the record is lent, valid only during fn
-	fn   func(tx store.Tx, fn func(*store.Record) error) error
+	fn   func(tx store.Tx, fn visit) error
+	want []*store.Record
 }
 
-// reads returns the reads of key (a stream, a project, or the range
-// from..to) with their expected records out of recs.
-func reads(recs []*store.Record, stream, project string, from, to uint64) []struct {
-	read
-	want []*store.Record
-} {
-	type c = struct {
-		read
-		want []*store.Record
-	}
+// visit is the callback of a read.
+type visit = func(*store.Record) error
+
+// reads returns the six reads, of the range from..to, of stream from
+// version from, and of project from seq from, with their records out of
+// recs.
+func reads(recs []*store.Record, stream, project string, from, to uint64) []read {
 	inRange := filter(recs, func(r *store.Record) bool { return r.Seq >= from && (to == 0 || r.Seq <= to) })
 	ofStream := filter(recs, func(r *store.Record) bool { return r.Stream == stream && r.Version >= from })
 	ofProject := filter(recs, func(r *store.Record) bool { return r.Project == project && r.Seq >= from })
-	return []c{
-		{read{fmt.Sprintf("ReadRange(%d, %d)", from, to), false, func(tx store.Tx, fn func(*store.Record) error) error { return tx.ReadRange(from, to, fn) }}, inRange},
-		{read{fmt.Sprintf("Replay(%d, %d)", from, to), true, func(tx store.Tx, fn func(*store.Record) error) error { return tx.Replay(from, to, fn) }}, inRange},
-		{read{fmt.Sprintf("ReadStream(%s, %d)", stream, from), false, func(tx store.Tx, fn func(*store.Record) error) error { return tx.ReadStream(stream, from, fn) }}, ofStream},
-		{read{fmt.Sprintf("ReplayStream(%s, %d)", stream, from), true, func(tx store.Tx, fn func(*store.Record) error) error { return tx.ReplayStream(stream, from, fn) }}, ofStream},
-		{read{fmt.Sprintf("ReadProject(%s, %d)", project, from), false, func(tx store.Tx, fn func(*store.Record) error) error { return tx.ReadProject(project, from, fn) }}, ofProject},
-		{read{fmt.Sprintf("ReplayProject(%s, %d)", project, from), true, func(tx store.Tx, fn func(*store.Record) error) error { return tx.ReplayProject(project, from, fn) }}, ofProject},
+	rng := fmt.Sprintf("(%d, %d)", from, to)
+	str := fmt.Sprintf("(%s, %d)", stream, from)
+	prj := fmt.Sprintf("(%s, %d)", project, from)
+	return []read{
+		{"ReadRange" + rng, false, func(tx store.Tx, f visit) error { return tx.ReadRange(from, to, f) }, inRange},
+		{"Replay" + rng, true, func(tx store.Tx, f visit) error { return tx.Replay(from, to, f) }, inRange},
+		{"ReadStream" + str, false, func(tx store.Tx, f visit) error { return tx.ReadStream(stream, from, f) }, ofStream},
+		{"ReplayStream" + str, true, func(tx store.Tx, f visit) error { return tx.ReplayStream(stream, from, f) }, ofStream},
+		{"ReadProject" + prj, false, func(tx store.Tx, f visit) error { return tx.ReadProject(project, from, f) }, ofProject},
+		{"ReplayProject" + prj, true, func(tx store.Tx, f visit) error { return tx.ReplayProject(project, from, f) }, ofProject},
 	}
 }
 
@@ -90,7 +92,7 @@ func (s *suite) testReads(t *testing.T) {
 				// the suite checks: the engine gives every event one.
 				for _, project := range []string{"p", "q", "none"} {
 					for _, c := range reads(recs, stream, project, b[0], b[1]) {
-						checkRead(t, st, c.read, c.want)
+						checkRead(t, st, c)
 					}
 				}
 			}
@@ -130,8 +132,9 @@ func (s *suite) testReads(t *testing.T) {
 
 // checkRead fails t unless r hands fn want, in order. A lent record is
 // checked inside fn, and ReadRange's records after the View has ended.
-func checkRead(t *testing.T, st store.Store, r read, want []*store.Record) {
+func checkRead(t *testing.T, st store.Store, r read) {
 	t.Helper()
+	want := r.want
 	var got []*store.Record
 	view(t, st, func(tx store.Tx) error {
 		return r.fn(tx, func(rec *store.Record) error {

@@ -194,8 +194,10 @@ func dump(t testing.TB, st store.Store, buckets ...string) map[string]string {
 	return out
 }
 
-// goldenHashes are the chain hashes of the events goldenAppend appends, as the bbolt backend computes them: the chain of
-// the same events is the same on every backend.
+// goldenHashes are the chain hashes of the records goldenAppend makes,
+// as package eventlog's canonical encoding gives them (SHA-256 over the
+// previous hash and the envelope): the same events chain the same on
+// every backend.
 var goldenHashes = []string{
 	"de95239db28ea129d83f4671ad094507c229b9049fb1459e415aadfcf44b9bda",
 	"9ba67c38ecf68c4c4cd991e7d90a0e1867ae1923414131f5d7ae150e28597267",

@@ -208,7 +208,8 @@ func (y *tally) check(t *testing.T, st store.Store, names []string, rounds int) 
 			switches++
 		}
 	}
-	t.Logf("%d writers, %d records, %d conflicts on the shared stream, writers interleaved %d times", len(names), n, y.conflicts, switches)
+	t.Logf("%d writers, %d records, %d conflicts on the shared stream, writers interleaved %d times",
+		len(names), n, y.conflicts, switches)
 }
 
 // checkStream fails t unless stream holds versions 1..n; with name, the
