@@ -133,6 +133,9 @@ func (s *suite) testSeqs(t *testing.T) {
 			}
 		}
 		update(t, st, func(tx store.Tx) error {
+			if !tx.Writable() {
+				t.Error("an Update's Tx is not Writable")
+			}
 			for _, stream := range []string{"a", "d"} {
 				h, _ := tx.Head()
 				got, err := tx.Append(stream, store.Any, ev("t.b", stream))
