@@ -37,6 +37,6 @@ Every backend keeps these properties, which the engine relies on:
     that the same events give the same chain on every backend;
   - a record's time is never before the time of the record before it.
 
-The conformance suite (package storetest) checks them for any backend.
+Package flow/store/storetest checks them for any backend (storetest.Run).
 */
 package store
