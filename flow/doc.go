@@ -4,6 +4,13 @@ state, turned into events and appended to the log (package eventlog) with
 the projections they change, in one transaction; queries through the
 projections, a read cache, and views at any earlier point.
 
+Two rooms beside the engine build on its exported API: package digest
+(prime, the session-start digest, and the task and project reports) reads
+through Engine.Read and the event readers (read_api.go), and package
+legacy imports the seeds' files (workflow.json, workflow_history.json,
+context dumps, the exec log) through Engine.ImportEntries and its
+Importer (import_api.go).
+
 # Buckets
 
 Besides the log's own (eventlog/doc.go), the engine keeps these buckets in
