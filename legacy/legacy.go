@@ -19,7 +19,7 @@ import (
 )
 
 // Formats of the files of the system flowctl replaces (the seed notes),
-// for ImportLegacy.
+// for Import.
 const (
 	// FromWorkflowJSON is projects/<name>/workflow.json: {"project": ...,
 	// "tasks": [{id, name, status, deps, meta: {owner, tags}}]}.
@@ -35,7 +35,7 @@ const (
 	FromExecJSONL = "exec-jsonl"
 )
 
-// Formats returns the formats ImportLegacy reads.
+// Formats returns the formats Import reads.
 func Formats() []string {
 	return []string{FromWorkflowJSON, FromHistoryJSON, FromContextDir, FromExecJSONL}
 }
@@ -44,7 +44,7 @@ func Formats() []string {
 // directory: flow.MaxInput).
 const MaxFile = 256 << 20
 
-// Input is the input of ImportLegacy.
+// Input is the input of Import.
 type Input struct {
 	Format string // one of Formats
 	// Path is the file to read, or the directory for FromContextDir.
