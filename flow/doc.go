@@ -20,6 +20,13 @@ and New runs the engine on a Store the caller opened. Verify, Compact and
 Recover use the backend's optional store.Verifier, store.Compacter and
 store.Salvager.
 
+Two rooms beside the engine build on its exported API: package digest
+(prime, the session-start digest, and the task and project reports) reads
+through Engine.Read and the event readers (read_api.go), and package
+legacy imports the seeds' files (workflow.json, workflow_history.json,
+context dumps, the exec log) through Engine.ImportEntries and its
+Importer (import_api.go).
+
 # Buckets
 
 Besides the log's own (eventlog/doc.go), the engine keeps these buckets in

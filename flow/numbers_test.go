@@ -3,7 +3,6 @@ package flow
 import (
 	"errors"
 	"math"
-	"strings"
 	"testing"
 	"time"
 )
@@ -76,23 +75,5 @@ func TestNumbers_AbsurdValuesRefused(t *testing.T) {
 		if err := try(); err != nil {
 			t.Errorf("%s = %v, want it accepted", name, err)
 		}
-	}
-}
-
-// TestNumbers_LegacySignalExitCodes: the seeds' Python logger writes a
-// command killed by signal n as exit code -n; it imports as 128+n.
-func TestNumbers_LegacySignalExitCodes(t *testing.T) {
-	e := textFixture(t)
-	log := `{"timestamp": "2026-01-02T03:04:05Z", "command": "sleep 100", "exit_code": -9, "success": false}` + "\n"
-	if _, err := e.ImportLegacy(LegacyImport{Format: FromExecJSONL, Name: "exec.jsonl", Input: strings.NewReader(log), Project: "p"}); err != nil {
-		t.Fatal(err)
-	}
-	x, err := e.Exec("p", "X-1")
-	if err != nil || x.ExitCode != 137 || x.Success {
-		t.Errorf("imported exit code -9 = %+v, %v; want 137 (128+9), not a success", x, err)
-	}
-	bad := `{"timestamp": "2026-01-02T03:04:05Z", "command": "x", "exit_code": 99999999999}` + "\n"
-	if _, err := e.ImportLegacy(LegacyImport{Format: FromExecJSONL, Name: "exec.jsonl", Input: strings.NewReader(bad), Project: "p"}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("imported exit code 99999999999 = %v, want ErrInvalid", err)
 	}
 }

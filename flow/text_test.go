@@ -143,24 +143,3 @@ func (v optsEngine) addNote() error {
 	_, err := v.AddNote(NewNote{Project: "p", Text: "hello"})
 	return err
 }
-
-// TestText_LegacyTitlesAreCleaned: a seed file's title with a newline or
-// an escape imports, with its control characters turned into spaces.
-func TestText_LegacyTitlesAreCleaned(t *testing.T) {
-	e := mustOpen(t)
-	doc := `{"project": "seed", "description": "a\u0007b", "tasks": [
-{"id": "T1", "name": "fix\nthe \u001b[31mparser", "description": "one\ntwo\u0000", "meta": {"owner": "ann\r", "tags": ["x\ty"]}}]}`
-	if _, err := e.ImportLegacy(LegacyImport{Format: FromWorkflowJSON, Name: "workflow.json", Input: strings.NewReader(doc)}); err != nil {
-		t.Fatal(err)
-	}
-	tk, err := e.Task("seed", "T-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tk.Title != "fix the  [31mparser" || tk.Description != "one\ntwo " || tk.Owner != "ann " || tk.Tags[0] != "x y" {
-		t.Errorf("imported task = title %q, description %q, owner %q, tags %q", tk.Title, tk.Description, tk.Owner, tk.Tags)
-	}
-	if p, err := e.Project("seed"); err != nil || p.Description != "a b" {
-		t.Errorf("imported project = %+v, %v", p, err)
-	}
-}

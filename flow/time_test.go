@@ -37,39 +37,6 @@ func seqAt(t *testing.T, e *Engine, project string, at time.Time) uint64 {
 	return seq
 }
 
-// TestTime_LegacyImportFollowsSeq: entries of 2024 and 2025 imported into a
-// file whose events are of 2026 get the time of the import, keep their own
-// as occurred_at, and --at a time before the import leaves them out.
-func TestTime_LegacyImportFollowsSeq(t *testing.T) {
-	e := mustOpen(t)
-	legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
-	before := collect(t, e, Filter{})
-	last := before[len(before)-1]
-	legacyImport(t, e, FromExecJSONL, "exec.jsonl", "myproj")
-	legacyImport(t, e, FromHistoryJSON, "workflow_history.json", "myproj")
-	all := collect(t, e, Filter{})
-	wantTimesFollowSeq(t, all)
-
-	if got := seqAt(t, e, "myproj", last.Time); got != last.Seq {
-		t.Errorf("--at %s resolves to seq %d, want %d (the last event before the import)", last.Time, got, last.Seq)
-	}
-	if got := seqAt(t, e, "myproj", time.Date(2025, 7, 24, 0, 0, 0, 0, time.UTC)); got != 0 {
-		t.Errorf("--at a time of the exec log resolves to seq %d, want 0 (nothing was in the file then)", got)
-	}
-	xs, err := e.At("myproj", Point{Time: last.Time}).Execs("myproj", ExecFilter{})
-	if err != nil || len(xs) != 0 {
-		t.Errorf("execs at %s = %d, %v; want none (they were imported later)", last.Time, len(xs), err)
-	}
-
-	x1 := all[len(before)]
-	if want := time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC); x1.Type != "exec.recorded" || x1.OccurredAt == nil || !x1.OccurredAt.Equal(want) {
-		t.Errorf("first imported event %s has occurred_at %v, want %s", x1.Type, x1.OccurredAt, want)
-	}
-	if last.OccurredAt != nil {
-		t.Errorf("an event recorded as it happened has occurred_at %s, want none", last.OccurredAt)
-	}
-}
-
 // TestTime_ClockStepsBack: an engine whose clock goes back writes the
 // time of the event before instead.
 func TestTime_ClockStepsBack(t *testing.T) {

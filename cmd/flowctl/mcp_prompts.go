@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,7 +63,7 @@ func (s *mcpServer) addPrompts(srv *mcp.Server) {
 }
 
 func startSessionPrompt(c *call, args map[string]string) (string, error) {
-	p, err := c.eng.Prime(flow.PrimeInput{Project: c.project, Actor: c.actor, Session: c.session})
+	p, err := digest.Prime(c.eng, digest.PrimeInput{Project: c.project, Actor: c.actor, Session: c.session})
 	if err != nil {
 		return "", err
 	}

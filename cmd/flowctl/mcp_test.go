@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/snapshot"
@@ -302,7 +303,7 @@ func TestMCP_FlowPrime(t *testing.T) {
 	if p.Project != "demo" || p.Actor != "agent" || p.HeadSeq == 0 || !strings.Contains(p.Markdown, "T-1") || !strings.Contains(sum, "demo") {
 		t.Errorf("prime = %+v, summary %q", p, sum)
 	}
-	if len(p.Markdown) > 500*flow.PrimeCharsPerToken {
+	if len(p.Markdown) > 500*digest.PrimeCharsPerToken {
 		t.Errorf("prime is %d bytes, over its budget of 500 tokens", len(p.Markdown))
 	}
 	h.callErr("flow_prime", map[string]any{"budget": -1}, flow.CodeInvalid)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,7 +109,7 @@ func addPrimeTool(srv *mcp.Server, s *mcpServer) {
 // primeTool is flow.Prime: the same digest as `flowctl prime`, for the
 // client's actor.
 func primeTool(c *call, in primeIn) (primeOut, string, error) {
-	p, err := c.eng.Prime(flow.PrimeInput{Project: c.project, Actor: c.actor, Session: c.session, Budget: in.Budget})
+	p, err := digest.Prime(c.eng, digest.PrimeInput{Project: c.project, Actor: c.actor, Session: c.session, Budget: in.Budget})
 	if err != nil {
 		return primeOut{}, "", err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/digest"
 	"github.com/spf13/cobra"
 )
 
@@ -24,12 +24,12 @@ func (a *app) primeCommand() *cobra.Command {
 			return a.withEngine(true, func(s *session) error { return a.printPrime(s, budget) })
 		}),
 	}
-	cmd.Flags().IntVar(&budget, "budget", flow.DefaultPrimeBudget, "the most tokens (4 characters each) the digest may take; 0: the default")
+	cmd.Flags().IntVar(&budget, "budget", digest.DefaultPrimeBudget, "the most tokens (4 characters each) the digest may take; 0: the default")
 	return cmd
 }
 
 func (a *app) printPrime(s *session, budget int) error {
-	p, err := s.eng.Prime(flow.PrimeInput{Project: s.project, Actor: a.actor(), Session: a.g.session, Budget: budget})
+	p, err := digest.Prime(s.eng, digest.PrimeInput{Project: s.project, Actor: a.actor(), Session: a.g.session, Budget: budget})
 	if err != nil {
 		return err
 	}

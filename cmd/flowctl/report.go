@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
 )
@@ -36,13 +37,13 @@ func (a *app) printReport(s *session, id string) error {
 	var v any
 	var md string
 	if id == "" {
-		r, err := s.eng.ProjectReportFor(s.project, a.actor())
+		r, err := digest.ReportProjectFor(s.eng, s.project, a.actor())
 		if err != nil {
 			return err
 		}
 		v, md = r, r.Markdown
 	} else {
-		r, err := s.eng.TaskReport(s.project, id)
+		r, err := digest.ReportTask(s.eng, s.project, id)
 		if err != nil {
 			return err
 		}

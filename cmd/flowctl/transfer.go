@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/legacy"
 	"github.com/spf13/cobra"
 )
 
@@ -83,7 +84,7 @@ func (a *app) importCommand() *cobra.Command {
 			"  flowctl import --from exec-jsonl --project myproj logs/T-0001.jsonl",
 		Args: cobra.ExactArgs(1),
 	}
-	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, flow.LegacyFormats()...), "input format: events (the JSONL of export), "+strings.Join(flow.LegacyFormats(), ", "))
+	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, legacy.Formats()...), "input format: events (the JSONL of export), "+strings.Join(legacy.Formats(), ", "))
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
 			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session"); err != nil {
@@ -230,11 +231,11 @@ func holdsEvents(path string) bool {
 // command line (FLOW_PROJECT does not override the file); the other
 // formats import into the current project.
 func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
-	in := flow.LegacyImport{Format: from, Path: a.abs(file), Name: file}
-	if file == "-" && from == flow.FromContextDir {
+	in := legacy.Input{Format: from, Path: a.abs(file), Name: file}
+	if file == "-" && from == legacy.FromContextDir {
 		return usageError{fmt.Errorf("--from context-dir reads a directory: give its path, not -")}
 	}
-	if from != flow.FromContextDir { // read it before taking the file lock
+	if from != legacy.FromContextDir { // read it before taking the file lock
 		data, err := a.readWhole(file)
 		if err != nil {
 			return err
@@ -251,14 +252,14 @@ func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
 		return err
 	}
 	defer closeEngine(eng, &err)
-	if from == flow.FromWorkflowJSON {
+	if from == legacy.FromWorkflowJSON {
 		if projectFlag {
 			in.Project = a.g.project
 		}
 	} else if in.Project, err = a.currentProject(eng); err != nil {
 		return err
 	}
-	res, err := eng.ImportLegacy(in)
+	res, err := legacy.Import(eng, in)
 	if err != nil {
 		return legacyHint(err, from)
 	}
@@ -273,14 +274,14 @@ func legacyHint(err error, from string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return withHint(err, "give the path of the file (or, for context-dir, the directory) to import")
-	case flow.ErrorCode(err) == flow.CodeNotFound && from != flow.FromWorkflowJSON:
-		var ie *flow.ImportError
+	case flow.ErrorCode(err) == flow.CodeNotFound && from != legacy.FromWorkflowJSON:
+		var ie *legacy.ImportError
 		if errors.As(err, &ie) {
 			return withHint(err, "import the project's workflow.json first (flowctl import --from workflow-json), so its tasks exist")
 		}
 		return withHint(err, "import the project's workflow.json first, or pass --project")
-	case from == flow.FromWorkflowJSON && flow.ErrorCode(err) == flow.CodeInvalid:
-		var ie *flow.ImportError
+	case from == legacy.FromWorkflowJSON && flow.ErrorCode(err) == flow.CodeInvalid:
+		var ie *legacy.ImportError
 		if errors.As(err, &ie) && ie.Line == 0 {
 			return withHint(err, "pass --project NAME to name the project to import into")
 		}
@@ -288,7 +289,7 @@ func legacyHint(err error, from string) error {
 	return err
 }
 
-func printLegacyResult(w io.Writer, file string, res *flow.LegacyResult) {
+func printLegacyResult(w io.Writer, file string, res *legacy.Result) {
 	c := res.Created
 	var parts []string
 	for _, n := range []struct {
@@ -333,9 +334,9 @@ func (a *app) readWhole(file string) ([]byte, error) {
 		}
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, flow.MaxLegacyFile+1))
-	if err == nil && len(b) > flow.MaxLegacyFile {
-		err = fmt.Errorf("%w: %s is over %d bytes", flow.ErrInvalid, file, flow.MaxLegacyFile)
+	b, err := io.ReadAll(io.LimitReader(r, legacy.MaxFile+1))
+	if err == nil && len(b) > legacy.MaxFile {
+		err = fmt.Errorf("%w: %s is over %d bytes", flow.ErrInvalid, file, legacy.MaxFile)
 	}
 	return b, err
 }

@@ -1,4 +1,4 @@
-package flow
+package legacy
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flowctl/flowctl/flow"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -15,12 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
 // Formats of the files of the system flowctl replaces (the seed notes),
-// for ImportLegacy.
+// for Import.
 const (
 	// FromWorkflowJSON is projects/<name>/workflow.json: {"project": ...,
 	// "tasks": [{id, name, status, deps, meta: {owner, tags}}]}.
@@ -36,18 +35,18 @@ const (
 	FromExecJSONL = "exec-jsonl"
 )
 
-// LegacyFormats returns the formats ImportLegacy reads.
-func LegacyFormats() []string {
+// Formats returns the formats Import reads.
+func Formats() []string {
 	return []string{FromWorkflowJSON, FromHistoryJSON, FromContextDir, FromExecJSONL}
 }
 
-// MaxLegacyFile bounds one imported file (and one file of a context
-// directory: MaxInput).
-const MaxLegacyFile = 256 << 20
+// MaxFile bounds one imported file (and one file of a context
+// directory: flow.MaxInput).
+const MaxFile = 256 << 20
 
-// LegacyImport is the input of ImportLegacy.
-type LegacyImport struct {
-	Format string // one of LegacyFormats
+// Input is the input of Import.
+type Input struct {
+	Format string // one of Formats
 	// Path is the file to read, or the directory for FromContextDir.
 	Path string
 	// Name is how errors and warnings name the file; empty: Path.
@@ -61,24 +60,24 @@ type LegacyImport struct {
 	Project string
 }
 
-// LegacyResult says what an import did.
-type LegacyResult struct {
-	Format  string        `json:"format"`
-	Project string        `json:"project"`
-	Read    int           `json:"read"` // entries read: tasks, history events, context files or exec lines
-	Created LegacyCreated `json:"created"`
+// Result says what an import did.
+type Result struct {
+	Format  string  `json:"format"`
+	Project string  `json:"project"`
+	Read    int     `json:"read"` // entries read: tasks, history events, context files or exec lines
+	Created Created `json:"created"`
 	// Skipped counts the entries that were already imported (or, for a
 	// context file, would change nothing).
 	Skipped int `json:"skipped"`
 	// Tasks maps every task entry of a workflow.json to its flowctl id,
 	// in file order.
-	Tasks []LegacyTask `json:"tasks,omitempty"`
+	Tasks []Task `json:"tasks,omitempty"`
 	// Warnings name what was read but not imported (unknown keys).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// LegacyCreated counts what an import appended, per kind.
-type LegacyCreated struct {
+// Created counts what an import appended, per kind.
+type Created struct {
 	Projects int `json:"projects"`
 	Tasks    int `json:"tasks"`
 	Notes    int `json:"notes"`
@@ -86,8 +85,8 @@ type LegacyCreated struct {
 	Execs    int `json:"execs"`
 }
 
-// LegacyTask is one task entry of a workflow.json and its flowctl task.
-type LegacyTask struct {
+// Task is one task entry of a workflow.json and its flowctl task.
+type Task struct {
 	Ref     string `json:"ref"`
 	ID      string `json:"id"`
 	Created bool   `json:"created"` // false: the ref was already imported
@@ -95,7 +94,7 @@ type LegacyTask struct {
 
 // ImportError locates a problem in an imported file: File as the import
 // names it, Line from 1 (0 when the problem is the file as a whole). Err
-// carries the class (ErrInvalid, ErrNotFound, ...).
+// carries the class (flow.ErrInvalid, flow.ErrNotFound, ...).
 type ImportError struct {
 	File string
 	Line int
@@ -111,33 +110,33 @@ func (e *ImportError) Error() string {
 
 func (e *ImportError) Unwrap() error { return e.Err }
 
-// ImportLegacy imports one file (or directory) of the system flowctl
+// Import imports one file (or directory) of the system flowctl
 // replaces, in one transaction: all of it or nothing. Importing the same
 // file again appends nothing (see each format for how it knows). Errors:
-// *ImportError wrapping ErrInvalid (a malformed or unknown entry, with
-// its line) or ErrNotFound (an entry naming a task the project does not
-// have); ErrNotFound (the project, the file); store.ErrConflict (an
+// *ImportError wrapping flow.ErrInvalid (a malformed or unknown entry, with
+// its line) or flow.ErrNotFound (an entry naming a task the project does not
+// have); flow.ErrNotFound (the project, the file); store.ErrConflict (an
 // archived project).
-func (e *Engine) ImportLegacy(in LegacyImport) (*LegacyResult, error) {
+func Import(e *flow.Engine, in Input) (*Result, error) {
 	if in.Name == "" {
 		in.Name = in.Path
 	}
 	switch in.Format {
 	case FromWorkflowJSON:
-		return e.importWorkflow(in)
+		return importWorkflow(e, in)
 	case FromHistoryJSON:
-		return e.importHistory(in)
+		return importHistory(e, in)
 	case FromContextDir:
-		return e.importContextDir(in)
+		return importContextDir(e, in)
 	case FromExecJSONL:
-		return e.importExecLog(in)
+		return importExecLog(e, in)
 	}
-	return nil, fmt.Errorf("%w: import format %q: use %s", ErrInvalid, in.Format, strings.Join(LegacyFormats(), ", "))
+	return nil, fmt.Errorf("%w: import format %q: use %s", flow.ErrInvalid, in.Format, strings.Join(Formats(), ", "))
 }
 
 // read returns the content of the file to import, stripped of a UTF-8
 // byte order mark.
-func (in LegacyImport) read() ([]byte, error) {
+func (in Input) read() ([]byte, error) {
 	r := in.Input
 	if r == nil {
 		f, err := os.Open(in.Path)
@@ -147,12 +146,12 @@ func (in LegacyImport) read() ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxLegacyFile+1))
+	b, err := io.ReadAll(io.LimitReader(r, MaxFile+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxLegacyFile {
-		return nil, &ImportError{File: in.Name, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxLegacyFile)}
+	if len(b) > MaxFile {
+		return nil, &ImportError{File: in.Name, Err: fmt.Errorf("%w: the file is over %d bytes", flow.ErrInvalid, MaxFile)}
 	}
 	return bytes.TrimPrefix(b, []byte("\uFEFF")), nil
 }
@@ -160,33 +159,14 @@ func (in LegacyImport) read() ([]byte, error) {
 // runImport runs fn in one command: one write transaction. fn may run
 // more than once (a group commit retries without a failed call), so it
 // starts from a fresh copy of res each time.
-func (e *Engine) runImport(format, project string, res *LegacyResult, fn func(w *writer, res *LegacyResult) error) error {
+func runImport(e *flow.Engine, format, project string, res *Result, fn func(im *flow.Importer, res *Result) error) error {
 	start := *res
 	start.Tasks = slices.Clone(res.Tasks)
-	_, err := e.command(Write{}, "import."+format, nil, func(w *writer) (Ref, error) {
+	return e.ImportEntries(format, project, func(im *flow.Importer) error {
 		*res = start
 		res.Tasks = slices.Clone(start.Tasks)
-		err := fn(w, res)
-		e.progress(1, 1) // done, whatever the entries were
-		return Ref{Kind: projection.KindProject, Project: project}, err
+		return fn(im, res)
 	})
-	return err
-}
-
-// emitImported appends one imported event with a given (deterministic)
-// id, and folds it. It is emit with the id set. The event's time is the
-// time of the import, like any event's: the time the file gives an entry
-// is in the payload (occurred_at), so that event times follow seqs and
-// --at TIME names a prefix of the log.
-func (w *writer) emitImported(stream, project, typ string, payload any, id store.ID) error {
-	schema, _ := projection.Schema(typ)
-	ev, err := w.e.newEvent(typ, schema, project, payload)
-	if err != nil {
-		return err
-	}
-	ev.ID = id
-	_, err = w.emitEvent(stream, store.Any, ev)
-	return err
 }
 
 // legacyIDs derives the event ids of an import from what the entries
@@ -203,7 +183,7 @@ func newLegacyIDs(format, project string) *legacyIDs {
 
 // next returns the id of the next entry whose content is key: a UUID of
 // version 8 (custom) made of SHA-256 bits.
-func (g *legacyIDs) next(key string) store.ID {
+func (g *legacyIDs) next(key string) flow.ImportID {
 	n := g.seen[key]
 	g.seen[key]++
 	h := sha256.New()
@@ -212,15 +192,12 @@ func (g *legacyIDs) next(key string) store.ID {
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
 	}
-	var id store.ID
+	var id flow.ImportID
 	copy(id[:], h.Sum(nil))
 	id[6] = id[6]&0x0f | 0x80 // version 8
 	id[8] = id[8]&0x3f | 0x80 // RFC 9562 variant
 	return id
 }
-
-// imported reports whether an event with id is already in the log.
-func (w *writer) imported(id store.ID) bool { return w.tx.SeqOf(id) != 0 }
 
 // refIndex finds a project's tasks by the ids of the legacy system: the
 // ref of a task (its original id), or a flowctl id written exactly "T-n".
@@ -229,9 +206,9 @@ type refIndex struct {
 	ids   map[string]bool
 }
 
-func loadRefs(src source, project string) (*refIndex, error) {
+func loadRefs(im *flow.Importer, project string) (*refIndex, error) {
 	x := &refIndex{byRef: map[string]string{}, ids: map[string]bool{}}
-	tasks, err := src.Tasks(project)
+	tasks, err := im.Tasks(project)
 	for _, t := range tasks { // in id order: the oldest task of a ref wins
 		x.add(t.Ref, t.ID)
 	}
@@ -259,22 +236,6 @@ func (x *refIndex) task(s string) (string, bool) {
 	return s, x.ids[s]
 }
 
-// parseLegacyTime reads the timestamps the legacy system wrote: RFC 3339,
-// or Python's isoformat without a zone (taken as UTC, as the seeds write
-// utcnow()), with a 'T' or a space between date and time.
-func parseLegacyTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999",
-		"2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%w: %q is not a timestamp (like 2024-04-12T08:16:01Z)", ErrInvalid, s)
-}
-
 // lineAt returns the line (from 1) of byte offset off in data.
 func lineAt(data []byte, off int64) int {
 	off = min(max(off, 0), int64(len(data)))
@@ -282,7 +243,7 @@ func lineAt(data []byte, off int64) int {
 }
 
 // checkDocument checks a whole JSON file before it is walked: valid
-// UTF-8, well-formed JSON, then the limits of CheckJSON (duplicate keys,
+// UTF-8, well-formed JSON, then the limits of flow.CheckJSON (duplicate keys,
 // depth), each located by line when it can be.
 func checkDocument(name string, data []byte) error {
 	if !utf8.Valid(data) {
@@ -294,15 +255,15 @@ func checkDocument(name string, data []byte) error {
 			}
 			i += size
 		}
-		return &ImportError{File: name, Line: lineAt(data, int64(i)), Err: fmt.Errorf("%w: not valid UTF-8", ErrInvalid)}
+		return &ImportError{File: name, Line: lineAt(data, int64(i)), Err: fmt.Errorf("%w: not valid UTF-8", flow.ErrInvalid)}
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return &ImportError{File: name, Line: lineAt(data, se.Offset), Err: fmt.Errorf("%w: not valid JSON: %v", ErrInvalid, se)}
+			return &ImportError{File: name, Line: lineAt(data, se.Offset), Err: fmt.Errorf("%w: not valid JSON: %v", flow.ErrInvalid, se)}
 		}
-		return &ImportError{File: name, Err: fmt.Errorf("%w: not valid JSON: %v", ErrInvalid, err)}
+		return &ImportError{File: name, Err: fmt.Errorf("%w: not valid JSON: %v", flow.ErrInvalid, err)}
 	}
 	return nil
 }
@@ -352,14 +313,14 @@ type object struct {
 	used map[string]bool
 }
 
-// newObject checks raw (limits of CheckJSON) and splits it into keys.
+// newObject checks raw (limits of flow.CheckJSON) and splits it into keys.
 func newObject(file string, line int, what string, raw []byte) (*object, error) {
 	o := &object{file: file, line: line, what: what, used: map[string]bool{}}
-	if err := CheckJSON(raw); err != nil {
-		return nil, o.errorf(ErrInvalid, "not valid JSON: %v", err)
+	if err := flow.CheckJSON(raw); err != nil {
+		return nil, o.errorf(flow.ErrInvalid, "not valid JSON: %v", err)
 	}
 	if err := json.Unmarshal(raw, &o.keys); err != nil || o.keys == nil {
-		return nil, o.errorf(ErrInvalid, "is not a JSON object")
+		return nil, o.errorf(flow.ErrInvalid, "is not a JSON object")
 	}
 	return o, nil
 }
@@ -397,13 +358,13 @@ func (o *object) str(key string, required bool) (string, error) {
 	v, ok := o.get(key)
 	if !ok {
 		if required {
-			return "", o.errorf(ErrInvalid, "%q is missing", key)
+			return "", o.errorf(flow.ErrInvalid, "%q is missing", key)
 		}
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return "", o.errorf(ErrInvalid, "%q is %s, not a string", key, jsonKind(v))
+		return "", o.errorf(flow.ErrInvalid, "%q is %s, not a string", key, jsonKind(v))
 	}
 	return s, nil
 }
@@ -412,7 +373,7 @@ func (o *object) str(key string, required bool) (string, error) {
 func (o *object) ident(key string, required bool) (string, error) {
 	v, ok := o.get(key)
 	if ok && len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
-		return identOf(v, func() error { return o.errorf(ErrInvalid, "%q is %s, not an id", key, v) })
+		return identOf(v, func() error { return o.errorf(flow.ErrInvalid, "%q is %s, not an id", key, v) })
 	}
 	return o.str(key, required)
 }
@@ -436,11 +397,11 @@ func (o *object) idents(key string) ([]string, error) {
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(v, &raws); err != nil {
-		return nil, o.errorf(ErrInvalid, "%q is %s, not an array", key, jsonKind(v))
+		return nil, o.errorf(flow.ErrInvalid, "%q is %s, not an array", key, jsonKind(v))
 	}
 	out := make([]string, 0, len(raws))
 	for i, r := range raws {
-		bad := func() error { return o.errorf(ErrInvalid, "%q[%d] is %s, not an id", key, i, jsonKind(r)) }
+		bad := func() error { return o.errorf(flow.ErrInvalid, "%q[%d] is %s, not an id", key, i, jsonKind(r)) }
 		var s string
 		if err := json.Unmarshal(r, &s); err == nil {
 			out = append(out, s)
@@ -463,7 +424,7 @@ func (o *object) strs(key string) ([]string, error) {
 	}
 	var out []string
 	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, o.errorf(ErrInvalid, "%q is %s, not an array of strings", key, jsonKind(v))
+		return nil, o.errorf(flow.ErrInvalid, "%q is %s, not an array of strings", key, jsonKind(v))
 	}
 	return out, nil
 }
@@ -475,7 +436,7 @@ func (o *object) boolean(key string) (b, ok bool, err error) {
 		return false, false, nil
 	}
 	if err := json.Unmarshal(v, &b); err != nil {
-		return false, false, o.errorf(ErrInvalid, "%q is %s, not true or false", key, jsonKind(v))
+		return false, false, o.errorf(flow.ErrInvalid, "%q is %s, not true or false", key, jsonKind(v))
 	}
 	return b, true, nil
 }
@@ -488,70 +449,31 @@ func (o *object) number(key string) (float64, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, o.errorf(ErrInvalid, "%q is %s, not a number", key, jsonKind(v))
+		return 0, o.errorf(flow.ErrInvalid, "%q is %s, not a number", key, jsonKind(v))
 	}
 	return f, nil
 }
 
-// timestamp reads a time: a string parseLegacyTime takes, or a number of
-// seconds since 1970 (Python's time.time()). ok is false when the key is
+// timestamp reads a time: a string flow.ParseTimestamp takes (RFC 3339,
+// Python's isoformat), or a number of seconds since 1970 (time.time()). ok is false when the key is
 // missing or null.
 func (o *object) timestamp(key string, required bool) (t time.Time, ok bool, err error) {
 	v, ok := o.get(key)
 	if !ok {
 		if required {
-			return t, false, o.errorf(ErrInvalid, "%q is missing", key)
+			return t, false, o.errorf(flow.ErrInvalid, "%q is missing", key)
 		}
 		return t, false, nil
 	}
-	t, ok, err = timestampOf(key, v)
+	t, ok, err = flow.ParseTimestamp(key, v)
 	switch {
 	case err != nil:
 		return t, false, o.wrap(err)
 	case !ok && required:
-		return t, false, o.errorf(ErrInvalid, "%q is empty", key)
+		return t, false, o.errorf(flow.ErrInvalid, "%q is empty", key)
 	}
 	return t, ok, nil
 }
-
-// timestampOf reads a time given as JSON: a string parseLegacyTime takes,
-// or a number of seconds since 1970 (Python's time.time()), within the
-// years an event can hold. ok is false for nothing, null or "". Errors
-// are ErrInvalid.
-func timestampOf(key string, v json.RawMessage) (t time.Time, ok bool, err error) {
-	var s string
-	switch kind := jsonKind(v); kind {
-	case "empty", "null":
-		return t, false, nil
-	case "a number":
-		var secs float64
-		if err := json.Unmarshal(v, &secs); err != nil || secs < 0 || secs > 1e10 {
-			return t, false, fmt.Errorf("%w: %q %s is not a time in seconds since 1970", ErrInvalid, key, v)
-		}
-		whole, frac := math.Modf(secs)
-		return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1e3).UTC(), true, nil
-	case "a string":
-		if err := json.Unmarshal(v, &s); err != nil {
-			return t, false, fmt.Errorf("%w: %q is not a string: %v", ErrInvalid, key, err)
-		}
-	default:
-		return t, false, fmt.Errorf("%w: %q is %s, not a time", ErrInvalid, key, kind)
-	}
-	if s == "" {
-		return t, false, nil
-	}
-	if t, err = parseLegacyTime(s); err != nil {
-		return t, false, err
-	}
-	if t.Before(minTime) || t.After(maxTime) {
-		return time.Time{}, false, fmt.Errorf("%w: %q %s is outside the years 1678 to 2262", ErrInvalid, key, s)
-	}
-	return t, true, nil
-}
-
-// minTime and maxTime bound the times an event or a payload holds: unix
-// nanoseconds in an int64.
-var minTime, maxTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // sub reads a nested object (nil when missing or null).
 func (o *object) sub(key string) (*object, error) {
@@ -561,7 +483,7 @@ func (o *object) sub(key string) (*object, error) {
 	}
 	s := &object{file: o.file, line: o.line, what: o.what, used: map[string]bool{}}
 	if err := json.Unmarshal(v, &s.keys); err != nil || s.keys == nil {
-		return nil, o.errorf(ErrInvalid, "%q is %s, not an object", key, jsonKind(v))
+		return nil, o.errorf(flow.ErrInvalid, "%q is %s, not an object", key, jsonKind(v))
 	}
 	return s, nil
 }
@@ -626,4 +548,12 @@ func compactJSON(v []byte) string {
 		return string(v)
 	}
 	return buf.String()
+}
+
+// occurredAt is t as a payload's occurred_at: 0 (omitted) for no time.
+func occurredAt(t time.Time) projection.Time {
+	if t.IsZero() {
+		return 0
+	}
+	return projection.TimeOf(t)
 }

@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -32,7 +33,7 @@ type TaskReport struct {
 	Project   string                 `json:"project"`
 	HeadSeq   uint64                 `json:"head_seq"`
 	Task      *projection.Task       `json:"task"`
-	Deps      []TaskBrief            `json:"deps"`
+	Deps      []flow.TaskBrief       `json:"deps"`
 	Approvals []*projection.Approval `json:"approvals"`
 	Execs     []*projection.Exec     `json:"execs"`
 	Notes     []ReportNote           `json:"notes"`
@@ -46,7 +47,7 @@ type TaskReport struct {
 type ProjectReport struct {
 	Markdown  string                 `json:"markdown"`
 	Project   *projection.Project    `json:"project"`
-	Status    *Status                `json:"status"`
+	Status    *flow.Status           `json:"status"`
 	Tasks     []*projection.Task     `json:"tasks"`
 	Plans     []*projection.Plan     `json:"plans"`
 	Approvals []*projection.Approval `json:"approvals"`
@@ -74,40 +75,40 @@ type ReportEvent struct {
 	Summary string    `json:"summary"`
 }
 
-// TaskReport reports one task: its fields, steps, context, approvals,
-// exec records, notes and the timeline of its events, as of one head.
-// It returns ErrNotFound for an unknown project or task.
-func (e *Engine) TaskReport(project, id string) (*TaskReport, error) {
+// ReportTask reports one task of project: its fields, steps, context,
+// approvals, exec records, notes and the timeline of its events, as of
+// one head. It returns flow.ErrNotFound for an unknown project or task.
+func ReportTask(e *flow.Engine, project, id string) (*TaskReport, error) {
 	r := &TaskReport{Project: project}
-	err := e.readHead(func(src source, head uint64) error {
-		r.HeadSeq = head
+	err := e.Read(func(src *flow.Reader) error {
+		r.HeadSeq = src.Head()
 		return r.read(src, project, id)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.taskEvents(r); err != nil {
+	if err := taskEvents(e, r); err != nil {
 		return nil, err
 	}
 	r.Markdown = r.markdown()
 	return r, nil
 }
 
-func (r *TaskReport) read(src source, project, id string) error {
-	if _, err := mustProject(src, project); err != nil {
+func (r *TaskReport) read(src *flow.Reader, project, id string) error {
+	if _, err := src.Project(project); err != nil {
 		return err
 	}
-	t, err := mustTask(src, project, id)
+	t, err := src.Task(project, id)
 	if err != nil {
 		return err
 	}
-	r.Task, r.Deps = t, []TaskBrief{}
+	r.Task, r.Deps = t, []flow.TaskBrief{}
 	for _, d := range t.Deps {
-		dt, err := mustTask(src, project, d)
+		dt, err := src.Task(project, d)
 		if err != nil {
 			return err
 		}
-		r.Deps = append(r.Deps, briefOf(dt))
+		r.Deps = append(r.Deps, flow.BriefOf(dt))
 	}
 	approvals, err := src.Approvals(project)
 	r.Approvals = keepIf(approvals, func(a *projection.Approval) bool { return a.Task == id })
@@ -132,25 +133,25 @@ func keepIf[T any](items []T, keep func(T) bool) []T {
 // taskEvents fills the timeline and notes: the events of the task's
 // stream, and those of the project's stream that name the task or one of
 // its approvals, up to the report's head.
-func (e *Engine) taskEvents(r *TaskReport) error {
+func taskEvents(e *flow.Engine, r *TaskReport) error {
 	approvals := map[string]bool{}
 	for _, a := range r.Approvals {
 		approvals[a.ID] = true
 	}
-	var evs []Event
-	keep := func(ev Event) error { evs = append(evs, ev); return nil }
-	f := Filter{Stream: projection.TaskStream(r.Project, r.Task.ID), UntilSeq: r.HeadSeq, Raw: true}
+	var evs []flow.Event
+	keep := func(ev flow.Event) error { evs = append(evs, ev); return nil }
+	f := flow.Filter{Stream: projection.TaskStream(r.Project, r.Task.ID), UntilSeq: r.HeadSeq, Raw: true}
 	if err := e.Events(f, keep); err != nil {
 		return err
 	}
 	f.Stream = projection.ProjectStream(r.Project)
-	err := e.Events(f, func(ev Event) error {
+	err := e.Events(f, func(ev flow.Event) error {
 		if namesTask(ev, r.Task.ID, approvals) {
 			evs = append(evs, ev)
 		}
 		return nil
 	})
-	slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(evs, func(a, b flow.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	r.Timeline, r.Notes = timelineOf(evs), []ReportNote{}
 	for _, ev := range evs {
 		if n, ok := reportNoteOf(ev); ok {
@@ -160,9 +161,9 @@ func (e *Engine) taskEvents(r *TaskReport) error {
 	return err
 }
 
-// refersTo reports whether ev's payload names task (its "task" field) or
+// namesTask reports whether ev's payload names task (its "task" field) or
 // decides one of its approvals.
-func namesTask(ev Event, task string, approvals map[string]bool) bool {
+func namesTask(ev flow.Event, task string, approvals map[string]bool) bool {
 	var p struct {
 		Task string `msgpack:"task"`
 		ID   string `msgpack:"id"`
@@ -173,7 +174,7 @@ func namesTask(ev Event, task string, approvals map[string]bool) bool {
 	return p.Task == task || (ev.Type == projection.TypeApprovalDecided && approvals[p.ID])
 }
 
-func reportNoteOf(ev Event) (ReportNote, bool) {
+func reportNoteOf(ev flow.Event) (ReportNote, bool) {
 	var p projection.NoteAdded
 	if ev.Type != projection.TypeNoteAdded || msgpack.Unmarshal(ev.Raw, &p) != nil {
 		return ReportNote{}, false
@@ -181,28 +182,28 @@ func reportNoteOf(ev Event) (ReportNote, bool) {
 	return ReportNote{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Kind: p.Kind, Text: p.Text}, true
 }
 
-// ProjectReport reports a project as seen by the engine's actor (see
-// ProjectReportFor).
-func (e *Engine) ProjectReport(project string) (*ProjectReport, error) {
-	return e.ProjectReportFor(project, e.opts.Actor)
+// ReportProject reports a project as seen by the engine's actor (see
+// ReportProjectFor).
+func ReportProject(e *flow.Engine, project string) (*ProjectReport, error) {
+	return ReportProjectFor(e, project, e.Actor())
 }
 
-// ProjectReportFor reports a project: its status as seen by actor (see
-// StatusFor), tasks, plans, approvals, recent exec records and the
-// timeline of its last events, as of one head. It returns ErrNotFound for
-// an unknown project.
-func (e *Engine) ProjectReportFor(project, actor string) (*ProjectReport, error) {
+// ReportProjectFor reports a project: its status as seen by actor (see
+// flow's StatusFor), tasks, plans, approvals, recent exec records and the
+// timeline of its last events, as of one head. It returns
+// flow.ErrNotFound for an unknown project.
+func ReportProjectFor(e *flow.Engine, project, actor string) (*ProjectReport, error) {
 	r := &ProjectReport{}
-	now := e.opts.Now()
+	now := e.Now()
 	var head uint64
-	err := e.readHead(func(src source, h uint64) error {
-		head = h
-		return r.read(src, project, actor, head, now)
+	err := e.Read(func(src *flow.Reader) error {
+		head = src.Head()
+		return r.read(src, project, actor, now)
 	})
 	if err != nil {
 		return nil, err
 	}
-	evs, err := e.lastEvents(Filter{Project: project, UntilSeq: head, Raw: true}, ReportTimeline)
+	evs, err := lastEvents(e, flow.Filter{Project: project, UntilSeq: head, Raw: true}, ReportTimeline)
 	if err != nil {
 		return nil, err
 	}
@@ -215,15 +216,15 @@ func (e *Engine) ProjectReportFor(project, actor string) (*ProjectReport, error)
 // set), oldest first. It reads windows of seqs backwards from UntilSeq,
 // each four times the last, so that a long log is not read from its start
 // for a few recent events.
-func (e *Engine) lastEvents(f Filter, n int) ([]Event, error) {
+func lastEvents(e *flow.Engine, f flow.Filter, n int) ([]flow.Event, error) {
 	f.Limit = n
 	for window := uint64(4 * n); ; window *= 4 {
 		f.SinceSeq = 1
 		if f.UntilSeq > window {
 			f.SinceSeq = f.UntilSeq - window + 1
 		}
-		var evs []Event
-		if err := e.Events(f, func(ev Event) error { evs = append(evs, ev); return nil }); err != nil {
+		var evs []flow.Event
+		if err := e.Events(f, func(ev flow.Event) error { evs = append(evs, ev); return nil }); err != nil {
 			return nil, err
 		}
 		if len(evs) >= n || f.SinceSeq == 1 {
@@ -232,12 +233,12 @@ func (e *Engine) lastEvents(f Filter, n int) ([]Event, error) {
 	}
 }
 
-func (r *ProjectReport) read(src source, project, actor string, head uint64, now time.Time) error {
+func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.Time) error {
 	var err error
-	if r.Status, err = statusOf(src, project, actor, head, now); err != nil {
+	if r.Status, err = src.Status(project, actor, now); err != nil {
 		return err
 	}
-	if r.Project, err = mustProject(src, project); err != nil {
+	if r.Project, err = src.Project(project); err != nil {
 		return err
 	}
 	if r.Tasks, err = src.Tasks(project); err != nil {
@@ -263,167 +264,19 @@ func reportList[T any](s []T) []T {
 	return s
 }
 
-// timeline turns events into timeline lines; never nil.
-func timelineOf(evs []Event) []ReportEvent {
+// timelineOf turns events into timeline lines; never nil.
+func timelineOf(evs []flow.Event) []ReportEvent {
 	out := make([]ReportEvent, len(evs))
 	for i, ev := range evs {
 		out[i] = ReportEvent{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Type: ev.Type,
-			Subject: streamSubject(ev.Stream), Summary: mdClip(mdLine(summarizeEvent(ev)), reportSummary)}
+			Subject: ev.Subject(), Summary: mdClip(mdLine(ev.Summary()), reportSummary)}
 	}
 	return out
-}
-
-func streamSubject(stream string) string {
-	kind, project, id, ok := projection.ParseStream(stream)
-	switch {
-	case !ok:
-		return stream
-	case kind == projection.KindProject:
-		return project
-	}
-	return id
-}
-
-// summarize says in a few words what ev did.
-func summarizeEvent(ev Event) string {
-	if _, known := projection.Schema(ev.Type); !known {
-		return fmt.Sprintf("unknown event type (schema %d)", ev.Schema)
-	}
-	fn := eventSummaries[ev.Type]
-	if fn == nil {
-		return ""
-	}
-	s, err := fn(ev.Raw)
-	if err != nil {
-		return "payload does not decode"
-	}
-	return s
-}
-
-// eventSummaries turn a payload of each type into a summary.
-var eventSummaries = map[string]func(raw []byte) (string, error){
-	projection.TypeProjectCreated: summaryOf(func(p projection.ProjectCreated) string {
-		return mdJoin("project", p.Name, "created", mdParens(p.Description))
-	}),
-	projection.TypeProjectArchived: summaryOf(func(p projection.ProjectArchived) string { return mdJoin("archived", p.Reason) }),
-	projection.TypePlanCreated: summaryOf(func(p projection.PlanCreated) string {
-		return mdJoin(p.ID+" created:", p.Title)
-	}),
-	projection.TypePlanClosed:  summaryOf(func(p projection.PlanClosed) string { return mdJoin(p.ID+" closed", mdParens(p.Reason)) }),
-	projection.TypeTaskCreated: summaryOf(taskCreatedSummary),
-	projection.TypeTaskUpdated: summaryOf(taskUpdatedSummary),
-	projection.TypeTaskDepsChanged: summaryOf(func(p projection.TaskDepsChanged) string {
-		return mdJoin("deps", mdPrefixed("+", p.Added), mdPrefixed("-", p.Removed))
-	}),
-	projection.TypeTaskStatusChanged: summaryOf(func(p projection.TaskStatusChanged) string {
-		return mdJoin(p.From, "->", p.To, mdForced(p.Forced), mdParens(p.Reason))
-	}),
-	projection.TypeTaskClaimed: summaryOf(func(p projection.TaskClaimed) string {
-		return mdJoin("claimed by", p.Actor, "until", mdTime(time.Unix(0, p.LeaseUntil)))
-	}),
-	projection.TypeTaskLeaseRenewed: summaryOf(func(p projection.TaskClaimed) string {
-		return mdJoin("lease of", p.Actor, "renewed until", mdTime(time.Unix(0, p.LeaseUntil)))
-	}),
-	projection.TypeTaskReleased: summaryOf(func(p projection.TaskReleased) string {
-		return mdJoin("released by", p.Actor, mdParens(p.Reason))
-	}),
-	projection.TypeTaskContextMerged: summaryOf(func(p projection.TaskContextMerged) string {
-		if p.Replace {
-			return "context replaced: " + p.Patch
-		}
-		return "context merged: " + p.Patch
-	}),
-	projection.TypeStepAdded:         summaryOf(func(p projection.StepAdded) string { return mdJoin(p.ID, "added:", p.Title) }),
-	projection.TypeStepStatusChanged: summaryOf(stepSummary),
-	projection.TypeNoteAdded: summaryOf(func(p projection.NoteAdded) string {
-		return mdJoin(p.Kind+":", p.Text)
-	}),
-	projection.TypeApprovalRequested: summaryOf(func(p projection.ApprovalRequested) string {
-		return mdJoin(p.ID, "requested", mdForStep(p.Step)) + ": " + p.Message
-	}),
-	projection.TypeApprovalDecided: summaryOf(func(p projection.ApprovalDecided) string {
-		return mdJoin(p.ID, p.Decision, "by", p.By, mdParens(p.Comment))
-	}),
-	projection.TypeExecRecorded: summaryOf(func(p projection.ExecRecorded) string {
-		return mdJoin(p.ID, execLabel(&p), "exit", strconv.Itoa(p.ExitCode), mdOK(p.Success), mdMS(p.ElapsedMS))
-	}),
-	projection.TypeRollbackMarked: summaryOf(func(p projection.RollbackMarked) string {
-		what := "rolled back"
-		if p.Removed {
-			what = "removed, rolled back"
-		}
-		return fmt.Sprintf("%s to seq %d by the rollback at seq %d", what, p.ToSeq, p.Rollback)
-	}),
-}
-
-// summary adapts a summary of a typed payload to raw msgpack.
-func summaryOf[P any](fn func(P) string) func([]byte) (string, error) {
-	return func(raw []byte) (string, error) {
-		var p P
-		if err := msgpack.Unmarshal(raw, &p); err != nil {
-			return "", err
-		}
-		return fn(p), nil
-	}
-}
-
-func taskCreatedSummary(p projection.TaskCreated) string {
-	s := mdJoin(p.ID, "created:", p.Title)
-	if len(p.Deps) > 0 {
-		s += " (deps " + strings.Join(p.Deps, ", ") + ")"
-	}
-	return s
-}
-
-func taskUpdatedSummary(p projection.TaskUpdated) string {
-	var parts []string
-	str := func(name string, v *string) {
-		if v != nil {
-			parts = append(parts, name+" "+strconv.Quote(*v))
-		}
-	}
-	str("title", p.Title)
-	str("description", p.Description)
-	str("owner", p.Owner)
-	str("plan", p.Plan)
-	if p.Priority != nil {
-		parts = append(parts, "priority "+strconv.Itoa(*p.Priority))
-	}
-	if p.Tags != nil {
-		parts = append(parts, "tags ["+strings.Join(*p.Tags, ", ")+"]")
-	}
-	return "set " + strings.Join(parts, ", ")
-}
-
-func stepSummary(p projection.StepStatusChanged) string {
-	progress := ""
-	if p.Progress != nil {
-		progress = strconv.Itoa(*p.Progress) + "%"
-	}
-	to := p.To
-	if to != "" {
-		to = "-> " + to
-	}
-	s := mdJoin(p.ID, to, progress)
-	for _, kv := range [][2]string{{"note", p.Note}, {"result", p.Result}, {"error", p.Error}} {
-		if kv[1] != "" {
-			s += "; " + kv[0] + ": " + kv[1]
-		}
-	}
-	return s
 }
 
 // join joins the non-empty words with spaces.
 func mdJoin(words ...string) string {
 	return strings.Join(slices.DeleteFunc(words, func(w string) bool { return w == "" }), " ")
-}
-
-func mdPrefixed(prefix string, ids []string) string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = prefix + id
-	}
-	return strings.Join(out, " ")
 }
 
 func mdParens(s string) string {
@@ -438,13 +291,6 @@ func mdForced(f bool) string {
 		return "[forced]"
 	}
 	return ""
-}
-
-func mdForStep(step string) string {
-	if step == "" {
-		return ""
-	}
-	return "for " + step
 }
 
 func mdOK(ok bool) string {
@@ -752,7 +598,7 @@ func (r *ProjectReport) markdown() string {
 	return d.String()
 }
 
-func writeStatus(d *mdDoc, s *Status) {
+func writeStatus(d *mdDoc, s *flow.Status) {
 	c := s.Tasks
 	d.line("- tasks: %d (todo %d, doing %d, done %d, blocked %d, cancelled %d)", c.Total, c.Todo, c.Doing, c.Done, c.Blocked, c.Cancelled)
 	d.line("- plans: %d open, %d closed", s.Plans.Open, s.Plans.Closed)

@@ -1,9 +1,10 @@
-package flow
+package legacy
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/flowctl/flowctl/flow"
 	"math"
 	"slices"
 	"strconv"
@@ -28,7 +29,7 @@ type workflowTask struct {
 	ref    string // the original id
 	status string // flowctl's
 	deps   []string
-	in     NewTask
+	in     flow.NewTask
 }
 
 // legacyStatuses maps the statuses of the legacy system (and the usual
@@ -50,15 +51,15 @@ var legacyStatuses = map[string]string{
 	"skipped": projection.StatusCancelled, "dropped": projection.StatusCancelled,
 }
 
-// LegacyStatus maps a status of the legacy system to flowctl's; ok is
+// Status maps a status of the legacy system to flowctl's; ok is
 // false for a status it does not know.
-func LegacyStatus(s string) (status string, ok bool) {
+func Status(s string) (status string, ok bool) {
 	key := strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(s)))
 	status, ok = legacyStatuses[key]
 	return status, ok
 }
 
-func (e *Engine) importWorkflow(in LegacyImport) (*LegacyResult, error) {
+func importWorkflow(e *flow.Engine, in Input) (*Result, error) {
 	data, err := in.read()
 	if err != nil {
 		return nil, err
@@ -72,14 +73,14 @@ func (e *Engine) importWorkflow(in LegacyImport) (*LegacyResult, error) {
 		project = doc.project
 	}
 	if project == "" {
-		return nil, &ImportError{File: in.Name, Err: fmt.Errorf(`%w: the file has no "project": name the project to import into`, ErrInvalid)}
+		return nil, &ImportError{File: in.Name, Err: fmt.Errorf(`%w: the file has no "project": name the project to import into`, flow.ErrInvalid)}
 	}
-	if err := ValidProjectName(project); err != nil {
+	if err := flow.ValidProjectName(project); err != nil {
 		return nil, &ImportError{File: in.Name, Err: err}
 	}
-	res := &LegacyResult{Format: FromWorkflowJSON, Project: project, Read: len(doc.tasks), Warnings: doc.warnings}
-	err = e.runImport(FromWorkflowJSON, project, res, func(w *writer, res *LegacyResult) error {
-		return w.importWorkflow(in.Name, doc, project, res)
+	res := &Result{Format: FromWorkflowJSON, Project: project, Read: len(doc.tasks), Warnings: doc.warnings}
+	err = runImport(e, FromWorkflowJSON, project, res, func(im *flow.Importer, res *Result) error {
+		return addWorkflow(im, in.Name, doc, project, res)
 	})
 	if err != nil {
 		return nil, err
@@ -104,7 +105,7 @@ func parseWorkflow(name string, data []byte) (*workflowDoc, error) {
 	if doc.description, err = top.str("description", false); err != nil {
 		return nil, err
 	}
-	doc.description = cleanText(doc.description)
+	doc.description = flow.CleanText(doc.description)
 	top.used["created"], top.used["tasks"] = true, true
 	if w := top.unused(""); w != "" {
 		doc.warnings = append(doc.warnings, w)
@@ -117,14 +118,14 @@ func parseWorkflow(name string, data []byte) (*workflowDoc, error) {
 		}
 		if j, dup := seen[t.ref]; dup {
 			return nil, &ImportError{File: name, Line: en.line, Err: fmt.Errorf("%w: task %d: id %q is also the id of task %d (line %d)",
-				ErrInvalid, i+1, t.ref, j+1, entries[j].line)}
+				flow.ErrInvalid, i+1, t.ref, j+1, entries[j].line)}
 		}
 		seen[t.ref] = i
 		doc.tasks = append(doc.tasks, t)
 		doc.warnings = append(doc.warnings, warns...)
 	}
-	if err := CheckJSON(data); err != nil { // what the entries' checks cannot see: the top level
-		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
+	if err := flow.CheckJSON(data); err != nil { // what the entries' checks cannot see: the top level
+		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}
 	}
 	return doc, nil
 }
@@ -132,7 +133,7 @@ func parseWorkflow(name string, data []byte) (*workflowDoc, error) {
 // workflowParts splits the document into its top-level object (without
 // "tasks") and the entries of "tasks", each with its line.
 func workflowParts(name string, data []byte) (*object, []rawEntry, error) {
-	notObject := &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: a workflow.json is an object {"project": ..., "tasks": [...]}`, ErrInvalid)}
+	notObject := &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: a workflow.json is an object {"project": ..., "tasks": [...]}`, flow.ErrInvalid)}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, nil, notObject
@@ -150,7 +151,7 @@ func workflowParts(name string, data []byte) (*object, []rawEntry, error) {
 			hasTasks = true
 			line := lineAt(data, dec.InputOffset())
 			if entries, err = arrayEntries(dec, data); err != nil {
-				return nil, nil, &ImportError{File: name, Line: line, Err: fmt.Errorf(`%w: "tasks" is not an array of tasks`, ErrInvalid)}
+				return nil, nil, &ImportError{File: name, Line: line, Err: fmt.Errorf(`%w: "tasks" is not an array of tasks`, flow.ErrInvalid)}
 			}
 			continue
 		}
@@ -161,7 +162,7 @@ func workflowParts(name string, data []byte) (*object, []rawEntry, error) {
 		top.keys[key] = raw
 	}
 	if !hasTasks {
-		return nil, nil, &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: the file has no "tasks" array`, ErrInvalid)}
+		return nil, nil, &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: the file has no "tasks" array`, flow.ErrInvalid)}
 	}
 	return top, entries, nil
 }
@@ -178,7 +179,7 @@ func parseWorkflowTask(file string, en rawEntry, n int) (workflowTask, []string,
 		return t, nil, err
 	}
 	if strings.TrimSpace(t.ref) == "" {
-		return t, nil, o.errorf(ErrInvalid, `"id" is empty`)
+		return t, nil, o.errorf(flow.ErrInvalid, `"id" is empty`)
 	}
 	o.what = fmt.Sprintf("task %d (%q)", n, t.ref)
 	if err := t.fields(o); err != nil {
@@ -199,8 +200,8 @@ func parseWorkflowTask(file string, en rawEntry, n int) (workflowTask, []string,
 		warns = appendWarning(warns, meta.unused("meta."))
 	}
 	t.in.Ref = t.ref
-	t.in.clean()
-	if err := o.wrap(t.in.check()); err != nil {
+	t.in.Clean()
+	if err := o.wrap(t.in.Check()); err != nil {
 		return t, nil, err
 	}
 	return t, appendWarning(warns, o.unused("")), nil
@@ -225,15 +226,15 @@ func (t *workflowTask) fields(o *object) error {
 		t.in.Title = title
 	}
 	if strings.TrimSpace(t.in.Title) == "" {
-		return o.errorf(ErrInvalid, `"name" is missing or empty`)
+		return o.errorf(flow.ErrInvalid, `"name" is missing or empty`)
 	}
 	status, err := o.str("status", false)
 	if err != nil {
 		return err
 	}
 	var ok bool
-	if t.status, ok = LegacyStatus(status); !ok {
-		return o.errorf(ErrInvalid, "unknown status %q (known: todo, pending, doing, in_progress, done, completed, blocked, failed, cancelled, skipped and their synonyms)", status)
+	if t.status, ok = Status(status); !ok {
+		return o.errorf(flow.ErrInvalid, "unknown status %q (known: todo, pending, doing, in_progress, done, completed, blocked, failed, cancelled, skipped and their synonyms)", status)
 	}
 	if t.deps, err = o.idents("deps"); err != nil {
 		return err
@@ -248,39 +249,37 @@ func (t *workflowTask) fields(o *object) error {
 		return err
 	}
 	if pri != math.Trunc(pri) || math.Abs(pri) > 1<<31 {
-		return o.errorf(ErrInvalid, `"priority" %v is not an integer`, pri)
+		return o.errorf(flow.ErrInvalid, `"priority" %v is not an integer`, pri)
 	}
 	t.in.Priority = int(pri)
 	return nil
 }
 
-// importWorkflow creates the project if it is missing, then one task per
+// addWorkflow creates the project if it is missing, then one task per
 // entry whose ref the project does not have yet, in dependency order
 // (file order where the file allows it).
-func (w *writer) importWorkflow(file string, doc *workflowDoc, project string, res *LegacyResult) error {
-	p, err := w.Project(project)
+func addWorkflow(im *flow.Importer, file string, doc *workflowDoc, project string, res *Result) error {
+	p, err := im.Project(project)
 	if err != nil {
 		return err
 	}
 	if p == nil {
-		_, err := w.emit(ProjectStream(project), store.NoStream, project, projection.TypeProjectCreated,
-			projection.ProjectCreated{Name: project, Description: doc.description})
-		if err != nil {
+		if err := im.CreateProject(project, doc.description); err != nil {
 			return err
 		}
 		res.Created.Projects++
-	} else if _, err := openProject(w, project); err != nil {
+	} else if _, err := im.OpenProject(project); err != nil {
 		return err
 	}
-	refs, err := loadRefs(w, project)
+	refs, err := loadRefs(im, project)
 	if err != nil {
 		return err
 	}
-	res.Tasks = make([]LegacyTask, len(doc.tasks))
+	res.Tasks = make([]Task, len(doc.tasks))
 	fresh := make([]bool, len(doc.tasks))
 	for i, t := range doc.tasks {
 		if id, ok := refs.ref(t.ref); ok {
-			res.Tasks[i] = LegacyTask{Ref: t.ref, ID: id}
+			res.Tasks[i] = Task{Ref: t.ref, ID: id}
 			res.Skipped++
 			continue
 		}
@@ -291,23 +290,19 @@ func (w *writer) importWorkflow(file string, doc *workflowDoc, project string, r
 		return err
 	}
 	for n, i := range order {
-		w.e.progress(n, len(order))
-		id, err := w.createImportedTask(project, doc.tasks[i], refs)
+		im.Progress(n, len(order))
+		id, err := createImportedTask(im, project, doc.tasks[i], refs)
 		if err != nil {
 			return &ImportError{File: file, Line: doc.tasks[i].line, Err: err}
 		}
 		refs.add(doc.tasks[i].ref, id)
-		res.Tasks[i] = LegacyTask{Ref: doc.tasks[i].ref, ID: id, Created: true}
+		res.Tasks[i] = Task{Ref: doc.tasks[i].ref, ID: id, Created: true}
 		res.Created.Tasks++
 	}
 	return nil
 }
 
-func (w *writer) createImportedTask(project string, t workflowTask, refs *refIndex) (string, error) {
-	p, err := openProject(w, project)
-	if err != nil {
-		return "", err
-	}
+func createImportedTask(im *flow.Importer, project string, t workflowTask, refs *refIndex) (string, error) {
 	deps := make([]string, 0, len(t.deps))
 	for _, d := range t.deps {
 		id, _ := refs.ref(d) // workflowOrder made sure it is there
@@ -318,11 +313,8 @@ func (w *writer) createImportedTask(project string, t workflowTask, refs *refInd
 	if status == projection.StatusTodo {
 		status = ""
 	}
-	id := projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
-	_, err = w.emit(projection.TaskStream(project, id), store.NoStream, project, projection.TypeTaskCreated,
-		projection.TaskCreated{ID: id, Title: t.in.Title, Description: t.in.Description, Deps: slices.Compact(deps),
-			Owner: t.in.Owner, Tags: t.in.Tags, Priority: t.in.Priority, Ref: t.ref, Status: status})
-	return id, err
+	return im.CreateTask(project, projection.TaskCreated{Title: t.in.Title, Description: t.in.Description, Deps: slices.Compact(deps),
+		Owner: t.in.Owner, Tags: t.in.Tags, Priority: t.in.Priority, Ref: t.ref, Status: status})
 }
 
 // workflowOrder orders the fresh entries so that each comes after the
@@ -350,7 +342,7 @@ func workflowOrder(file string, tasks []workflowTask, fresh []bool, refs *refInd
 				next[j] = append(next[j], i)
 			} else if _, ok := refs.ref(d); !ok {
 				return nil, &ImportError{File: file, Line: t.line, Err: fmt.Errorf("%w: task %d (%q): dependency %q is not a task of the file or of the project",
-					ErrNotFound, t.n, t.ref, d)}
+					flow.ErrNotFound, t.n, t.ref, d)}
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package flow
+package legacy
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -24,11 +25,11 @@ var legacyUpdate = flag.Bool("update-legacy", false, "rewrite the golden files i
 func legacyPath(name string) string { return filepath.Join("testdata", "legacy", name) }
 
 // legacyImport imports testdata/legacy/file and fails the test on error.
-func legacyImport(t *testing.T, e *Engine, format, file, project string) *LegacyResult {
+func legacyImport(t *testing.T, e *flow.Engine, format, file, project string) *Result {
 	t.Helper()
-	res, err := e.ImportLegacy(LegacyImport{Format: format, Path: legacyPath(file), Name: file, Project: project})
+	res, err := Import(e, Input{Format: format, Path: legacyPath(file), Name: file, Project: project})
 	if err != nil {
-		t.Fatalf("ImportLegacy(%s, %s): %v", format, file, err)
+		t.Fatalf("Import(%s, %s): %v", format, file, err)
 	}
 	return res
 }
@@ -50,7 +51,7 @@ func legacyGolden(t *testing.T, name string, v any) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./flow -run Legacy -update-legacy to create it)", err)
+		t.Fatalf("%v (run go test ./legacy -run Legacy -update-legacy to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("differs from %s (-update-legacy rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
@@ -58,7 +59,7 @@ func legacyGolden(t *testing.T, name string, v any) {
 }
 
 // legacyFileBytes returns the engine's file as it is on disk.
-func legacyFileBytes(t testing.TB, e *Engine) []byte {
+func legacyFileBytes(t testing.TB, e *flow.Engine) []byte {
 	t.Helper()
 	b, err := os.ReadFile(e.Path())
 	if err != nil {
@@ -83,9 +84,9 @@ type legacyTask struct {
 	Versions uint64          `json:"version"`
 }
 
-func legacyTasks(t *testing.T, e *Engine, project string) []legacyTask {
+func legacyTasks(t *testing.T, e *flow.Engine, project string) []legacyTask {
 	t.Helper()
-	tasks, err := e.Tasks(project, TaskFilter{})
+	tasks, err := e.Tasks(project, flow.TaskFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +100,9 @@ func legacyTasks(t *testing.T, e *Engine, project string) []legacyTask {
 
 // legacyState is a project as the golden files show it after an import.
 type legacyState struct {
-	Result *LegacyResult      `json:"result"`
+	Result *Result            `json:"result"`
 	Tasks  []legacyTask       `json:"tasks"`
-	Notes  []Note             `json:"notes,omitempty"`
+	Notes  []flow.Note        `json:"notes,omitempty"`
 	Execs  []*projection.Exec `json:"execs,omitempty"`
 }
 
@@ -121,13 +122,13 @@ func TestImportLegacy_Golden(t *testing.T) {
 		st := legacyState{Result: res, Tasks: legacyTasks(t, e, "myproj")}
 		switch s.format {
 		case FromHistoryJSON:
-			notes, err := e.Notes("myproj", NoteFilter{})
+			notes, err := e.Notes("myproj", flow.NoteFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Notes = notes
 		case FromExecJSONL:
-			execs, err := e.Execs("myproj", ExecFilter{})
+			execs, err := e.Execs("myproj", flow.ExecFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func TestImportLegacy_ReimportChangesNothing(t *testing.T) {
 		t.Run(s.format, func(t *testing.T) {
 			before := legacyFileBytes(t, e)
 			res := legacyImport(t, e, s.format, s.file, s.project)
-			if res.Created != (LegacyCreated{}) {
+			if res.Created != (Created{}) {
 				t.Errorf("second import created %+v, want nothing", res.Created)
 			}
 			if res.Skipped != res.Read || res.Read == 0 {
@@ -171,17 +172,17 @@ func TestImportLegacy_MalformedEntryImportsNothing(t *testing.T) {
 		line               int
 		class              error
 	}{
-		{"WorkflowUnknownStatus", FromWorkflowJSON, "workflow_bad_status.json", 6, ErrInvalid},
+		{"WorkflowUnknownStatus", FromWorkflowJSON, "workflow_bad_status.json", 6, flow.ErrInvalid},
 		{"WorkflowCycle", FromWorkflowJSON, "workflow_cycle.json", 5, eventlog.ErrConflict},
-		{"HistoryMissingEvent", FromHistoryJSON, "history_bad.json", 4, ErrInvalid},
-		{"ExecTruncatedLine", FromExecJSONL, "exec_bad_line.jsonl", 3, ErrInvalid},
+		{"HistoryMissingEvent", FromHistoryJSON, "history_bad.json", 4, flow.ErrInvalid},
+		{"ExecTruncatedLine", FromExecJSONL, "exec_bad_line.jsonl", 3, flow.ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustOpen(t)
 			legacyImport(t, e, FromWorkflowJSON, "workflow.json", "myproj")
 			before := legacyFileBytes(t, e)
-			_, err := e.ImportLegacy(LegacyImport{Format: c.format, Path: legacyPath(c.file), Name: c.file, Project: "myproj"})
+			_, err := Import(e, Input{Format: c.format, Path: legacyPath(c.file), Name: c.file, Project: "myproj"})
 			var ie *ImportError
 			if !errors.As(err, &ie) || ie.Line != c.line || ie.File != c.file {
 				t.Fatalf("err = %v, want an ImportError at %s:%d", err, c.file, c.line)
@@ -198,9 +199,9 @@ func TestImportLegacy_MalformedEntryImportsNothing(t *testing.T) {
 		e := mustOpen(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		before := legacyFileBytes(t, e)
-		_, err := e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: legacyPath("context_bad"), Name: "context_bad", Project: "myproj"})
+		_, err := Import(e, Input{Format: FromContextDir, Path: legacyPath("context_bad"), Name: "context_bad", Project: "myproj"})
 		var ie *ImportError
-		if !errors.As(err, &ie) || ie.File != filepath.Join("context_bad", "b.json") || !errors.Is(err, ErrInvalid) {
+		if !errors.As(err, &ie) || ie.File != filepath.Join("context_bad", "b.json") || !errors.Is(err, flow.ErrInvalid) {
 			t.Fatalf("err = %v, want ErrInvalid naming context_bad/b.json", err)
 		}
 		if !bytes.Equal(legacyFileBytes(t, e), before) {
@@ -220,13 +221,13 @@ func writeLegacy(t *testing.T, dir, name, content string) string {
 }
 
 // importText imports content given as a string, named name.
-func importText(e *Engine, format, name, project, content string) (*LegacyResult, error) {
-	return e.ImportLegacy(LegacyImport{Format: format, Name: name, Input: strings.NewReader(content), Project: project})
+func importText(e *flow.Engine, format, name, project, content string) (*Result, error) {
+	return Import(e, Input{Format: format, Name: name, Input: strings.NewReader(content), Project: project})
 }
 
 // wantImportError checks that err is an ImportError at line of class and
 // that the file did not change.
-func wantImportError(t *testing.T, e *Engine, before []byte, err error, line int, class error) {
+func wantImportError(t *testing.T, e *flow.Engine, before []byte, err error, line int, class error) {
 	t.Helper()
 	var ie *ImportError
 	if !errors.As(err, &ie) || ie.Line != line || !errors.Is(err, class) {
@@ -291,10 +292,10 @@ func TestImportLegacy_Workflow(t *testing.T) {
 	})
 	t.Run("IntoExistingProject", func(t *testing.T) {
 		e := mustOpen(t)
-		if _, err := e.CreateProject(NewProject{Name: "myproj"}); err != nil {
+		if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.AddTask(NewTask{Project: "myproj", Title: "native"}); err != nil {
+		if _, err := e.AddTask(flow.NewTask{Project: "myproj", Title: "native"}); err != nil {
 			t.Fatal(err)
 		}
 		res := legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
@@ -329,7 +330,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 				e := mustOpen(t)
 				before := legacyFileBytes(t, e)
 				_, err := importText(e, FromWorkflowJSON, "workflow.json", "", c.doc)
-				wantImportError(t, e, before, err, c.line, ErrInvalid)
+				wantImportError(t, e, before, err, c.line, flow.ErrInvalid)
 			})
 		}
 	})
@@ -337,7 +338,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		e := mustOpen(t)
 		before := legacyFileBytes(t, e)
 		_, err := importText(e, FromWorkflowJSON, "w.json", "", "{\"project\": \"p\", \"tasks\": [\n{\"id\": \"T1\", \"name\": \"a\", \"deps\": [\"T9\"]}]}")
-		wantImportError(t, e, before, err, 2, ErrNotFound)
+		wantImportError(t, e, before, err, 2, flow.ErrNotFound)
 	})
 	t.Run("SelfDependency", func(t *testing.T) {
 		e := mustOpen(t)
@@ -347,14 +348,14 @@ func TestImportLegacy_Workflow(t *testing.T) {
 	})
 	t.Run("ArchivedProject", func(t *testing.T) {
 		e := mustOpen(t)
-		if _, err := e.CreateProject(NewProject{Name: "myproj"}); err != nil {
+		if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.ArchiveProject(ArchiveProject{Name: "myproj"}); err != nil {
+		if _, err := e.ArchiveProject(flow.ArchiveProject{Name: "myproj"}); err != nil {
 			t.Fatal(err)
 		}
 		before := legacyFileBytes(t, e)
-		_, err := e.ImportLegacy(LegacyImport{Format: FromWorkflowJSON, Path: legacyPath("workflow.json")})
+		_, err := Import(e, Input{Format: FromWorkflowJSON, Path: legacyPath("workflow.json")})
 		if !errors.Is(err, eventlog.ErrConflict) || !bytes.Equal(legacyFileBytes(t, e), before) {
 			t.Errorf("err = %v, want a conflict and the file unchanged", err)
 		}
@@ -374,13 +375,13 @@ func TestLegacyStatus(t *testing.T) {
 		"doing": "doing", "completed": "done", "DONE": "done", "blocked": "blocked", "failed": "blocked",
 		"canceled": "cancelled", "skipped": "cancelled",
 	} {
-		if got, ok := LegacyStatus(in); !ok || got != want {
-			t.Errorf("LegacyStatus(%q) = %q, %t; want %q", in, got, ok, want)
+		if got, ok := Status(in); !ok || got != want {
+			t.Errorf("Status(%q) = %q, %t; want %q", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"보류", "later", "todo!"} {
-		if got, ok := LegacyStatus(in); ok {
-			t.Errorf("LegacyStatus(%q) = %q, want unknown", in, got)
+		if got, ok := Status(in); ok {
+			t.Errorf("Status(%q) = %q, want unknown", in, got)
 		}
 	}
 }
@@ -392,7 +393,7 @@ func TestImportLegacy_History(t *testing.T) {
 	if res.Created.Notes != 6 {
 		t.Fatalf("created %d notes, want 6 (the repeated entry is an event of its own)", res.Created.Notes)
 	}
-	t1, err := e.Notes("myproj", NoteFilter{Task: "T-1"})
+	t1, err := e.Notes("myproj", flow.NoteFilter{Task: "T-1"})
 	if err != nil || len(t1) != 3 {
 		t.Fatalf("notes of T-1 = %d, %v; want 3", len(t1), err)
 	}
@@ -402,7 +403,7 @@ func TestImportLegacy_History(t *testing.T) {
 	if t1[1].Time.Year() != 2026 {
 		t.Errorf("note time = %s, want the time of the import", t1[1].Time)
 	}
-	all, _ := e.Notes("myproj", NoteFilter{})
+	all, _ := e.Notes("myproj", flow.NoteFilter{})
 	var onProject int
 	for _, n := range all {
 		if n.Task == "" {
@@ -425,7 +426,7 @@ func TestImportLegacy_History(t *testing.T) {
 		if _, err := importText(e, FromHistoryJSON, "ts.json", "myproj", doc); err != nil {
 			t.Fatal(err)
 		}
-		notes, _ := e.Notes("myproj", NoteFilter{})
+		notes, _ := e.Notes("myproj", flow.NoteFilter{})
 		got := notes[len(notes)-3:]
 		want := time.Date(2024, 4, 12, 8, 16, 1, 250e6, time.UTC)
 		if got[0].OccurredAt == nil || got[2].OccurredAt == nil ||
@@ -437,8 +438,8 @@ func TestImportLegacy_History(t *testing.T) {
 		}
 	})
 	t.Run("ProjectMustExist", func(t *testing.T) {
-		_, err := e.ImportLegacy(LegacyImport{Format: FromHistoryJSON, Path: legacyPath("workflow_history.json"), Project: "nope"})
-		if !errors.Is(err, ErrNotFound) {
+		_, err := Import(e, Input{Format: FromHistoryJSON, Path: legacyPath("workflow_history.json"), Project: "nope"})
+		if !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})
@@ -454,7 +455,7 @@ func TestImportLegacy_History(t *testing.T) {
 			"EntryString": {"[\n\"add_task\"]", 2},
 		} {
 			_, err := importText(e, FromHistoryJSON, "h.json", "myproj", c.doc)
-			t.Run(name, func(t *testing.T) { wantImportError(t, e, before, err, c.line, ErrInvalid) })
+			t.Run(name, func(t *testing.T) { wantImportError(t, e, before, err, c.line, flow.ErrInvalid) })
 		}
 	})
 }
@@ -478,13 +479,13 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 	t.Run("NoChangeAppendsNothing", func(t *testing.T) {
 		e := mustOpen(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
-		if _, err := e.MergeContext(ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"deploy/staging"}`}); err != nil {
+		if _, err := e.MergeContext(flow.ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"deploy/staging"}`}); err != nil {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
 		writeLegacy(t, dir, "T005.json", `{"task_id": "T005", "context": {"branch": "deploy/staging"}}`)
 		before := legacyFileBytes(t, e)
-		res, err := e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: dir, Project: "myproj"})
+		res, err := Import(e, Input{Format: FromContextDir, Path: dir, Project: "myproj"})
 		if err != nil || res.Skipped != 1 || res.Created.Contexts != 0 {
 			t.Fatalf("result = %+v, %v; want the file skipped", res, err)
 		}
@@ -496,7 +497,7 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		e := mustOpen(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		legacyImport(t, e, FromContextDir, "context_dump", "myproj")
-		if _, err := e.MergeContext(ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"main"}`}); err != nil {
+		if _, err := e.MergeContext(flow.ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"main"}`}); err != nil {
 			t.Fatal(err)
 		}
 		legacyImport(t, e, FromContextDir, "context_dump", "myproj")
@@ -511,9 +512,9 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		writeLegacy(t, dir, "a.json", `{"task_id": "T001", "context": {"k": 1}}`)
 		writeLegacy(t, dir, "b.json", `{"task_id": "T404", "context": {"k": 2}}`)
 		before := legacyFileBytes(t, e)
-		_, err := e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: dir, Name: "dump", Project: "myproj"})
+		_, err := Import(e, Input{Format: FromContextDir, Path: dir, Name: "dump", Project: "myproj"})
 		var ie *ImportError
-		if !errors.As(err, &ie) || ie.File != filepath.Join("dump", "b.json") || !errors.Is(err, ErrNotFound) {
+		if !errors.As(err, &ie) || ie.File != filepath.Join("dump", "b.json") || !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound naming dump/b.json", err)
 		}
 		if !bytes.Equal(legacyFileBytes(t, e), before) {
@@ -523,12 +524,12 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 	t.Run("NotADirectory", func(t *testing.T) {
 		e := mustOpen(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
-		_, err := e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: legacyPath("exec.jsonl"), Project: "myproj"})
-		if !errors.Is(err, ErrInvalid) {
+		_, err := Import(e, Input{Format: FromContextDir, Path: legacyPath("exec.jsonl"), Project: "myproj"})
+		if !errors.Is(err, flow.ErrInvalid) {
 			t.Errorf("err = %v, want ErrInvalid", err)
 		}
-		_, err = e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: filepath.Join(t.TempDir(), "none"), Project: "myproj"})
-		if ErrorCode(err) != CodeNotFound {
+		_, err = Import(e, Input{Format: FromContextDir, Path: filepath.Join(t.TempDir(), "none"), Project: "myproj"})
+		if flow.ErrorCode(err) != flow.CodeNotFound {
 			t.Errorf("err = %v, want not_found", err)
 		}
 	})
@@ -567,7 +568,7 @@ func TestImportLegacy_ContextDirPathEscape(t *testing.T) {
 			e := mustOpen(t)
 			legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 			before := legacyFileBytes(t, e)
-			res, err := e.ImportLegacy(LegacyImport{Format: FromContextDir, Path: dir, Name: "dump", Project: "myproj"})
+			res, err := Import(e, Input{Format: FromContextDir, Path: dir, Name: "dump", Project: "myproj"})
 			if c.ok {
 				if err != nil || res.Read != 2 {
 					t.Errorf("result = %+v, %v; want both files read", res, err)
@@ -575,7 +576,7 @@ func TestImportLegacy_ContextDirPathEscape(t *testing.T) {
 				return
 			}
 			var ie *ImportError
-			if !errors.As(err, &ie) || ie.File != filepath.Join("dump", c.link) || !errors.Is(err, ErrInvalid) || ie.Line != 0 {
+			if !errors.As(err, &ie) || ie.File != filepath.Join("dump", c.link) || !errors.Is(err, flow.ErrInvalid) || ie.Line != 0 {
 				t.Errorf("err = %v, want ErrInvalid naming dump/%s", err, c.link)
 			}
 			if !bytes.Equal(legacyFileBytes(t, e), before) {
@@ -640,7 +641,7 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 {"task_id": "T404", "timestamp": "2025-07-23T18:54:05Z", "code": "c", "success": true}
 `
 		_, err := importText(e, FromExecJSONL, "x.jsonl", "myproj", doc)
-		wantImportError(t, e, before, err, 3, ErrNotFound)
+		wantImportError(t, e, before, err, 3, flow.ErrNotFound)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		e := mustOpen(t)
@@ -663,15 +664,15 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 			"SuccessExitCode":    `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true, "exit_code": 2}`,
 		} {
 			_, err := importText(e, FromExecJSONL, "x.jsonl", "myproj", good+"\n"+bad+"\n"+good)
-			t.Run(name, func(t *testing.T) { wantImportError(t, e, before, err, 3, ErrInvalid) })
+			t.Run(name, func(t *testing.T) { wantImportError(t, e, before, err, 3, flow.ErrInvalid) })
 		}
 	})
 }
 
 func TestImportLegacy_UnknownFormat(t *testing.T) {
 	e := mustOpen(t)
-	_, err := e.ImportLegacy(LegacyImport{Format: "yaml", Path: legacyPath("workflow.json")})
-	if !errors.Is(err, ErrInvalid) {
+	_, err := Import(e, Input{Format: "yaml", Path: legacyPath("workflow.json")})
+	if !errors.Is(err, flow.ErrInvalid) {
 		t.Errorf("err = %v, want ErrInvalid", err)
 	}
 }
@@ -691,15 +692,15 @@ func FuzzImportLegacy(f *testing.F) {
 	// One engine for the whole run, as FuzzImport: inputs meet the tasks
 	// of earlier inputs, which makes skips and dependencies reachable.
 	e := mustOpen(f)
-	if _, err := e.CreateProject(NewProject{Name: "myproj"}); err != nil {
+	if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{FromWorkflowJSON, FromHistoryJSON, FromExecJSONL} {
 			before := legacyFileBytes(t, e)
-			_, err := e.ImportLegacy(LegacyImport{Format: format, Name: "fuzz", Input: bytes.NewReader(data), Project: "myproj"})
+			_, err := Import(e, Input{Format: format, Name: "fuzz", Input: bytes.NewReader(data), Project: "myproj"})
 			if err != nil {
-				if code := ErrorCode(err); code != CodeInvalid && code != CodeNotFound && code != CodeConflict {
+				if code := flow.ErrorCode(err); code != flow.CodeInvalid && code != flow.CodeNotFound && code != flow.CodeConflict {
 					t.Fatalf("%s: err = %v (code %s)", format, err, code)
 				}
 				if !bytes.Equal(legacyFileBytes(t, e), before) {
@@ -707,7 +708,7 @@ func FuzzImportLegacy(f *testing.F) {
 				}
 			}
 		}
-		if _, err := parseContextDump("fuzz.json", data); err != nil && ErrorCode(err) != CodeInvalid {
+		if _, err := parseContextDump("fuzz.json", data); err != nil && flow.ErrorCode(err) != flow.CodeInvalid {
 			t.Fatalf("context dump: err = %v", err)
 		}
 	})
@@ -749,5 +750,77 @@ func BenchmarkImportLegacy(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
 		})
+	}
+}
+
+// TestNumbers_LegacySignalExitCodes: the seeds' Python logger writes a
+// command killed by signal n as exit code -n; it imports as 128+n.
+func TestNumbers_LegacySignalExitCodes(t *testing.T) {
+	e := textFixture(t)
+	log := `{"timestamp": "2026-01-02T03:04:05Z", "command": "sleep 100", "exit_code": -9, "success": false}` + "\n"
+	if _, err := Import(e, Input{Format: FromExecJSONL, Name: "exec.jsonl", Input: strings.NewReader(log), Project: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.Exec("p", "X-1")
+	if err != nil || x.ExitCode != 137 || x.Success {
+		t.Errorf("imported exit code -9 = %+v, %v; want 137 (128+9), not a success", x, err)
+	}
+	bad := `{"timestamp": "2026-01-02T03:04:05Z", "command": "x", "exit_code": 99999999999}` + "\n"
+	if _, err := Import(e, Input{Format: FromExecJSONL, Name: "exec.jsonl", Input: strings.NewReader(bad), Project: "p"}); !errors.Is(err, flow.ErrInvalid) {
+		t.Errorf("imported exit code 99999999999 = %v, want ErrInvalid", err)
+	}
+}
+
+// TestText_LegacyTitlesAreCleaned: a seed file's title with a newline or
+// an escape imports, with its control characters turned into spaces.
+func TestText_LegacyTitlesAreCleaned(t *testing.T) {
+	e := mustOpen(t)
+	doc := `{"project": "seed", "description": "a\u0007b", "tasks": [
+{"id": "T1", "name": "fix\nthe \u001b[31mparser", "description": "one\ntwo\u0000", "meta": {"owner": "ann\r", "tags": ["x\ty"]}}]}`
+	if _, err := Import(e, Input{Format: FromWorkflowJSON, Name: "workflow.json", Input: strings.NewReader(doc)}); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := e.Task("seed", "T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Title != "fix the  [31mparser" || tk.Description != "one\ntwo " || tk.Owner != "ann " || tk.Tags[0] != "x y" {
+		t.Errorf("imported task = title %q, description %q, owner %q, tags %q", tk.Title, tk.Description, tk.Owner, tk.Tags)
+	}
+	if p, err := e.Project("seed"); err != nil || p.Description != "a b" {
+		t.Errorf("imported project = %+v, %v", p, err)
+	}
+}
+
+// TestTime_LegacyImportFollowsSeq: entries of 2024 and 2025 imported into a
+// file whose events are of 2026 get the time of the import, keep their own
+// as occurred_at, and --at a time before the import leaves them out.
+func TestTime_LegacyImportFollowsSeq(t *testing.T) {
+	e := mustOpen(t)
+	legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
+	before := collect(t, e, flow.Filter{})
+	last := before[len(before)-1]
+	legacyImport(t, e, FromExecJSONL, "exec.jsonl", "myproj")
+	legacyImport(t, e, FromHistoryJSON, "workflow_history.json", "myproj")
+	all := collect(t, e, flow.Filter{})
+	wantTimesFollowSeq(t, all)
+
+	if got := seqAt(t, e, "myproj", last.Time); got != last.Seq {
+		t.Errorf("--at %s resolves to seq %d, want %d (the last event before the import)", last.Time, got, last.Seq)
+	}
+	if got := seqAt(t, e, "myproj", time.Date(2025, 7, 24, 0, 0, 0, 0, time.UTC)); got != 0 {
+		t.Errorf("--at a time of the exec log resolves to seq %d, want 0 (nothing was in the file then)", got)
+	}
+	xs, err := e.At("myproj", flow.Point{Time: last.Time}).Execs("myproj", flow.ExecFilter{})
+	if err != nil || len(xs) != 0 {
+		t.Errorf("execs at %s = %d, %v; want none (they were imported later)", last.Time, len(xs), err)
+	}
+
+	x1 := all[len(before)]
+	if want := time.Date(2025, 7, 23, 18, 54, 3, 123e6, time.UTC); x1.Type != "exec.recorded" || x1.OccurredAt == nil || !x1.OccurredAt.Equal(want) {
+		t.Errorf("first imported event %s has occurred_at %v, want %s", x1.Type, x1.OccurredAt, want)
+	}
+	if last.OccurredAt != nil {
+		t.Errorf("an event recorded as it happened has occurred_at %s, want none", last.OccurredAt)
 	}
 }

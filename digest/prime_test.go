@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
@@ -29,14 +30,14 @@ type primeTB interface {
 type primeWorld struct {
 	tb    primeTB
 	path  string
-	e     *Engine
+	e     *flow.Engine
 	actor string
 	clock time.Time
 	step  time.Duration
 }
 
 func newPrimeWorld(tb primeTB, dir string) *primeWorld {
-	return &primeWorld{tb: tb, path: filepath.Join(dir, "flow.db"),
+	return &primeWorld{tb: tb, path: filepath.Join(dir, "db"),
 		clock: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), step: time.Minute}
 }
 
@@ -47,12 +48,12 @@ func (w *primeWorld) now() time.Time {
 
 // as returns the engine of actor (session "s-" + actor), reopening the
 // file when the actor changes.
-func (w *primeWorld) as(actor string) *Engine {
+func (w *primeWorld) as(actor string) *flow.Engine {
 	if w.e != nil && w.actor == actor {
 		return w.e
 	}
 	w.close()
-	e, err := Open(w.path, Options{Create: true, NoSync: true, Actor: actor, Session: "s-" + actor, Now: w.now})
+	e, err := flow.Open(w.path, flow.Options{Create: true, NoSync: true, Actor: actor, Session: "s-" + actor, Now: w.now})
 	if err != nil {
 		w.tb.Fatal(err)
 	}
@@ -93,43 +94,43 @@ func (r primeResult[T]) in(tb primeTB) T {
 func primeFixture(tb testing.TB, w *primeWorld) {
 	tb.Helper()
 	bob := w.as("bob")
-	primeMust(bob.CreateProject(NewProject{Name: "web", Description: "the site"})).in(tb)
+	primeMust(bob.CreateProject(flow.NewProject{Name: "web", Description: "the site"})).in(tb)
 	for _, title := range []string{"write the parser", "test the parser", "write docs", "ops work", "low"} {
-		primeMust(bob.AddTask(NewTask{Project: "web", Title: title})).in(tb)
+		primeMust(bob.AddTask(flow.NewTask{Project: "web", Title: title})).in(tb)
 	}
-	primeMust(bob.ClaimTask(Claim{Project: "web", ID: "T-4", Lease: 24 * time.Hour})).in(tb)
+	primeMust(bob.ClaimTask(flow.Claim{Project: "web", ID: "T-4", Lease: 24 * time.Hour})).in(tb)
 	ann := w.as("ann")
-	primeMust(ann.AddPlan(NewPlan{Project: "web", Title: "launch"})).in(tb)
-	primeMust(ann.AddPlan(NewPlan{Project: "web", Title: "later"})).in(tb)
-	primeMust(ann.ClosePlan(ClosePlan{Project: "web", ID: "P-2"})).in(tb)
+	primeMust(ann.AddPlan(flow.NewPlan{Project: "web", Title: "launch"})).in(tb)
+	primeMust(ann.AddPlan(flow.NewPlan{Project: "web", Title: "later"})).in(tb)
+	primeMust(ann.ClosePlan(flow.ClosePlan{Project: "web", ID: "P-2"})).in(tb)
 	plan, prio := "P-1", 3
 	for _, id := range []string{"T-1", "T-2"} {
-		primeMust(ann.EditTask(TaskEdit{Project: "web", ID: id, Plan: &plan})).in(tb)
+		primeMust(ann.EditTask(flow.TaskEdit{Project: "web", ID: id, Plan: &plan})).in(tb)
 	}
-	primeMust(ann.EditTask(TaskEdit{Project: "web", ID: "T-5", Priority: &prio})).in(tb)
-	primeMust(ann.AddDep(DepChange{Project: "web", ID: "T-2", Dep: "T-1"})).in(tb)
-	primeMust(ann.MoveTask(Move{Project: "web", ID: "T-1", To: "doing"})).in(tb)
-	primeMust(ann.MoveTask(Move{Project: "web", ID: "T-1", To: "done"})).in(tb)
-	primeMust(ann.CreateCheckpoint(NewCheckpoint{Project: "web", Label: "first"})).in(tb)
-	primeMust(ann.ClaimTask(Claim{Project: "web", ID: "T-2", Lease: 24 * time.Hour})).in(tb)
-	primeMust(ann.MergeContext(ContextPatch{Project: "web", ID: "T-2", Patch: `{"branch":"tests"}`})).in(tb)
-	primeMust(ann.AddStep(NewStep{Project: "web", Task: "T-2", Title: "table tests"})).in(tb)
-	primeMust(ann.MoveStep(StepMove{Project: "web", ID: "T-2.1", To: projection.StepInProgress})).in(tb)
+	primeMust(ann.EditTask(flow.TaskEdit{Project: "web", ID: "T-5", Priority: &prio})).in(tb)
+	primeMust(ann.AddDep(flow.DepChange{Project: "web", ID: "T-2", Dep: "T-1"})).in(tb)
+	primeMust(ann.MoveTask(flow.Move{Project: "web", ID: "T-1", To: "doing"})).in(tb)
+	primeMust(ann.MoveTask(flow.Move{Project: "web", ID: "T-1", To: "done"})).in(tb)
+	primeMust(ann.CreateCheckpoint(flow.NewCheckpoint{Project: "web", Label: "first"})).in(tb)
+	primeMust(ann.ClaimTask(flow.Claim{Project: "web", ID: "T-2", Lease: 24 * time.Hour})).in(tb)
+	primeMust(ann.MergeContext(flow.ContextPatch{Project: "web", ID: "T-2", Patch: `{"branch":"tests"}`})).in(tb)
+	primeMust(ann.AddStep(flow.NewStep{Project: "web", Task: "T-2", Title: "table tests"})).in(tb)
+	primeMust(ann.MoveStep(flow.StepMove{Project: "web", ID: "T-2.1", To: projection.StepInProgress})).in(tb)
 	for i := 1; i <= 4; i++ {
-		x := NewExec{Project: "web", Task: "T-2", Command: "go test ./run" + strconv.Itoa(i), Success: true,
-			Stdout: CaptureString("ok run" + strconv.Itoa(i))}
+		x := flow.NewExec{Project: "web", Task: "T-2", Command: "go test ./run" + strconv.Itoa(i), Success: true,
+			Stdout: flow.CaptureString("ok run" + strconv.Itoa(i))}
 		if i == 4 {
-			x.Success, x.ExitCode, x.Stderr = false, 1, CaptureString("FAIL: want 3, got 4\n")
+			x.Success, x.ExitCode, x.Stderr = false, 1, flow.CaptureString("FAIL: want 3, got 4\n")
 		}
 		primeMust(ann.RecordExec(x)).in(tb)
 	}
-	primeMust(ann.RequestApproval(NewApproval{Project: "web", Task: "T-3", Message: "deploy?"})).in(tb)
-	primeMust(ann.RequestApproval(NewApproval{Project: "web", Task: "T-5", Message: "cleanup?"})).in(tb)
-	primeMust(ann.DecideApproval(Decision{Project: "web", ID: "A-2", Grant: true})).in(tb)
-	primeMust(ann.AddNote(NewNote{Project: "web", Kind: NoteKindMemory, Text: "deploys need the VPN"})).in(tb)
-	primeMust(ann.AddNote(NewNote{Project: "web", Task: "T-3", Text: "just a note"})).in(tb)
-	primeMust(ann.AddNote(NewNote{Project: "web", Task: "T-2", Kind: NoteKindMemory, Text: "use table tests"})).in(tb)
-	primeMust(ann.CreateCheckpoint(NewCheckpoint{Project: "web", Label: "second"})).in(tb)
+	primeMust(ann.RequestApproval(flow.NewApproval{Project: "web", Task: "T-3", Message: "deploy?"})).in(tb)
+	primeMust(ann.RequestApproval(flow.NewApproval{Project: "web", Task: "T-5", Message: "cleanup?"})).in(tb)
+	primeMust(ann.DecideApproval(flow.Decision{Project: "web", ID: "A-2", Grant: true})).in(tb)
+	primeMust(ann.AddNote(flow.NewNote{Project: "web", Kind: flow.NoteKindMemory, Text: "deploys need the VPN"})).in(tb)
+	primeMust(ann.AddNote(flow.NewNote{Project: "web", Task: "T-3", Text: "just a note"})).in(tb)
+	primeMust(ann.AddNote(flow.NewNote{Project: "web", Task: "T-2", Kind: flow.NoteKindMemory, Text: "use table tests"})).in(tb)
+	primeMust(ann.CreateCheckpoint(flow.NewCheckpoint{Project: "web", Label: "second"})).in(tb)
 }
 
 func TestEngine_Prime(t *testing.T) {
@@ -139,11 +140,11 @@ func TestEngine_Prime(t *testing.T) {
 	w.step = 0
 	e := w.as("ann")
 	t.Cleanup(w.close)
-	events := collect(t, e, Filter{Project: "web"})
+	events := collect(t, e, flow.Filter{Project: "web"})
 	head := events[len(events)-1].Seq
 
 	t.Run("OK", func(t *testing.T) {
-		p := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Session: "s-ann", Budget: 100000})).in(t)
+		p := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Session: "s-ann", Budget: 100000})).in(t)
 		md := p.Markdown
 		wantHeader := fmt.Sprintf("# Prime: web\n\n- project: web — the site\n- for: ann (session s-ann), at seq %d\n"+
 			"- holding: T-2\n- tasks: 5 (4 todo, 1 done)\n"+
@@ -218,18 +219,18 @@ func TestEngine_Prime(t *testing.T) {
 	})
 
 	t.Run("DefaultBudget", func(t *testing.T) {
-		p := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann"})).in(t)
+		p := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann"})).in(t)
 		if p.Budget != DefaultPrimeBudget || p.Limit != DefaultPrimeBudget*PrimeCharsPerToken || p.Bytes > p.Limit {
 			t.Errorf("budget %d, limit %d, bytes %d; want the default", p.Budget, p.Limit, p.Bytes)
 		}
 	})
 
 	t.Run("LeavesOutLeastImportantFirst", func(t *testing.T) {
-		full := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: MaxPrimeBudget})).in(t)
+		full := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: MaxPrimeBudget})).in(t)
 		seq := primeDropSequence(full)
 		prev := -1
 		for budget := full.Bytes / PrimeCharsPerToken; budget > 0; budget -= 11 {
-			p := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: budget})).in(t)
+			p := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: budget})).in(t)
 			n := checkPrime(t, e, p)
 			if n < prev {
 				t.Errorf("budget %d left out %d items, a larger one %d", budget, n, prev)
@@ -245,7 +246,7 @@ func TestEngine_Prime(t *testing.T) {
 	})
 
 	t.Run("LeftOutLine", func(t *testing.T) {
-		full := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: MaxPrimeBudget})).in(t)
+		full := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: MaxPrimeBudget})).in(t)
 		header := strings.Index(full.Markdown, "\n## ")
 		rest := fmt.Sprintf("1 pending approval, 2 ready tasks, 1 open plan, the last checkpoint, 2 memory notes, "+
 			"10 recent events, %d summaries of %d older events_\n", len(full.Summaries), len(events)-PrimeRecentEvents)
@@ -256,7 +257,7 @@ func TestEngine_Prime(t *testing.T) {
 			{(header + 400) / PrimeCharsPerToken, "\n_left out: from T-2: 3 exec results, context, steps, " + rest},
 			{(header + 250) / PrimeCharsPerToken, "\n_left out: your task T-2, " + rest},
 		} {
-			p := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: tc.budget})).in(t)
+			p := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: tc.budget})).in(t)
 			if !strings.HasSuffix(p.Markdown, tc.want) || p.Clipped {
 				t.Errorf("budget %d: markdown:\n%s\nwant it to end with %q", tc.budget, p.Markdown, tc.want)
 			}
@@ -265,7 +266,7 @@ func TestEngine_Prime(t *testing.T) {
 
 	t.Run("TinyBudgetIsClipped", func(t *testing.T) {
 		for _, budget := range []int{1, 2, 10} {
-			p := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: budget})).in(t)
+			p := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: budget})).in(t)
 			cut := strings.TrimSuffix(p.Markdown, "…")
 			if !p.Clipped || len(p.Markdown) > budget*PrimeCharsPerToken || !strings.HasPrefix("# Prime: web\n\n- project: web — the site\n", cut) {
 				t.Errorf("budget %d: clipped %v, markdown %q", budget, p.Clipped, p.Markdown)
@@ -274,8 +275,8 @@ func TestEngine_Prime(t *testing.T) {
 	})
 
 	t.Run("Deterministic", func(t *testing.T) {
-		a := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: 300})).in(t)
-		b := primeMust(e.Prime(PrimeInput{Project: "web", Actor: "ann", Budget: 300})).in(t)
+		a := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: 300})).in(t)
+		b := primeMust(Prime(e, PrimeInput{Project: "web", Actor: "ann", Budget: 300})).in(t)
 		ja, jb := primeMust(json.Marshal(a)).in(t), primeMust(json.Marshal(b)).in(t)
 		if string(ja) != string(jb) {
 			t.Errorf("two primes differ:\n%s\n%s", ja, jb)
@@ -283,7 +284,7 @@ func TestEngine_Prime(t *testing.T) {
 	})
 
 	t.Run("NoActorHoldsNothing", func(t *testing.T) {
-		p := primeMust(e.Prime(PrimeInput{Project: "web"})).in(t)
+		p := primeMust(Prime(e, PrimeInput{Project: "web"})).in(t)
 		if !strings.Contains(p.Markdown, "- for: (no actor), at seq ") || !strings.Contains(p.Markdown, "- holding: no task (no live claim)\n") ||
 			len(p.Held) != 0 || slices.Contains(primeBriefIDs(p.Ready), "T-2") {
 			t.Errorf("without an actor: held %v, ready %v:\n%s", p.Held, primeBriefIDs(p.Ready), p.Markdown)
@@ -296,9 +297,9 @@ func TestEngine_Prime(t *testing.T) {
 		w.close()
 		defer func() { e = w.as("ann") }()
 		later := w.clock.Add(48 * time.Hour)
-		e2 := primeMust(Open(w.path, Options{ReadOnly: true, Now: func() time.Time { return later }})).in(t)
+		e2 := primeMust(flow.Open(w.path, flow.Options{ReadOnly: true, Now: func() time.Time { return later }})).in(t)
 		defer e2.Close()
-		p := primeMust(e2.Prime(PrimeInput{Project: "web", Actor: "ann"})).in(t)
+		p := primeMust(Prime(e2, PrimeInput{Project: "web", Actor: "ann"})).in(t)
 		if len(p.Held) != 0 || !strings.Contains(p.Markdown, "- holding: no task") {
 			t.Errorf("held after the lease ended: %+v", p.Held)
 		}
@@ -306,14 +307,14 @@ func TestEngine_Prime(t *testing.T) {
 
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for _, in := range []PrimeInput{{Project: "web", Budget: -1}, {Project: "web", Budget: MaxPrimeBudget + 1}, {}} {
-			if _, err := e.Prime(in); !errors.Is(err, ErrInvalid) {
+			if _, err := Prime(e, in); !errors.Is(err, flow.ErrInvalid) {
 				t.Errorf("Prime(%+v) = %v, want ErrInvalid", in, err)
 			}
 		}
 	})
 
 	t.Run("ErrNotFound", func(t *testing.T) {
-		if _, err := e.Prime(PrimeInput{Project: "nope"}); ErrorCode(err) != CodeNotFound {
+		if _, err := Prime(e, PrimeInput{Project: "nope"}); flow.ErrorCode(err) != flow.CodeNotFound {
 			t.Errorf("Prime(nope) = %v, want not_found", err)
 		}
 	})
@@ -328,18 +329,18 @@ func TestEngine_PrimeCutsLongTexts(t *testing.T) {
 	w := newPrimeWorld(t, t.TempDir())
 	defer w.close()
 	e := w.as("ann")
-	primeMust(e.CreateProject(NewProject{Name: "p"})).in(t)
-	primeMust(e.AddTask(NewTask{Project: "p", Title: "big"})).in(t)
-	primeMust(e.ClaimTask(Claim{Project: "p", ID: "T-1", Lease: 24 * time.Hour})).in(t)
-	primeMust(e.MergeContext(ContextPatch{Project: "p", ID: "T-1", Patch: `{"log":"` + strings.Repeat("x", 5000) + `"}`})).in(t)
+	primeMust(e.CreateProject(flow.NewProject{Name: "p"})).in(t)
+	primeMust(e.AddTask(flow.NewTask{Project: "p", Title: "big"})).in(t)
+	primeMust(e.ClaimTask(flow.Claim{Project: "p", ID: "T-1", Lease: 24 * time.Hour})).in(t)
+	primeMust(e.MergeContext(flow.ContextPatch{Project: "p", ID: "T-1", Patch: `{"log":"` + strings.Repeat("x", 5000) + `"}`})).in(t)
 	for i := range 40 {
-		primeMust(e.AddStep(NewStep{Project: "p", Task: "T-1", Title: fmt.Sprint("step number ", i)})).in(t)
+		primeMust(e.AddStep(flow.NewStep{Project: "p", Task: "T-1", Title: fmt.Sprint("step number ", i)})).in(t)
 	}
 	out := strings.Repeat("line of output\n", 100)
-	primeMust(e.RecordExec(NewExec{Project: "p", Task: "T-1", Command: "make", Success: true, Stdout: CaptureString(out)})).in(t)
+	primeMust(e.RecordExec(flow.NewExec{Project: "p", Task: "T-1", Command: "make", Success: true, Stdout: flow.CaptureString(out)})).in(t)
 	w.step = 0
 
-	p := primeMust(e.Prime(PrimeInput{Project: "p", Actor: "ann", Budget: 1000})).in(t)
+	p := primeMust(Prime(e, PrimeInput{Project: "p", Actor: "ann", Budget: 1000})).in(t)
 	h := p.Held[0]
 	if !h.ContextClipped || h.Context != "" || !strings.Contains(p.Markdown, " bytes; flowctl ctx get T-1)\n") {
 		t.Errorf("context: clipped %v, %d bytes in the parts; markdown:\n%s", h.ContextClipped, len(h.Context), p.Markdown)
@@ -353,7 +354,7 @@ func TestEngine_PrimeCutsLongTexts(t *testing.T) {
 	checkPrime(t, e, p)
 }
 
-func primeBriefIDs(bs []TaskBrief) []string {
+func primeBriefIDs(bs []flow.TaskBrief) []string {
 	out := []string{}
 	for _, b := range bs {
 		out = append(out, b.ID)
@@ -367,7 +368,7 @@ type primeItem struct{ part, task, id string }
 
 // primeDropSequence lists every item of a prime that left nothing out, in
 // the order Prime drops them.
-func primeDropSequence(p *Prime) []primeItem {
+func primeDropSequence(p *PrimeDoc) []primeItem {
 	var seq []primeItem
 	add := func(part string, ids ...string) {
 		for _, id := range ids {
@@ -417,12 +418,12 @@ func primeDropSequence(p *Prime) []primeItem {
 // section, is exactly its structured parts; what it says it left out is
 // absent, and is exactly the first items of the drop order. It returns
 // how many items were left out.
-func checkPrime(tb primeTB, e *Engine, p *Prime) int {
+func checkPrime(tb primeTB, e *flow.Engine, p *PrimeDoc) int {
 	tb.Helper()
 	if len(p.Markdown) > p.Limit || p.Bytes != len(p.Markdown) || p.Limit != p.Budget*PrimeCharsPerToken {
 		tb.Fatalf("markdown is %d bytes (Bytes %d), limit %d for budget %d", len(p.Markdown), p.Bytes, p.Limit, p.Budget)
 	}
-	full, err := e.Prime(PrimeInput{Project: p.Project, Actor: p.Actor, Session: p.Session, Budget: MaxPrimeBudget})
+	full, err := Prime(e, PrimeInput{Project: p.Project, Actor: p.Actor, Session: p.Session, Budget: MaxPrimeBudget})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -469,13 +470,13 @@ func checkPrime(tb primeTB, e *Engine, p *Prime) int {
 // primeShown lists the items of a prime's structured parts, sorted in
 // drop order of the prime with nothing left out (so the kept items of a
 // budgeted prime are a suffix of it).
-func primeShown(p *Prime) []primeItem {
+func primeShown(p *PrimeDoc) []primeItem {
 	return primeDropSequence(p)
 }
 
 // primeSectionsOf returns, per section title, the keys its lines should
 // show: the ids of the structured parts.
-func primeSectionsOf(p *Prime) map[string][]string {
+func primeSectionsOf(p *PrimeDoc) map[string][]string {
 	out := map[string][]string{}
 	put := func(title string, keys []string) {
 		if len(keys) > 0 {
@@ -612,14 +613,14 @@ func TestEngine_PrimeProperty(t *testing.T) {
 		e := w.as("ann")
 		budget := rapid.OneOf(rapid.IntRange(1, 40), rapid.IntRange(40, 400), rapid.IntRange(400, 4000), rapid.Just(0)).Draw(rt, "budget")
 		in := PrimeInput{Project: "p", Actor: "ann", Session: rapid.SampledFrom([]string{"", "s-ann", "other"}).Draw(rt, "session"), Budget: budget}
-		p, err := e.Prime(in)
+		p, err := Prime(e, in)
 		if err != nil {
 			rt.Fatal(err)
 		}
 		if budget == 0 && p.Budget != DefaultPrimeBudget {
 			rt.Fatalf("budget 0 gave %d, want the default", p.Budget)
 		}
-		again, err := e.Prime(in)
+		again, err := Prime(e, in)
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -634,7 +635,7 @@ func TestEngine_PrimeProperty(t *testing.T) {
 // commands by ann and bob. Refused commands (a bad move, a cycle) are
 // part of the game; an internal or corruption error fails the test.
 func primeRandomProject(t *rapid.T, w *primeWorld) {
-	primeMust(w.as("ann").CreateProject(NewProject{Name: "p", Description: primeWords(t, "description")})).in(t)
+	primeMust(w.as("ann").CreateProject(flow.NewProject{Name: "p", Description: primeWords(t, "description")})).in(t)
 	tasks, plans, approvals := 0, 0, 0
 	task := func(label string) string {
 		return projection.ShortID("T", rapid.IntRange(1, max(tasks, 1)).Draw(t, label))
@@ -650,7 +651,7 @@ func primeRandomProject(t *rapid.T, w *primeWorld) {
 		var err error
 		switch op {
 		case 0, 1:
-			in := NewTask{Project: "p", Title: primeWords(t, "title"), Priority: rapid.IntRange(0, 5).Draw(t, "priority")}
+			in := flow.NewTask{Project: "p", Title: primeWords(t, "title"), Priority: rapid.IntRange(0, 5).Draw(t, "priority")}
 			if tasks > 0 && rapid.Bool().Draw(t, "dep") {
 				in.Deps = []string{task("dep")}
 			}
@@ -661,28 +662,28 @@ func primeRandomProject(t *rapid.T, w *primeWorld) {
 				tasks++
 			}
 		case 2:
-			_, err = e.MoveTask(Move{Project: "p", ID: task("move"), Force: rapid.Bool().Draw(t, "force"),
+			_, err = e.MoveTask(flow.Move{Project: "p", ID: task("move"), Force: rapid.Bool().Draw(t, "force"),
 				To: rapid.SampledFrom([]string{"todo", "doing", "done", "blocked", "cancelled"}).Draw(t, "to")})
 		case 3:
-			_, err = e.ClaimTask(Claim{Project: "p", ID: task("claim"), Lease: time.Duration(rapid.IntRange(1, 90).Draw(t, "lease")) * time.Minute})
+			_, err = e.ClaimTask(flow.Claim{Project: "p", ID: task("claim"), Lease: time.Duration(rapid.IntRange(1, 90).Draw(t, "lease")) * time.Minute})
 		case 4:
 			size := rapid.SampledFrom([]int{1, 10, 3000}).Draw(t, "context size")
 			patch := fmt.Sprintf(`{%q:%q}`, primeWords(t, "key"), strings.Repeat("v", size))
-			_, err = e.MergeContext(ContextPatch{Project: "p", ID: task("ctx"), Patch: patch})
+			_, err = e.MergeContext(flow.ContextPatch{Project: "p", ID: task("ctx"), Patch: patch})
 		case 5:
-			_, err = e.AddStep(NewStep{Project: "p", Task: task("step"), Title: primeWords(t, "step title")})
+			_, err = e.AddStep(flow.NewStep{Project: "p", Task: task("step"), Title: primeWords(t, "step title")})
 		case 6:
 			id := task("step task") + "." + strconv.Itoa(rapid.IntRange(1, 3).Draw(t, "step"))
-			_, err = e.MoveStep(StepMove{Project: "p", ID: id, To: rapid.SampledFrom([]string{"in_progress", "completed", "failed", "skipped"}).Draw(t, "step to"),
+			_, err = e.MoveStep(flow.StepMove{Project: "p", ID: id, To: rapid.SampledFrom([]string{"in_progress", "completed", "failed", "skipped"}).Draw(t, "step to"),
 				Result: primeWords(t, "result"), Error: "boom"})
 		case 7:
-			in := NewNote{Project: "p", Kind: rapid.SampledFrom([]string{NoteKindNote, NoteKindMemory}).Draw(t, "kind"), Text: primeWords(t, "note")}
+			in := flow.NewNote{Project: "p", Kind: rapid.SampledFrom([]string{flow.NoteKindNote, flow.NoteKindMemory}).Draw(t, "kind"), Text: primeWords(t, "note")}
 			if tasks > 0 && rapid.Bool().Draw(t, "on task") {
 				in.Task = task("note task")
 			}
 			_, err = e.AddNote(in)
 		case 8:
-			in := NewApproval{Project: "p", Message: primeWords(t, "message")}
+			in := flow.NewApproval{Project: "p", Message: primeWords(t, "message")}
 			if tasks > 0 {
 				in.Task = task("approval task")
 			}
@@ -691,29 +692,29 @@ func primeRandomProject(t *rapid.T, w *primeWorld) {
 			}
 		case 9:
 			if approvals > 0 {
-				_, err = e.DecideApproval(Decision{Project: "p", ID: projection.ShortID("A", rapid.IntRange(1, approvals).Draw(t, "approval")), Grant: rapid.Bool().Draw(t, "grant")})
+				_, err = e.DecideApproval(flow.Decision{Project: "p", ID: projection.ShortID("A", rapid.IntRange(1, approvals).Draw(t, "approval")), Grant: rapid.Bool().Draw(t, "grant")})
 			}
 		case 10:
 			ok := rapid.Bool().Draw(t, "success")
-			in := NewExec{Project: "p", Command: primeWords(t, "command"), Success: ok, Stdout: CaptureString(primeWords(t, "stdout") + "\n- not an item\n## nor a section\n")}
+			in := flow.NewExec{Project: "p", Command: primeWords(t, "command"), Success: ok, Stdout: flow.CaptureString(primeWords(t, "stdout") + "\n- not an item\n## nor a section\n")}
 			if !ok {
-				in.ExitCode, in.Stderr = 2, CaptureString(strings.Repeat("err line\n", rapid.IntRange(1, 20).Draw(t, "stderr lines")))
+				in.ExitCode, in.Stderr = 2, flow.CaptureString(strings.Repeat("err line\n", rapid.IntRange(1, 20).Draw(t, "stderr lines")))
 			}
 			if tasks > 0 {
 				in.Task = task("exec task")
 			}
 			_, err = e.RecordExec(in)
 		case 11:
-			if _, err = e.AddPlan(NewPlan{Project: "p", Title: primeWords(t, "plan title")}); err == nil {
+			if _, err = e.AddPlan(flow.NewPlan{Project: "p", Title: primeWords(t, "plan title")}); err == nil {
 				plans++
 			}
 			if plans > 0 && rapid.Bool().Draw(t, "close plan") {
-				_, err = e.ClosePlan(ClosePlan{Project: "p", ID: projection.ShortID("P", rapid.IntRange(1, plans).Draw(t, "closed plan"))})
+				_, err = e.ClosePlan(flow.ClosePlan{Project: "p", ID: projection.ShortID("P", rapid.IntRange(1, plans).Draw(t, "closed plan"))})
 			}
 		case 12:
-			_, err = e.CreateCheckpoint(NewCheckpoint{Project: "p", Label: primeWords(t, "label")})
+			_, err = e.CreateCheckpoint(flow.NewCheckpoint{Project: "p", Label: primeWords(t, "label")})
 		}
-		if c := ErrorCode(err); c == CodeInternal || c == CodeCorrupt {
+		if c := flow.ErrorCode(err); c == flow.CodeInternal || c == flow.CodeCorrupt {
 			t.Fatalf("command failed with %s: %v", c, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"cmp"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -49,10 +49,10 @@ type PrimeInput struct {
 	Budget  int    `json:"budget,omitempty"`  // tokens; 0: DefaultPrimeBudget
 }
 
-// Prime is the digest: Markdown is the document; the other fields are the
+// PrimeDoc is the digest Prime builds: Markdown is the document; the other fields are the
 // items it shows (whole, where the document shortens them) and LeftOut
 // what it had no room for. Lists are never nil.
-type Prime struct {
+type PrimeDoc struct {
 	Markdown         string                 `json:"markdown"`
 	Project          string                 `json:"project"`
 	Actor            string                 `json:"actor"`
@@ -62,13 +62,13 @@ type Prime struct {
 	Limit            int                    `json:"limit"`  // bytes: Budget × PrimeCharsPerToken
 	Bytes            int                    `json:"bytes"`  // of Markdown; never over Limit
 	Clipped          bool                   `json:"clipped"`
-	Tasks            TaskCounts             `json:"tasks"`
+	Tasks            flow.TaskCounts        `json:"tasks"`
 	Held             []*PrimeTask           `json:"held"`
-	PendingApprovals []PendingBrief         `json:"pending_approvals"`
-	Ready            []TaskBrief            `json:"ready"`
+	PendingApprovals []flow.PendingBrief    `json:"pending_approvals"`
+	Ready            []flow.TaskBrief       `json:"ready"`
 	Plans            []PrimePlan            `json:"plans"`
 	Checkpoint       *projection.Checkpoint `json:"checkpoint"`
-	Memory           []Note                 `json:"memory"`
+	Memory           []flow.Note            `json:"memory"`
 	Recent           []ReportEvent          `json:"recent"`
 	Summaries        []PrimeSummary         `json:"summaries"`
 	LeftOut          []PrimeOmission        `json:"left_out"`
@@ -87,7 +87,7 @@ type PrimeTask struct {
 	Plan             string             `json:"plan,omitempty"`
 	Priority         int                `json:"priority"`
 	Description      string             `json:"description,omitempty"`
-	Deps             []TaskBrief        `json:"deps"`
+	Deps             []flow.TaskBrief   `json:"deps"`
 	PendingApprovals []string           `json:"pending_approvals"`
 	Claim            *projection.Claim  `json:"claim"`
 	Version          uint64             `json:"version"`
@@ -148,9 +148,9 @@ type PrimeOmission struct {
 //     first), then its context, its steps, and last the task itself
 //
 // The header (project, actor, head, counts) is never dropped. The last
-// line names what was left out; Prime.LeftOut lists it item by item. Only
+// line names what was left out; PrimeDoc.LeftOut lists it item by item. Only
 // when the budget cannot hold even the header and that line is the
-// document cut short (Prime.Clipped).
+// document cut short (PrimeDoc.Clipped).
 //
 // Long texts inside an item are shortened rather than dropped: an event,
 // note or summary line to primeLineRunes characters, a title to
@@ -159,78 +159,35 @@ type PrimeOmission struct {
 //
 // The result depends only on the file, the input and the engine's clock
 // (Options.Now: which claims are live, which approvals expired). Errors:
-// ErrInvalid (no project, a budget outside 0..MaxPrimeBudget),
-// ErrNotFound (project).
-func (e *Engine) Prime(in PrimeInput) (*Prime, error) {
+// flow.ErrInvalid (no project, a budget outside 0..MaxPrimeBudget),
+// flow.ErrNotFound (project).
+func Prime(e *flow.Engine, in PrimeInput) (*PrimeDoc, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
 	if in.Budget == 0 {
 		in.Budget = DefaultPrimeBudget
 	}
-	st := &primeState{in: in, now: e.opts.Now(), folds: map[string]*primeFold{}}
-	err := e.readHead(func(src source, head uint64) error {
-		st.head = head
+	st := &primeState{in: in, now: e.Now(), folds: map[string]*primeFold{}}
+	err := e.Read(func(src *flow.Reader) error {
+		st.head = src.Head()
 		return st.read(src)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.scanProject(in.Project, st.head, st.add); err != nil {
+	if err := e.ProjectEvents(in.Project, st.head, st.add); err != nil {
 		return nil, err
 	}
 	return st.prime(), nil
 }
 
-// scanProject calls fn for each event of project up to seq until, in seq
-// order. It is Events without the JSON of the payloads (a prime reads
-// every event of the project and needs only a few payloads): the events
-// carry their envelope and Raw, and Data is nil. Records are read in
-// pages, each in its own read transaction, and fn runs outside them.
-func (e *Engine) scanProject(project string, until uint64, fn func(Event) error) error {
-	for from := uint64(1); from <= until; {
-		if err := e.acquire(); err != nil {
-			return err
-		}
-		var page []Event
-		next := until + 1
-		err := e.log.View(func(tx store.Tx) error {
-			return tx.ReadProject(project, from, func(r *store.Record) error {
-				switch {
-				case r.Seq > until:
-					return store.ErrStop
-				case len(page) == pageSize:
-					next = r.Seq
-					return store.ErrStop
-				}
-				page = append(page, Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, Type: r.Type, Schema: r.Schema,
-					Time: r.Time, Actor: r.Actor, Session: r.Session, Project: r.Project, Raw: r.Data})
-				return nil
-			})
-		})
-		if err == nil {
-			err = e.release()
-		}
-		for _, ev := range page {
-			if err != nil {
-				break
-			}
-			err = fn(ev)
-		}
-		if err != nil {
-			return err
-		}
-		from = next
-	}
-	return nil
-}
-
 func (in *PrimeInput) check() error {
 	if in.Project == "" {
-		return fmt.Errorf("%w: prime needs a project", ErrInvalid)
+		return fmt.Errorf("%w: prime needs a project", flow.ErrInvalid)
 	}
 	if in.Budget < 0 || in.Budget > MaxPrimeBudget {
-		return fmt.Errorf("%w: budget %d: give 1 to %d tokens, or 0 for %d", ErrInvalid, in.Budget, MaxPrimeBudget, DefaultPrimeBudget)
+		return fmt.Errorf("%w: budget %d: give 1 to %d tokens, or 0 for %d", flow.ErrInvalid, in.Budget, MaxPrimeBudget, DefaultPrimeBudget)
 	}
 	return nil
 }
@@ -247,15 +204,15 @@ type primeState struct {
 	approvals   []*projection.Approval
 	execs       []*projection.Exec
 	checkpoints []*projection.Checkpoint
-	recent      []Event               // the last PrimeRecentEvents events
+	recent      []flow.Event          // the last PrimeRecentEvents events
 	folds       map[string]*primeFold // older events, by stream
-	memory      []Note
+	memory      []flow.Note
 	events      int
 }
 
-func (st *primeState) read(src source) error {
+func (st *primeState) read(src *flow.Reader) error {
 	var err error
-	if st.project, err = mustProject(src, st.in.Project); err != nil {
+	if st.project, err = src.Project(st.in.Project); err != nil {
 		return err
 	}
 	p := st.in.Project
@@ -278,13 +235,13 @@ func (st *primeState) read(src source) error {
 
 // add takes the project's events in seq order: the newest stay in recent,
 // the older are folded per stream.
-func (st *primeState) add(ev Event) error {
+func (st *primeState) add(ev flow.Event) error {
 	st.events++
-	n, ok, err := noteOf(ev)
+	n, ok, err := ev.Note()
 	if err != nil {
 		return err
 	}
-	if ok && n.Kind == NoteKindMemory {
+	if ok && n.Kind == flow.NoteKindMemory {
 		st.memory = append(st.memory, n)
 	}
 	st.recent = append(st.recent, ev)
@@ -295,11 +252,11 @@ func (st *primeState) add(ev Event) error {
 	return nil
 }
 
-func (st *primeState) fold(ev Event) {
+func (st *primeState) fold(ev flow.Event) {
 	f := st.folds[ev.Stream]
 	if f == nil {
 		kind, _, _, _ := projection.ParseStream(ev.Stream)
-		f = &primeFold{kind: kind, subject: streamSubject(ev.Stream), first: ev.Seq}
+		f = &primeFold{kind: kind, subject: ev.Subject(), first: ev.Seq}
 		st.folds[ev.Stream] = f
 	}
 	f.add(ev)
@@ -336,7 +293,7 @@ var primePhrases = [...]struct{ typ, one, many string }{
 	{"", "other event", "other events"}, // types this binary does not know
 }
 
-func (f *primeFold) add(ev Event) {
+func (f *primeFold) add(ev flow.Event) {
 	f.n++
 	f.last = ev.Seq
 	switch ev.Type {
@@ -422,16 +379,14 @@ func plural(n int, one, many string) string {
 }
 
 // prime lays the gathered state out, fits it to the budget and renders it.
-func (st *primeState) prime() *Prime {
-	p := &Prime{
+func (st *primeState) prime() *PrimeDoc {
+	p := &PrimeDoc{
 		Project: st.in.Project, Actor: st.in.Actor, Session: st.in.Session, HeadSeq: st.head,
 		Budget: st.in.Budget, Limit: st.in.Budget * PrimeCharsPerToken,
-		Held: []*PrimeTask{}, PendingApprovals: []PendingBrief{}, Ready: []TaskBrief{}, Plans: []PrimePlan{},
-		Memory: []Note{}, Recent: []ReportEvent{}, Summaries: []PrimeSummary{}, LeftOut: []PrimeOmission{},
+		Held: []*PrimeTask{}, PendingApprovals: []flow.PendingBrief{}, Ready: []flow.TaskBrief{}, Plans: []PrimePlan{},
+		Memory: []flow.Note{}, Recent: []ReportEvent{}, Summaries: []PrimeSummary{}, LeftOut: []PrimeOmission{},
 	}
-	for _, t := range st.tasks {
-		p.Tasks.add(t.Status, 1)
-	}
+	p.Tasks = flow.CountTasks(st.tasks)
 	l := &primeLayout{}
 	st.layout(l, p.Limit)
 	l.fit(p.Limit)
@@ -498,13 +453,7 @@ func (st *primeState) held() []*projection.Task {
 
 // ready returns the tasks ready for the actor, highest priority first.
 func (st *primeState) ready() []*projection.Task {
-	status := statusByID(st.tasks)
-	var out []*projection.Task
-	for _, t := range st.tasks {
-		if len(notReady(t, status, st.in.Actor, st.now)) == 0 {
-			out = append(out, t)
-		}
-	}
+	out := flow.ReadyTasks(st.tasks, st.in.Actor, st.now)
 	slices.SortStableFunc(out, func(a, b *projection.Task) int { return cmp.Compare(b.Priority, a.Priority) })
 	return out
 }
@@ -558,10 +507,7 @@ func holdingLine(held []*projection.Task) string {
 }
 
 func countsLine(tasks []*projection.Task) string {
-	var c TaskCounts
-	for _, t := range tasks {
-		c.add(t.Status, 1)
-	}
+	c := flow.CountTasks(tasks)
 	var parts []string
 	for _, kv := range []struct {
 		n    int
@@ -591,17 +537,17 @@ func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []
 	}
 	sec := l.section(fmt.Sprintf("Your task: %s %s", t.ID, primeText(t.Title, primeTitleRunes)))
 	var drops []int
-	item := func(id, text string, keep func(p *Prime)) {
+	item := func(id, text string, keep func(p *PrimeDoc)) {
 		drops = append(drops, l.add(primeBlock{part: PrimePartHeldTask, task: t.ID, id: id, sec: sec, text: text, keep: keep}))
 	}
-	item("task", st.taskFields(pt), func(p *Prime) { p.Held = append(p.Held, pt) })
+	item("task", st.taskFields(pt), func(p *PrimeDoc) { p.Held = append(p.Held, pt) })
 	if len(t.Steps) > 0 {
 		text, shown := stepsBlock(t, share)
-		item("steps", text, func(*Prime) { pt.Steps, pt.StepsMore = t.Steps[:shown], len(t.Steps)-shown })
+		item("steps", text, func(*PrimeDoc) { pt.Steps, pt.StepsMore = t.Steps[:shown], len(t.Steps)-shown })
 	}
 	if t.ContextVersion > 0 {
 		text, clipped := contextBlock(t, share)
-		item("context", text, func(*Prime) {
+		item("context", text, func(*PrimeDoc) {
 			if pt.ContextClipped = clipped; !clipped {
 				pt.Context = t.Context
 			}
@@ -610,17 +556,17 @@ func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []
 	execs := st.taskExecs(t.ID)
 	for i := len(execs) - 1; i >= 0; i-- { // newest first; it carries the heading and goes last
 		x := execs[i]
-		item(x.ID, execBlock(x, i == len(execs)-1), func(*Prime) { pt.Execs = append(pt.Execs, shownExec(x)) })
+		item(x.ID, execBlock(x, i == len(execs)-1), func(*PrimeDoc) { pt.Execs = append(pt.Execs, shownExec(x)) })
 	}
 	slices.Reverse(drops) // drop order: oldest exec first, ..., the task last
 	return drops
 }
 
-func (st *primeState) deps(t *projection.Task) []TaskBrief {
-	out := []TaskBrief{}
+func (st *primeState) deps(t *projection.Task) []flow.TaskBrief {
+	out := []flow.TaskBrief{}
 	for _, d := range t.Deps {
 		if i := slices.IndexFunc(st.tasks, func(x *projection.Task) bool { return x.ID == d }); i >= 0 {
-			out = append(out, briefOf(st.tasks[i]))
+			out = append(out, flow.BriefOf(st.tasks[i]))
 		}
 	}
 	return out
@@ -774,15 +720,15 @@ func (st *primeState) pendingApprovals(l *primeLayout) []int {
 		}
 		text := fmt.Sprintf("- %s%s: %s — requested by %s %s", a.ID, where, primeText(a.Message, primeTitleRunes),
 			primeText(a.RequestedBy, 100), mdProjTime(a.CreatedAt))
-		if expired(a, st.now) {
+		if flow.ApprovalExpired(a, st.now) {
 			text += " (expired)"
 		} else if !a.Expires.IsZero() {
 			text += ", expires " + mdProjTime(a.Expires)
 		}
-		brief := PendingBrief{ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message,
+		brief := flow.PendingBrief{ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message,
 			RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires}
 		out = append(out, l.add(primeBlock{part: PrimePartApprovals, id: a.ID, sec: sec, text: text + "\n",
-			keep: func(p *Prime) { p.PendingApprovals = append(p.PendingApprovals, brief) }}))
+			keep: func(p *PrimeDoc) { p.PendingApprovals = append(p.PendingApprovals, brief) }}))
 	}
 	return out
 }
@@ -798,9 +744,9 @@ func (st *primeState) readyTasks(l *primeLayout, ready []*projection.Task) []int
 		if len(t.Tags) > 0 {
 			text += ", tags " + primeText(strings.Join(t.Tags, ", "), primeTitleRunes)
 		}
-		b := briefOf(t)
+		b := flow.BriefOf(t)
 		out[i] = l.add(primeBlock{part: PrimePartReady, id: t.ID, sec: sec, text: text + ")\n",
-			keep: func(p *Prime) { p.Ready = append(p.Ready, b) }})
+			keep: func(p *PrimeDoc) { p.Ready = append(p.Ready, b) }})
 	}
 	return out
 }
@@ -824,7 +770,7 @@ func (st *primeState) openPlans(l *primeLayout) []int {
 		}
 		text := fmt.Sprintf("- %s %s: %d of %d tasks done\n", pl.ID, primeText(pl.Title, primeTitleRunes), pp.Done, pp.Tasks)
 		out = append(out, l.add(primeBlock{part: PrimePartPlans, id: pl.ID, sec: sec, text: text,
-			keep: func(p *Prime) { p.Plans = append(p.Plans, pp) }}))
+			keep: func(p *PrimeDoc) { p.Plans = append(p.Plans, pp) }}))
 	}
 	return out
 }
@@ -847,7 +793,7 @@ func (st *primeState) lastCheckpoint(l *primeLayout) []int {
 		text += ", git " + primeText(c.GitHead, 64)
 	}
 	return []int{l.add(primeBlock{part: PrimePartCheckpoint, id: c.ID, sec: sec, text: text + "\n",
-		keep: func(p *Prime) { p.Checkpoint = c }})}
+		keep: func(p *PrimeDoc) { p.Checkpoint = c }})}
 }
 
 func (st *primeState) memoryNotes(l *primeLayout) []int {
@@ -860,7 +806,7 @@ func (st *primeState) memoryNotes(l *primeLayout) []int {
 		}
 		text := fmt.Sprintf("- #%d%s, %s %s: %s\n", n.Seq, on, primeText(n.Actor, 100), mdTime(n.Time), primeText(n.Text, primeLineRunes))
 		out[i] = l.add(primeBlock{part: PrimePartMemory, id: "#" + strconv.FormatUint(n.Seq, 10), sec: sec, text: text,
-			keep: func(p *Prime) { p.Memory = append(p.Memory, n) }})
+			keep: func(p *PrimeDoc) { p.Memory = append(p.Memory, n) }})
 	}
 	return out
 }
@@ -870,14 +816,14 @@ func (st *primeState) recentEvents(l *primeLayout) []int {
 	out := make([]int, len(st.recent))
 	for i, ev := range st.recent {
 		re := ReportEvent{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Type: ev.Type,
-			Subject: streamSubject(ev.Stream), Summary: primeText(summarizeEvent(ev), primeLineRunes)}
+			Subject: ev.Subject(), Summary: primeText(ev.Summary(), primeLineRunes)}
 		text := fmt.Sprintf("- #%d %s %s · %s · %s", re.Seq, mdTime(re.Time), primeText(re.Actor, 100),
 			primeText(re.Subject, 100), primeText(re.Type, 100))
 		if re.Summary != "" {
 			text += ": " + re.Summary
 		}
 		out[i] = l.add(primeBlock{part: PrimePartRecent, id: "#" + strconv.FormatUint(ev.Seq, 10), sec: sec, text: text + "\n",
-			keep: func(p *Prime) { p.Recent = append(p.Recent, re) }})
+			keep: func(p *PrimeDoc) { p.Recent = append(p.Recent, re) }})
 	}
 	return out
 }
@@ -901,7 +847,7 @@ func (st *primeState) summaries(l *primeLayout) []int {
 		}
 		text += ": " + primeText(s.Summary, primeLineRunes) + "\n"
 		out[i] = l.add(primeBlock{part: PrimePartSummaries, id: f.subject, sec: sec, text: text, events: f.n,
-			keep: func(p *Prime) { p.Summaries = append(p.Summaries, s) }})
+			keep: func(p *PrimeDoc) { p.Summaries = append(p.Summaries, s) }})
 	}
 	return out
 }
@@ -955,7 +901,7 @@ type primeBlock struct {
 	sec, group     int
 	text           string
 	events         int
-	keep           func(p *Prime) // adds the item to the structured parts
+	keep           func(p *PrimeDoc) // adds the item to the structured parts
 	dropped        bool
 }
 

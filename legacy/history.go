@@ -1,10 +1,11 @@
-package flow
+package legacy
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flowctl/flowctl/flow"
 	"time"
 
 	"github.com/flowctl/flowctl/projection"
@@ -27,7 +28,7 @@ type historyEntry struct {
 // (detail.task_id, as a ref or a T-n id) when the project has it, else on
 // the project. Each note's event id is derived from the entry, so a
 // second import finds it and skips it.
-func (e *Engine) importHistory(in LegacyImport) (*LegacyResult, error) {
+func importHistory(e *flow.Engine, in Input) (*Result, error) {
 	data, err := in.read()
 	if err != nil {
 		return nil, err
@@ -36,9 +37,9 @@ func (e *Engine) importHistory(in LegacyImport) (*LegacyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &LegacyResult{Format: FromHistoryJSON, Project: in.Project, Read: len(entries)}
-	err = e.runImport(FromHistoryJSON, in.Project, res, func(w *writer, res *LegacyResult) error {
-		return w.importHistory(entries, in.Project, res)
+	res := &Result{Format: FromHistoryJSON, Project: in.Project, Read: len(entries)}
+	err = runImport(e, FromHistoryJSON, in.Project, res, func(im *flow.Importer, res *Result) error {
+		return addHistory(im, entries, in.Project, res)
 	})
 	if err != nil {
 		return nil, err
@@ -52,10 +53,10 @@ func parseHistory(name string, data []byte) ([]historyEntry, error) {
 	}
 	raws, err := arrayEntries(json.NewDecoder(bytes.NewReader(data)), data)
 	if errors.Is(err, errNotArray) {
-		return nil, &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: a workflow_history.json is an array of events [{"ts": ..., "event": ..., "detail": {...}}]`, ErrInvalid)}
+		return nil, &ImportError{File: name, Line: 1, Err: fmt.Errorf(`%w: a workflow_history.json is an array of events [{"ts": ..., "event": ..., "detail": {...}}]`, flow.ErrInvalid)}
 	}
 	if err != nil {
-		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
+		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}
 	}
 	out := make([]historyEntry, 0, len(raws))
 	for i, r := range raws {
@@ -65,8 +66,8 @@ func parseHistory(name string, data []byte) ([]historyEntry, error) {
 		}
 		out = append(out, h)
 	}
-	if err := CheckJSON(data); err != nil {
-		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", ErrInvalid, err)}
+	if err := flow.CheckJSON(data); err != nil {
+		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}
 	}
 	return out, nil
 }
@@ -81,9 +82,9 @@ func parseHistoryEntry(file string, r rawEntry, n int) (historyEntry, error) {
 		return h, err
 	}
 	if h.name == "" {
-		return h, o.errorf(ErrInvalid, `"event" is empty`)
+		return h, o.errorf(flow.ErrInvalid, `"event" is empty`)
 	}
-	h.name = cleanLine(h.name)
+	h.name = flow.CleanLine(h.name)
 	if h.ts, _, err = o.timestamp("ts", false); err != nil {
 		return h, err
 	}
@@ -102,7 +103,7 @@ func parseHistoryEntry(file string, r rawEntry, n int) (historyEntry, error) {
 			h.task = task
 		}
 	}
-	return h, o.wrap(checkText("the event as a note", h.text(), MaxText, true))
+	return h, o.wrap(flow.CheckText("the event as a note", h.text(), flow.MaxText, true))
 }
 
 // text is the note an entry becomes.
@@ -110,28 +111,27 @@ func (h historyEntry) text() string {
 	return "history: " + h.name + " " + h.key
 }
 
-func (w *writer) importHistory(entries []historyEntry, project string, res *LegacyResult) error {
-	if _, err := openProject(w, project); err != nil {
+func addHistory(im *flow.Importer, entries []historyEntry, project string, res *Result) error {
+	if _, err := im.OpenProject(project); err != nil {
 		return err
 	}
-	refs, err := loadRefs(w, project)
+	refs, err := loadRefs(im, project)
 	if err != nil {
 		return err
 	}
 	ids := newLegacyIDs(FromHistoryJSON, project)
 	for n, h := range entries {
-		w.e.progress(n, len(entries))
+		im.Progress(n, len(entries))
 		id := ids.next(h.key)
-		if w.imported(id) {
+		if im.Imported(id) {
 			res.Skipped++
 			continue
 		}
-		note := projection.NoteAdded{Text: h.text(), Kind: NoteKindNote, OccurredAt: occurredAt(h.ts)}
-		stream := projection.ProjectStream(project)
+		note := projection.NoteAdded{Text: h.text(), Kind: flow.NoteKindNote, OccurredAt: occurredAt(h.ts)}
 		if t, ok := refs.task(h.task); ok && h.task != "" {
-			note.Task, stream = t, projection.TaskStream(project, t)
+			note.Task = t
 		}
-		if err := w.emitImported(stream, project, projection.TypeNoteAdded, note, id); err != nil {
+		if err := im.AddNote(project, note, id); err != nil {
 			return h.o.wrap(err)
 		}
 		res.Created.Notes++

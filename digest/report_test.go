@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"encoding/json"
@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 )
 
 // reportFixture builds project alpha with T-1 (steps, context, a granted
 // and a pending approval, two exec records, notes on the task's and on the
 // project's stream) and T-2 (a note of its own).
-func reportFixture(tb testing.TB, e *Engine) {
+func reportFixture(tb testing.TB, e *flow.Engine) {
 	tb.Helper()
 	statusProject(tb, e, "alpha")
 	t1 := statusTask(tb, e, "alpha", "parse | the input")
@@ -35,7 +36,7 @@ func reportFixture(tb testing.TB, e *Engine) {
 	statusExec(tb, e, "alpha", projection.ExecRecorded{ID: "X-2", Task: t1, Command: "go vet", ExitCode: 1, ElapsedMS: 7,
 		Stderr: projection.Output{Head: "vet: \x1b[31mbad\x1b[0m\n", Bytes: 20}})
 	emit(projection.TypeNoteAdded, projection.NoteAdded{Task: t1, Text: "first line\nsecond line", Kind: "note"})
-	statusEmit(tb, e, projection.ProjectStream("alpha"), "alpha", projection.TypeNoteAdded, projection.NoteAdded{Task: t1, Text: "from the project stream", Kind: "memory"})
+	misplacedEmit(tb, e, projection.ProjectStream("alpha"), "alpha", projection.TypeNoteAdded, projection.NoteAdded{Task: t1, Text: "from the project stream", Kind: "memory"})
 	statusEmit(tb, e, projection.TaskStream("alpha", t2), "alpha", projection.TypeNoteAdded, projection.NoteAdded{Task: t2, Text: "not about T-1", Kind: "note"})
 }
 
@@ -43,7 +44,7 @@ func TestEngine_TaskReport(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := mustOpen(t)
 		reportFixture(t, e)
-		r, err := e.TaskReport("alpha", "T-1")
+		r, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +78,12 @@ func TestEngine_TaskReport(t *testing.T) {
 	t.Run("Timeline", func(t *testing.T) {
 		e := mustOpen(t)
 		reportFixture(t, e)
-		r, err := e.TaskReport("alpha", "T-1")
+		r, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		var want []uint64
-		for _, ev := range collect(t, e, Filter{Project: "alpha"}) {
+		for _, ev := range collect(t, e, flow.Filter{Project: "alpha"}) {
 			if ev.Stream == projection.TaskStream("alpha", "T-1") || strings.Contains(string(ev.Data), "from the project stream") {
 				want = append(want, ev.Seq)
 			}
@@ -105,11 +106,11 @@ func TestEngine_TaskReport(t *testing.T) {
 	t.Run("Deterministic", func(t *testing.T) {
 		e := mustOpen(t)
 		reportFixture(t, e)
-		a, err := e.TaskReport("alpha", "T-1")
+		a, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := e.TaskReport("alpha", "T-1")
+		b, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,10 +123,10 @@ func TestEngine_TaskReport(t *testing.T) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		e := mustOpen(t)
 		reportFixture(t, e)
-		if _, err := e.TaskReport("alpha", "T-9"); !errors.Is(err, ErrNotFound) {
+		if _, err := ReportTask(e, "alpha", "T-9"); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("unknown task: err = %v, want ErrNotFound", err)
 		}
-		if _, err := e.TaskReport("nope", "T-1"); !errors.Is(err, ErrNotFound) {
+		if _, err := ReportTask(e, "nope", "T-1"); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("unknown project: err = %v, want ErrNotFound", err)
 		}
 	})
@@ -135,7 +136,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := mustOpen(t)
 		reportFixture(t, e)
-		r, err := e.ProjectReport("alpha")
+		r, err := ReportProject(e, "alpha")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,14 +167,14 @@ func TestEngine_ProjectReport(t *testing.T) {
 		for range ReportTimeline {
 			statusTask(t, e, "alpha", "more")
 		}
-		r, err := e.ProjectReport("alpha")
+		r, err := ReportProject(e, "alpha")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(r.Execs) != ReportRecentExecs || r.Execs[0].ID != "X-6" || r.Execs[len(r.Execs)-1].ID != "X-15" {
 			t.Errorf("execs = %d from %s, want the last %d (X-6..X-15)", len(r.Execs), r.Execs[0].ID, ReportRecentExecs)
 		}
-		all := collect(t, e, Filter{Project: "alpha"})
+		all := collect(t, e, flow.Filter{Project: "alpha"})
 		if len(r.Timeline) != ReportTimeline || r.Timeline[len(r.Timeline)-1].Seq != all[len(all)-1].Seq ||
 			r.Timeline[0].Seq != all[len(all)-ReportTimeline].Seq {
 			t.Errorf("timeline = %d events ending at %d, want the last %d of alpha", len(r.Timeline), r.Timeline[len(r.Timeline)-1].Seq, ReportTimeline)
@@ -189,11 +190,11 @@ func TestEngine_ProjectReport(t *testing.T) {
 		for range 5 * ReportTimeline {
 			statusTask(t, e, "beta", "b") // more than the first window holds
 		}
-		r, err := e.ProjectReport("alpha")
+		r, err := ReportProject(e, "alpha")
 		if err != nil {
 			t.Fatal(err)
 		}
-		all := collect(t, e, Filter{Project: "alpha"})
+		all := collect(t, e, flow.Filter{Project: "alpha"})
 		want := seqs(all[len(all)-ReportTimeline:])
 		var got []uint64
 		for _, ev := range r.Timeline {
@@ -206,7 +207,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 	t.Run("Empty", func(t *testing.T) {
 		e := mustOpen(t)
 		statusProject(t, e, "alpha")
-		r, err := e.ProjectReport("alpha")
+		r, err := ReportProject(e, "alpha")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		e := mustOpen(t)
-		if _, err := e.ProjectReport("nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := ReportProject(e, "nope"); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})

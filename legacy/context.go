@@ -1,15 +1,14 @@
-package flow
+package legacy
 
 import (
 	"errors"
 	"fmt"
+	"github.com/flowctl/flowctl/flow"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/flowctl/flowctl/projection"
 )
 
 // contextDump is one file of a context directory.
@@ -27,17 +26,17 @@ type contextDump struct {
 // leads out of it (through "..") or nowhere is refused. A merge's event id is derived from the task_id and the
 // context, so a second import skips it, and a merge that would change
 // nothing appends nothing.
-func (e *Engine) importContextDir(in LegacyImport) (*LegacyResult, error) {
+func importContextDir(e *flow.Engine, in Input) (*Result, error) {
 	if in.Input != nil {
-		return nil, fmt.Errorf("%w: a context directory is read from its path, not from a stream", ErrInvalid)
+		return nil, fmt.Errorf("%w: a context directory is read from its path, not from a stream", flow.ErrInvalid)
 	}
 	dumps, warns, err := readContextDir(in.Path, in.Name)
 	if err != nil {
 		return nil, err
 	}
-	res := &LegacyResult{Format: FromContextDir, Project: in.Project, Read: len(dumps), Warnings: warns}
-	err = e.runImport(FromContextDir, in.Project, res, func(w *writer, res *LegacyResult) error {
-		return w.importContexts(dumps, in.Project, res)
+	res := &Result{Format: FromContextDir, Project: in.Project, Read: len(dumps), Warnings: warns}
+	err = runImport(e, FromContextDir, in.Project, res, func(im *flow.Importer, res *Result) error {
+		return importContexts(im, dumps, in.Project, res)
 	})
 	if err != nil {
 		return nil, err
@@ -53,7 +52,7 @@ func readContextDir(dir, name string) ([]contextDump, []string, error) {
 		return nil, nil, err
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("%w: %s is not a directory (a context dump directory holds *.json files)", ErrInvalid, name)
+		return nil, nil, fmt.Errorf("%w: %s is not a directory (a context dump directory holds *.json files)", flow.ErrInvalid, name)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -94,12 +93,12 @@ func readRooted(root *os.Root, base, file string) ([]byte, error) {
 	}
 	if lfi.Mode()&fs.ModeSymlink != 0 {
 		if _, err := root.Stat(base); err != nil {
-			return nil, &ImportError{File: file, Err: fmt.Errorf("%w: a symbolic link is imported only if it is relative and leads to a file inside the directory: %v", ErrInvalid, rootCause(err))}
+			return nil, &ImportError{File: file, Err: fmt.Errorf("%w: a symbolic link is imported only if it is relative and leads to a file inside the directory: %v", flow.ErrInvalid, rootCause(err))}
 		}
 	}
 	f, err := root.Open(base)
 	if err != nil {
-		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: %v", ErrInvalid, rootCause(err))}
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, rootCause(err))}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -107,14 +106,14 @@ func readRooted(root *os.Root, base, file string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: not a regular file", ErrInvalid)}
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: not a regular file", flow.ErrInvalid)}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxInput+1))
+	data, err := io.ReadAll(io.LimitReader(f, flow.MaxInput+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxInput {
-		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxInput)}
+	if len(data) > flow.MaxInput {
+		return nil, &ImportError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", flow.ErrInvalid, flow.MaxInput)}
 	}
 	return data, nil
 }
@@ -143,14 +142,14 @@ func parseContextDump(file string, data []byte) (contextDump, error) {
 		return d, err
 	}
 	if strings.TrimSpace(d.task) == "" {
-		return d, o.errorf(ErrInvalid, `"task_id" is empty`)
+		return d, o.errorf(flow.ErrInvalid, `"task_id" is empty`)
 	}
 	ctx, ok := o.get("context")
 	if !ok {
-		return d, o.errorf(ErrInvalid, `"context" is missing (a dump is {"task_id": ..., "context": {...}})`)
+		return d, o.errorf(flow.ErrInvalid, `"context" is missing (a dump is {"task_id": ..., "context": {...}})`)
 	}
 	if jsonKind(ctx) != "an object" {
-		return d, o.errorf(ErrInvalid, `"context" is %s, not an object`, jsonKind(ctx))
+		return d, o.errorf(flow.ErrInvalid, `"context" is %s, not an object`, jsonKind(ctx))
 	}
 	d.patch = compactJSON(ctx)
 	return d, nil
@@ -163,18 +162,18 @@ func trimBOM(b []byte) []byte {
 	return b
 }
 
-func (w *writer) importContexts(dumps []contextDump, project string, res *LegacyResult) error {
-	if _, err := openProject(w, project); err != nil {
+func importContexts(im *flow.Importer, dumps []contextDump, project string, res *Result) error {
+	if _, err := im.OpenProject(project); err != nil {
 		return err
 	}
-	refs, err := loadRefs(w, project)
+	refs, err := loadRefs(im, project)
 	if err != nil {
 		return err
 	}
 	ids := newLegacyIDs(FromContextDir, project)
 	for n, d := range dumps {
-		w.e.progress(n, len(dumps))
-		created, err := w.importContext(d, project, refs, ids)
+		im.Progress(n, len(dumps))
+		created, err := importContext(im, d, project, refs, ids)
 		if err != nil {
 			return err
 		}
@@ -189,27 +188,15 @@ func (w *writer) importContexts(dumps []contextDump, project string, res *Legacy
 
 // importContext merges one dump; created is false when it was imported
 // before or would change nothing.
-func (w *writer) importContext(d contextDump, project string, refs *refIndex, ids *legacyIDs) (created bool, err error) {
+func importContext(im *flow.Importer, d contextDump, project string, refs *refIndex, ids *legacyIDs) (created bool, err error) {
 	task, ok := refs.task(d.task)
 	if !ok {
-		return false, d.o.errorf(ErrNotFound, "task_id %q names no task of project %s (import its workflow.json first)", d.task, project)
+		return false, d.o.errorf(flow.ErrNotFound, "task_id %q names no task of project %s (import its workflow.json first)", d.task, project)
 	}
 	id := ids.next(task + "\x00" + d.patch)
-	if w.imported(id) {
+	if im.Imported(id) {
 		return false, nil
 	}
-	t, err := mustTask(w, project, task)
-	if err != nil {
-		return false, err
-	}
-	next, err := nextContext(t.Context, ContextPatch{Patch: d.patch})
-	if err != nil {
-		return false, d.o.wrap(err)
-	}
-	if next == t.Context {
-		return false, nil
-	}
-	err = w.emitImported(projection.TaskStream(project, task), project, projection.TypeTaskContextMerged,
-		projection.TaskContextMerged{Patch: d.patch}, id)
-	return err == nil, d.o.wrap(err)
+	created, err = im.MergeContext(project, task, d.patch, id)
+	return created, d.o.wrap(err)
 }

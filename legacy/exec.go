@@ -1,17 +1,15 @@
-package flow
+package legacy
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/flowctl/flowctl/flow"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/flowctl/flowctl/flow/store"
-	"github.com/flowctl/flowctl/projection"
 )
 
 // execLine is one record of an execution log.
@@ -19,7 +17,7 @@ type execLine struct {
 	key  string // the line as compact JSON: its identity
 	task string // task_id: a ref or a T-n id; "" or "unknown" for none
 	ts   time.Time
-	in   NewExec
+	in   flow.NewExec
 	o    *object
 }
 
@@ -29,7 +27,7 @@ type execLine struct {
 // legacy plans have no counterpart, and an exec takes its task's plan.
 // Each record's event id is derived from the line, so a second import
 // finds it and skips it.
-func (e *Engine) importExecLog(in LegacyImport) (*LegacyResult, error) {
+func importExecLog(e *flow.Engine, in Input) (*Result, error) {
 	data, err := in.read()
 	if err != nil {
 		return nil, err
@@ -38,9 +36,9 @@ func (e *Engine) importExecLog(in LegacyImport) (*LegacyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &LegacyResult{Format: FromExecJSONL, Project: in.Project, Read: len(lines), Warnings: warns}
-	err = e.runImport(FromExecJSONL, in.Project, res, func(w *writer, res *LegacyResult) error {
-		return w.importExecs(lines, in.Project, res)
+	res := &Result{Format: FromExecJSONL, Project: in.Project, Read: len(lines), Warnings: warns}
+	err = runImport(e, FromExecJSONL, in.Project, res, func(im *flow.Importer, res *Result) error {
+		return importExecs(im, lines, in.Project, res)
 	})
 	if err != nil {
 		return nil, err
@@ -99,16 +97,16 @@ func parseExecLine(file string, line int, raw []byte) (execLine, error) {
 	if err != nil {
 		return x, err
 	}
-	if x.in, err = j.input(); err != nil {
+	if x.in, err = j.Input(); err != nil {
 		return x, o.wrap(err)
 	}
-	x.in.clean()
-	return x, o.wrap(x.in.check())
+	x.in.Clean()
+	return x, o.wrap(x.in.Check())
 }
 
 // execJSONOf reads the fields of a line that make an exec record.
-func execJSONOf(o *object) (ExecJSON, error) {
-	var j ExecJSON
+func execJSONOf(o *object) (flow.ExecJSON, error) {
+	var j flow.ExecJSON
 	var err error
 	for _, f := range []struct {
 		key string
@@ -128,7 +126,7 @@ func execJSONOf(o *object) (ExecJSON, error) {
 	} else if code != "" {
 		c, err := strconv.Atoi(code)
 		if err != nil || c < math.MinInt32 || c > math.MaxInt32 {
-			return j, o.errorf(ErrInvalid, `"exit_code" %s is not an exit code`, code)
+			return j, o.errorf(flow.ErrInvalid, `"exit_code" %s is not an exit code`, code)
 		}
 		c = signalExit(c)
 		j.ExitCode = &c
@@ -147,7 +145,7 @@ func execJSONOf(o *object) (ExecJSON, error) {
 // (subprocess's returncode) into 128+n, as shells and `exec run` record
 // it; other codes stay as they are for the record's checks.
 func signalExit(code int) int {
-	if code < 0 && code >= -(MaxExitCode-128) {
+	if code < 0 && code >= -(flow.MaxExitCode-128) {
 		return 128 - code
 	}
 	return code
@@ -160,23 +158,23 @@ func noTask(id string) bool {
 	return id == "" || strings.EqualFold(id, "unknown")
 }
 
-func (w *writer) importExecs(lines []execLine, project string, res *LegacyResult) error {
-	if _, err := openProject(w, project); err != nil {
+func importExecs(im *flow.Importer, lines []execLine, project string, res *Result) error {
+	if _, err := im.OpenProject(project); err != nil {
 		return err
 	}
-	refs, err := loadRefs(w, project)
+	refs, err := loadRefs(im, project)
 	if err != nil {
 		return err
 	}
 	ids := newLegacyIDs(FromExecJSONL, project)
 	for n, x := range lines {
-		w.e.progress(n, len(lines))
+		im.Progress(n, len(lines))
 		id := ids.next(x.key)
-		if w.imported(id) {
+		if im.Imported(id) {
 			res.Skipped++
 			continue
 		}
-		if err := w.importExec(x, project, refs, id); err != nil {
+		if err := importExec(im, x, project, refs, id); err != nil {
 			return x.o.wrap(err)
 		}
 		res.Created.Execs++
@@ -184,23 +182,16 @@ func (w *writer) importExecs(lines []execLine, project string, res *LegacyResult
 	return nil
 }
 
-func (w *writer) importExec(x execLine, project string, refs *refIndex, id store.ID) error {
+func importExec(im *flow.Importer, x execLine, project string, refs *refIndex, id flow.ImportID) error {
 	in := x.in
 	in.Project = project
 	if !noTask(x.task) {
 		t, ok := refs.task(x.task)
 		if !ok {
-			return fmt.Errorf("%w: task_id %q names no task of project %s (import its workflow.json first)", ErrNotFound, x.task, project)
+			return fmt.Errorf("%w: task_id %q names no task of project %s (import its workflow.json first)", flow.ErrNotFound, x.task, project)
 		}
 		in.Task = t
 	}
-	p, _, err := validateExec(w, &in)
-	if err != nil {
-		return err
-	}
-	xid := projection.ShortID(projection.PrefixExec, p.Counters.Execs+1)
-	return w.emitImported(subjectStream(project, in.Task), project, projection.TypeExecRecorded,
-		projection.ExecRecorded{ID: xid, Task: in.Task, Plan: in.Plan, Command: in.Command, Code: in.Code, Cwd: in.Cwd,
-			ExitCode: in.ExitCode, Success: in.Success, ElapsedMS: in.ElapsedMS, Stdout: in.Stdout, Stderr: in.Stderr,
-			AddedVars: in.AddedVars, AddedImports: in.AddedImports, OccurredAt: occurredAt(x.ts)}, id)
+	in.OccurredAt = x.ts
+	return im.RecordExec(in, id)
 }

@@ -1,0 +1,29 @@
+/*
+Package digest turns a project's state and history into documents for
+people and assistants: Prime, the digest an assistant reads at the start
+of a session, and ReportTask and ReportProject, the final reports. Each
+is markdown plus the structured parts it was made from (its -o json).
+
+# Reads
+
+A digest reads only through the engine's exported read API: one
+flow.Engine.Read for the projections, so that what it shows is the state
+at one head; then the events up to that head (flow.Engine.ProjectEvents,
+Events), which the projections already include. On a view At a point it
+shows that point. It writes nothing.
+
+# Determinism
+
+A document depends only on the file, the input and the engine's clock
+(flow.Options.Now: which claims are live, which approvals expired): asked
+twice, it is the same byte for byte. Lists in the JSON are never null.
+Text that comes from events is made safe before it is shown: control
+characters escaped, table cells and code fences that no text can close.
+
+# Budget
+
+Prime fits a budget of tokens, counted as PrimeCharsPerToken bytes each.
+When everything does not fit, whole items are dropped, least important
+first, and the last line names what was left out (see Prime).
+*/
+package digest
