@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,9 +23,9 @@ import (
 const eventsPage = 500
 
 type eventsResource struct {
-	Events    []toolEvent `json:"events"`
-	NextSince uint64      `json:"next_since"` // read flow://events?since=NEXT_SINCE for what follows
-	More      bool        `json:"more"`       // the page is full: there are more events now
+	Events    []view.Event `json:"events"`
+	NextSince uint64       `json:"next_since"` // read flow://events?since=NEXT_SINCE for what follows
+	More      bool         `json:"more"`       // the page is full: there are more events now
 }
 
 func (s *mcpServer) addResources(srv *mcp.Server) {
@@ -46,7 +47,7 @@ func (s *mcpServer) readTask(_ context.Context, req *mcp.ReadResourceRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		return taskView(t), nil
+		return view.TaskOf(t), nil
 	})
 }
 
@@ -73,13 +74,13 @@ func (s *mcpServer) readEvents(_ context.Context, req *mcp.ReadResourceRequest) 
 		if err != nil {
 			return nil, invalid("since=%q: give a seq (0 for the start)", u.Query().Get("since"))
 		}
-		out := eventsResource{Events: []toolEvent{}, NextSince: max(since, 1)}
+		out := eventsResource{Events: []view.Event{}, NextSince: max(since, 1)}
 		err = c.eng.Events(flow.Filter{SinceSeq: since}, func(ev flow.Event) error {
 			if len(out.Events) == eventsPage {
 				out.More = true
 				return errPageFull
 			}
-			out.Events = append(out.Events, eventView(ev))
+			out.Events = append(out.Events, view.EventOf(ev))
 			out.NextSince = ev.Seq + 1
 			return nil
 		})

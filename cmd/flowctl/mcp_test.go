@@ -14,6 +14,7 @@ import (
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/snapshot"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -140,7 +141,7 @@ func TestMCP_TextContent(t *testing.T) {
 			t.Errorf("summary = %q", got)
 		}
 		if c.want == 2 {
-			var got toolTask
+			var got view.Task
 			if err := json.Unmarshal([]byte(res.Content[1].(*mcp.TextContent).Text), &got); err != nil || got.ID != "T-1" {
 				t.Errorf("second text is not the task's JSON: %v %+v", err, got)
 			}
@@ -329,7 +330,7 @@ func TestMCP_TaskReady(t *testing.T) {
 	}
 	h.mustCall("task_update", map[string]any{"id": "T-1", "claim": "claim"}, nil)
 	h.mustCall("task_ready", nil, &r)
-	if len(r.Tasks) != 1 || r.Tasks[0].ID != "T-1" || r.Tasks[0].Claimed != "agent" {
+	if len(r.Tasks) != 1 || r.Tasks[0].ID != "T-1" || r.Tasks[0].ClaimedBy != "agent" {
 		t.Errorf("own claim: ready = %+v", r.Tasks)
 	}
 	other := startMCP(t, f, "other-agent", nil)
@@ -345,12 +346,12 @@ func TestMCP_TaskReady(t *testing.T) {
 func TestMCP_TaskGet(t *testing.T) {
 	t.Parallel()
 	h := startMCP(t, mcpFile(t), "agent", nil)
-	var got toolTask
+	var got view.Task
 	h.mustCall("task_get", map[string]any{"id": "t-2"}, &got)
 	if got.ID != "T-2" || got.Title != "second" || got.Status != "todo" || !slices.Equal(got.Deps, []string{"T-1"}) || got.Version != 1 {
 		t.Errorf("task_get = %+v", got)
 	}
-	if ctx := got.Context; ctx == nil || len(ctx) != 0 {
+	if ctx := got.Context; ctx != "{}" {
 		t.Errorf("context = %#v, want {}", got.Context)
 	}
 	h.callErr("task_get", map[string]any{"id": "T-9"}, flow.CodeNotFound)
@@ -541,18 +542,18 @@ func TestMCP_TaskUpdate(t *testing.T) {
 func TestMCP_StepUpdate(t *testing.T) {
 	t.Parallel()
 	h := startMCP(t, mcpFile(t), "agent", nil)
-	var s stepOut
+	var s view.TaskStep
 	h.mustCall("step_update", map[string]any{"action": "add", "task": "T-1", "title": "parse"}, &s)
-	if s.Task != "T-1" || s.Step.ID != "T-1.1" || s.Step.Status != "pending" {
+	if s.Task != "T-1" || s.ID != "T-1.1" || s.Status != "pending" {
 		t.Errorf("add = %+v", s)
 	}
 	h.mustCall("step_update", map[string]any{"action": "start", "step": "T-1.1"}, &s)
 	sum := h.mustCall("step_update", map[string]any{"action": "progress", "step": "T-1.1", "progress": 40, "note": "half"}, &s)
-	if s.Step.Status != "in_progress" || s.Step.Progress != 40 || s.Step.Note != "half" || !strings.Contains(sum, "40%") {
+	if s.Status != "in_progress" || s.Progress != 40 || s.Note != "half" || !strings.Contains(sum, "40%") {
 		t.Errorf("progress = %+v, %q", s, sum)
 	}
 	h.mustCall("step_update", map[string]any{"action": "done", "step": "T-1.1", "result": "ok"}, &s)
-	if s.Step.Status != "completed" || s.Step.Progress != 100 || s.Step.Result != "ok" {
+	if s.Status != "completed" || s.Progress != 100 || s.Result != "ok" {
 		t.Errorf("done = %+v", s)
 	}
 	h.mustCall("step_update", map[string]any{"action": "add", "task": "T-1", "title": "two"}, nil)
@@ -560,7 +561,7 @@ func TestMCP_StepUpdate(t *testing.T) {
 	h.mustCall("step_update", map[string]any{"action": "add", "task": "T-1", "title": "three"}, nil)
 	h.mustCall("step_update", map[string]any{"action": "start", "step": "T-1.3"}, nil)
 	h.mustCall("step_update", map[string]any{"action": "fail", "step": "T-1.3", "error": "boom"}, &s)
-	if s.Step.Status != "failed" || s.Step.Error != "boom" {
+	if s.Status != "failed" || s.Error != "boom" {
 		t.Errorf("fail = %+v", s)
 	}
 	for _, args := range []map[string]any{
@@ -588,7 +589,7 @@ func TestMCP_CtxMerge(t *testing.T) {
 	t.Parallel()
 	f := mcpFile(t)
 	h := startMCP(t, f, "agent", nil)
-	var c ctxOut
+	var c view.Context
 	h.mustCall("ctx_merge", map[string]any{"task": "T-1", "patch": map[string]any{"branch": "main", "files": []string{"a.go"}, "meta": map[string]any{"x": 1}}}, &c)
 	if c.Task != "T-1" || c.Version != 2 || c.ContextVersion != 1 {
 		t.Errorf("merge = %+v", c)
@@ -649,7 +650,7 @@ func TestMCP_ExecRecord(t *testing.T) {
 	t.Parallel()
 	f := mcpFile(t)
 	h := startMCP(t, f, "agent", nil)
-	var x toolExec
+	var x view.ExecSummary
 	sum := h.mustCall("exec_record", map[string]any{"task": "T-1", "command": "go test ./...", "exit_code": 1, "elapsed_ms": 1520.5,
 		"stdout": "FAIL\n", "stderr": "x_test.go:3: boom\n", "added_vars": []string{"x"}}, &x)
 	if x.ID != "X-1" || x.Task != "T-1" || x.ExitCode != 1 || x.Success || x.Actor != "agent" || x.ElapsedMS != 1520.5 {
@@ -662,7 +663,7 @@ func TestMCP_ExecRecord(t *testing.T) {
 		t.Errorf("exec show does not have the stderr:\n%s", out)
 	}
 	h.mustCall("exec_record", map[string]any{"code": "print(1)\nprint(2)", "success": true}, &x)
-	if x.ID != "X-2" || !x.Success || x.Command != "print(1) …" {
+	if x.ID != "X-2" || !x.Success || x.Command != "" || x.Code != "print(1)\nprint(2)" {
 		t.Errorf("code exec = %+v", x)
 	}
 	for _, args := range []map[string]any{
@@ -689,12 +690,12 @@ func TestMCP_ApprovalRequest(t *testing.T) {
 	t.Parallel()
 	f := mcpFile(t)
 	h := startMCP(t, f, "agent", nil, "--tools", "standard")
-	var a toolApproval
+	var a view.Approval
 	// Keys out of order and 1.50: a round trip through a Go map and a
 	// float64 would give {"cmd":"deploy","n":1.5}.
 	raw := json.RawMessage(`{"task":"T-1","message":"deploy?","action":{"n":1.50,"cmd":"deploy"},"ttl":"1h"}`)
 	sum := h.mustCall("approval_request", raw, &a)
-	if a.ID != "A-1" || a.Task != "T-1" || a.Status != "pending" || a.RequestedBy != "agent" || a.Expires == "" {
+	if a.ID != "A-1" || a.Task != "T-1" || a.Status != "pending" || a.RequestedBy != "agent" || a.Expires == 0 {
 		t.Errorf("approval = %+v", a)
 	}
 	if want := flow.ActionHash([]byte(`{"n":1.50,"cmd":"deploy"}`)); a.ActionHash != want {
@@ -830,7 +831,7 @@ func TestMCP_CheckpointAndRollback(t *testing.T) {
 	t.Parallel()
 	f := mcpFile(t)
 	h := startMCP(t, f, "agent", nil, "--tools", "all")
-	var c toolCheckpoint
+	var c view.Checkpoint
 	h.mustCall("checkpoint_create", map[string]any{"label": "before", "task": "T-1"}, &c)
 	if c.ID != "C-1" || c.Label != "before" || c.AtSeq != 3 {
 		t.Errorf("checkpoint = %+v", c)
@@ -850,7 +851,7 @@ func TestMCP_CheckpointAndRollback(t *testing.T) {
 	if !r.Applied || r.Seq == 0 {
 		t.Errorf("applied = %+v", r)
 	}
-	var got toolTask
+	var got view.Task
 	h.mustCall("task_get", map[string]any{"id": "T-1"}, &got)
 	if got.Status != "todo" {
 		t.Errorf("after rollback T-1 is %s", got.Status)
@@ -886,7 +887,7 @@ func TestMCP_ProjectManage(t *testing.T) {
 		t.Errorf("list = %+v", p)
 	}
 	h.mustCall("project_manage", map[string]any{"action": "show", "name": "de"}, &p)
-	if p.Projects[0].Name != "demo" || p.Projects[0].Tasks != 2 {
+	if p.Projects[0].Name != "demo" || p.Projects[0].Counters.Tasks != 2 {
 		t.Errorf("show = %+v", p)
 	}
 	h.mustCall("project_manage", map[string]any{"action": "archive", "name": "site", "reason": "done"}, &p)
@@ -921,7 +922,7 @@ func TestMCP_Resources(t *testing.T) {
 	h.mustCall("ctx_merge", map[string]any{"task": "T-1", "patch": map[string]any{"k": "v"}}, nil)
 
 	text, err := h.readResource("flow://task/T-1")
-	var task toolTask
+	var task view.Task
 	if err != nil || json.Unmarshal([]byte(text), &task) != nil || task.ID != "T-1" || task.Version != 2 {
 		t.Errorf("task resource = %q, %v", text, err)
 	}
@@ -1004,7 +1005,7 @@ func TestMCP_ClosesFileBetweenCalls(t *testing.T) {
 	t.Parallel()
 	f := mcpFile(t)
 	h := startMCP(t, f, "agent", nil)
-	var got toolTask
+	var got view.Task
 	h.mustCall("task_get", map[string]any{"id": "T-1"}, &got)
 	f.mustRun("", "task", "edit", "T-1", "--title", "changed by a person")
 	h.mustCall("task_get", map[string]any{"id": "T-1"}, &got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -133,7 +134,7 @@ type readyIn struct {
 }
 
 type readyTask struct {
-	toolBrief
+	view.TaskBrief
 	Ready   bool     `json:"ready"`
 	Reasons []string `json:"reasons,omitempty"`
 }
@@ -155,11 +156,11 @@ func readyTool(c *call, in readyIn) (readyOut, string, error) {
 		return readyOut{}, "", err
 	}
 	out := readyOut{Project: c.project, Tasks: []readyTask{}}
-	var ready []toolBrief
+	var ready []view.TaskBrief
 	now := time.Now()
 	for _, r := range rs {
-		b := briefView(r.Task, now)
-		out.Tasks = append(out.Tasks, readyTask{toolBrief: b, Ready: r.Ready, Reasons: r.Reasons})
+		b := view.TaskBriefOf(r.Task, now)
+		out.Tasks = append(out.Tasks, readyTask{TaskBrief: b, Ready: r.Ready, Reasons: r.Reasons})
 		if r.Ready {
 			ready = append(ready, b)
 		}
@@ -180,16 +181,16 @@ func addTaskGetTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: readOnlyTool("Get a task")}, tool(s, true, true, taskGetTool))
 }
 
-func taskGetTool(c *call, in taskIDIn) (toolTask, string, error) {
+func taskGetTool(c *call, in taskIDIn) (view.Task, string, error) {
 	id, err := flow.ParseTaskID(in.ID)
 	if err != nil {
-		return toolTask{}, "", err
+		return view.Task{}, "", err
 	}
 	t, err := c.eng.Task(c.project, id)
 	if err != nil {
-		return toolTask{}, "", err
+		return view.Task{}, "", err
 	}
-	return taskView(t), taskLine(t), nil
+	return view.TaskOf(t), taskLine(t), nil
 }
 
 // ---- task_create
@@ -218,7 +219,7 @@ type taskCreateIn struct {
 
 type createdTask struct {
 	Key string `json:"key,omitempty"`
-	toolBrief
+	view.TaskBrief
 }
 
 type taskCreateOut struct {
@@ -282,7 +283,7 @@ func createTasks(c *call, in taskCreateIn, items []batchTask) (taskCreateOut, er
 		if it.Key != "" {
 			ids[it.Key] = t.ID
 		}
-		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, toolBrief: briefView(t, time.Now())})
+		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, TaskBrief: view.TaskBriefOf(t, time.Now())})
 	}
 	return out, nil
 }
@@ -374,8 +375,8 @@ type taskUpdateIn struct {
 }
 
 type taskUpdateOut struct {
-	Task    toolTask `json:"task"`
-	Applied []string `json:"applied" jsonschema:"the parts applied, in order: claim, heartbeat, edit, status, release"`
+	Task    view.Task `json:"task"`
+	Applied []string  `json:"applied" jsonschema:"the parts applied, in order: claim, heartbeat, edit, status, release"`
 }
 
 func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
@@ -421,7 +422,7 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
-	return taskUpdateOut{Task: taskView(u.task), Applied: u.applied},
+	return taskUpdateOut{Task: view.TaskOf(u.task), Applied: u.applied},
 		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
 }
 
@@ -498,12 +499,6 @@ type stepUpdateIn struct {
 	requestArg
 }
 
-type stepOut struct {
-	Task    string   `json:"task"`
-	Step    toolStep `json:"step"`
-	Version uint64   `json:"version" jsonschema:"the task's version"`
-}
-
 // stepActions map step_update's actions to step statuses.
 var stepActions = map[string]string{
 	"start":    projection.StepInProgress,
@@ -519,40 +514,40 @@ func addStepUpdateTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Update a step", false, false)}, tool(s, false, true, stepUpdateTool))
 }
 
-func stepUpdateTool(c *call, in stepUpdateIn) (stepOut, string, error) {
+func stepUpdateTool(c *call, in stepUpdateIn) (view.TaskStep, string, error) {
 	ifVersion, err := versionArg(in.IfVersion)
 	if err != nil {
-		return stepOut{}, "", err
+		return view.TaskStep{}, "", err
 	}
 	w := flow.Write{IfVersion: ifVersion, Key: in.RequestID}
 	var st *flow.TaskStep
 	switch to, ok := stepActions[in.Action]; {
 	case in.Action == "add":
 		if in.Task == "" {
-			return stepOut{}, "", invalid("add needs task (like T-3) and title")
+			return view.TaskStep{}, "", invalid("add needs task (like T-3) and title")
 		}
 		id, perr := flow.ParseTaskID(in.Task)
 		if perr != nil {
-			return stepOut{}, "", perr
+			return view.TaskStep{}, "", perr
 		}
 		st, err = c.eng.AddStep(flow.NewStep{Project: c.project, Task: id, Title: in.Title, Write: w})
 	case ok:
 		if in.Step == "" {
-			return stepOut{}, "", invalid("%s needs step (like T-3.2)", in.Action)
+			return view.TaskStep{}, "", invalid("%s needs step (like T-3.2)", in.Action)
 		}
 		if in.Action == "progress" && in.Progress == nil {
-			return stepOut{}, "", invalid("progress needs progress (0-100)")
+			return view.TaskStep{}, "", invalid("progress needs progress (0-100)")
 		}
 		st, err = c.eng.MoveStep(flow.StepMove{Project: c.project, ID: in.Step, To: to, Progress: in.Progress,
 			Note: in.Note, Result: in.Result, Error: in.Error, Write: w})
 	default:
-		return stepOut{}, "", invalid("action %q: use add, start, progress, done, fail or skip", in.Action)
+		return view.TaskStep{}, "", invalid("action %q: use add, start, progress, done, fail or skip", in.Action)
 	}
 	if err != nil {
-		return stepOut{}, "", err
+		return view.TaskStep{}, "", err
 	}
 	line := printable(fmt.Sprintf("step %s %q %s, %d%%", st.ID, st.Title, st.Status, st.Progress))
-	return stepOut{Task: st.Task, Step: stepView(st.Step), Version: st.Version}, line, nil
+	return view.TaskStepOf(st), line, nil
 }
 
 // ---- ctx_merge
@@ -566,40 +561,33 @@ type ctxMergeIn struct {
 	requestArg
 }
 
-type ctxOut struct {
-	Task           string     `json:"task"`
-	Context        jsonObject `json:"context"`
-	Version        uint64     `json:"version" jsonschema:"the task's new version"`
-	ContextVersion int        `json:"context_version"`
-}
-
 func addCtxMergeTool(srv *mcp.Server, s *mcpServer) {
 	addTool(srv, &mcp.Tool{Name: "ctx_merge",
 		Description: "Merge a JSON patch into a task's context (its working memory); returns the merged context and the task's new version.",
 		Annotations: writeTool("Merge task context", true, false)}, tool(s, false, true, ctxMergeTool))
 }
 
-func ctxMergeTool(c *call, in ctxMergeIn) (ctxOut, string, error) {
+func ctxMergeTool(c *call, in ctxMergeIn) (view.Context, string, error) {
 	id, err := flow.ParseTaskID(in.Task)
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	patch, err := rawArg(c, "patch")
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	ifVersion, err := versionArg(in.IfVersion)
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	tc, err := c.eng.MergeContext(flow.ContextPatch{Project: c.project, ID: id, Patch: patch, Replace: in.Replace,
 		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	keys := contextKeyNames(tc.Context)
 	line := fmt.Sprintf("context of %s: %d keys (%s), v%d", tc.Task, len(keys), strings.Join(keys, ", "), tc.Version)
-	return ctxOut{Task: tc.Task, Context: objectOf(tc.Context), Version: tc.Version, ContextVersion: tc.ContextVersion},
+	return view.ContextOf(tc),
 		printable(line), nil
 }
 
@@ -653,28 +641,32 @@ func addExecRecordTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Record an execution", false, false)}, tool(s, false, true, execRecordTool))
 }
 
-func execRecordTool(c *call, in execRecordIn) (toolExec, string, error) {
+func execRecordTool(c *call, in execRecordIn) (view.ExecSummary, string, error) {
 	b, err := json.Marshal(flow.ExecJSON{Code: in.Code, Command: in.Command, Stdout: in.Stdout, Stderr: in.Stderr,
 		Success: in.Success, ExitCode: in.ExitCode, ElapsedMS: in.ElapsedMS, AddedVars: in.AddedVars,
 		AddedImports: in.AddedImports, Cwd: in.Cwd, Task: in.Task, Step: in.Step, Plan: in.Plan})
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
 	x, err := flow.DecodeExec(b)
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
 	x.Project, x.GitHead, x.Write = c.project, in.GitHead, flow.Write{Key: in.RequestID}
 	rec, err := c.eng.RecordExec(x)
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
-	v := execView(rec)
+	v := view.ExecSummaryOf(rec)
 	on := ""
 	if v.Task != "" {
 		on = " on " + v.Task
 	}
-	line := fmt.Sprintf("recorded %s%s: %q exit %d, %s ms", v.ID, on, v.Command, v.ExitCode,
+	what := rec.Command
+	if what == "" {
+		what = codeHeadLine(rec.Code)
+	}
+	line := fmt.Sprintf("recorded %s%s: %q exit %d, %s ms", v.ID, on, what, v.ExitCode,
 		strconv.FormatFloat(v.ElapsedMS, 'f', -1, 64))
 	return v, printable(line), nil
 }
@@ -698,19 +690,19 @@ func addApprovalRequestTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Request approval", false, false)}, tool(s, false, true, approvalRequestTool))
 }
 
-func approvalRequestTool(c *call, in approvalRequestIn) (toolApproval, string, error) {
+func approvalRequestTool(c *call, in approvalRequestIn) (view.Approval, string, error) {
 	ttl, err := parseDuration("ttl", in.TTL)
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	action, err := rawArg(c, "action")
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	a, err := c.eng.RequestApproval(flow.NewApproval{Project: c.project, Task: in.Task, Step: in.Step, Message: in.Message,
 		Code: in.Code, Action: action, TTL: ttl, Write: flow.Write{Key: in.RequestID}})
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	on := ""
 	if a.Task != "" {
@@ -718,5 +710,5 @@ func approvalRequestTool(c *call, in approvalRequestIn) (toolApproval, string, e
 	}
 	line := fmt.Sprintf("approval %s %s%s: %q (a person decides with 'flowctl approval grant %s' or 'deny')",
 		a.ID, a.Status, on, a.Message, a.ID)
-	return approvalView(a), printable(line), nil
+	return view.ApprovalOf(a), printable(line), nil
 }
