@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
@@ -363,59 +361,22 @@ func tool[In, Out any](s *mcpServer, readOnly, needProject bool, fn toolFunc[In,
 
 // checkArguments refuses what the SDK's decoding would silently let
 // through: invalid UTF-8 (replaced by U+FFFD) and duplicate keys (the last
-// one wins), at any depth. JSON values stored as given (a patch, an
-// action) are checked again, with the depth limit, by the engine.
+// one wins), at any depth, with the engine's JSON check. JSON values
+// stored as given (a patch, an action) are checked again, with the depth
+// limit, by the engine.
 func checkArguments(b []byte) error {
-	if !utf8.Valid(b) {
-		return invalid("arguments are not valid UTF-8")
-	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	type frame struct {
-		keys    map[string]bool // nil for an array
-		wantKey bool
+	if err := flow.CheckJSONWithin(b, argumentLevels); err != nil {
+		return invalid("arguments: %v", err)
 	}
-	var stack []*frame
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].keys != nil {
-			stack[n-1].wantKey = true
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF && len(stack) > 0 {
-			err = io.ErrUnexpectedEOF
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return invalid("arguments: %v", err)
-		}
-		if n := len(stack); n > 0 && stack[n-1].wantKey {
-			if key, ok := tok.(string); ok {
-				if stack[n-1].keys[key] {
-					return invalid("arguments: duplicate key %q", key)
-				}
-				stack[n-1].keys[key], stack[n-1].wantKey = true, false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{keys: map[string]bool{}, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
+	return nil
 }
+
+// argumentLevels is how deep in the arguments a JSON value a user gives
+// sits: the arguments object, then an item of tasks[].
+const argumentLevels = 2
 
 // Annotation presets. Nothing flowctl does is ever deleted (every write
 // appends events), so only the tools that rewind or close things are

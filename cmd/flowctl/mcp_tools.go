@@ -51,15 +51,6 @@ func versionArg(v *uint64) (uint64, error) {
 	return *v, nil
 }
 
-// subKey derives the idempotency key of one part of a call from its
-// request_id ("" stays "": no key).
-func subKey(requestID, part string) string {
-	if requestID == "" {
-		return ""
-	}
-	return requestID + "/" + part
-}
-
 // rawArg returns the argument name exactly as the client sent it, so that
 // JSON values (a context patch, an action) are stored byte for byte: the
 // SDK's own decoding goes through float64 and maps.
@@ -238,54 +229,27 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 	if err != nil {
 		return taskCreateOut{}, "", err
 	}
-	if err := checkBatch(c, items); err != nil {
-		return taskCreateOut{}, "", err
+	batch := make([]flow.BatchTask, len(items))
+	for i, it := range items {
+		key := in.RequestID
+		if len(in.Tasks) > 0 {
+			key = flow.SubKey(in.RequestID, strconv.Itoa(i+1))
+		}
+		batch[i] = flow.BatchTask{Key: it.Key, NewTask: flow.NewTask{Plan: it.Plan, Title: it.Title, Description: it.Description,
+			Deps: it.Deps, Owner: it.Owner, Tags: it.Tags, Priority: it.Priority, Write: flow.Write{Key: key}}}
 	}
-	var out taskCreateOut
-	err = c.eng.Batch(func(b *flow.Engine) error {
-		bc := *c
-		bc.eng = b
-		out, err = createTasks(&bc, in, items)
-		return err
-	})
+	tasks, err := c.eng.AddTasks(c.project, batch)
 	if err != nil {
 		return taskCreateOut{}, "", err
 	}
-	parts := make([]string, len(out.Tasks))
-	for i, t := range out.Tasks {
+	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
+	parts := make([]string, len(tasks))
+	now := time.Now()
+	for i, t := range tasks {
+		out.Tasks = append(out.Tasks, createdTask{Key: items[i].Key, TaskBrief: view.TaskBriefOf(t, now)})
 		parts[i] = fmt.Sprintf("%s %q", t.ID, t.Title)
 	}
 	return out, printable("created " + strings.Join(parts, "; ")), nil
-}
-
-// createTasks creates the items in order through c's engine (a batch: all
-// of them or none), each item's deps naming earlier items by key.
-func createTasks(c *call, in taskCreateIn, items []batchTask) (taskCreateOut, error) {
-	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
-	ids := map[string]string{} // key -> T-n
-	for i, it := range items {
-		nt := flow.NewTask{Project: c.project, Plan: it.Plan, Title: it.Title, Description: it.Description,
-			Owner: it.Owner, Tags: it.Tags, Priority: it.Priority}
-		for _, d := range it.Deps {
-			if id, ok := ids[d]; ok {
-				d = id
-			}
-			nt.Deps = append(nt.Deps, d)
-		}
-		nt.Key = in.RequestID
-		if len(in.Tasks) > 0 {
-			nt.Key = subKey(in.RequestID, strconv.Itoa(i+1))
-		}
-		t, err := c.eng.AddTask(nt)
-		if err != nil {
-			return out, createError(out, i, err)
-		}
-		if it.Key != "" {
-			ids[it.Key] = t.ID
-		}
-		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, TaskBrief: view.TaskBriefOf(t, time.Now())})
-	}
-	return out, nil
 }
 
 // items returns the tasks to create: tasks[], or the one given by title.
@@ -302,56 +266,6 @@ func (in taskCreateIn) items() ([]batchTask, error) {
 		return nil, invalid("give title (one task) or tasks (several)")
 	}
 	return []batchTask{{newTaskFields: one}}, nil
-}
-
-// checkBatch refuses, before anything is written, what would fail part of
-// the way through a batch: duplicate keys, deps on later or unknown items,
-// unknown plans and tasks, empty titles. (An archived project fails the
-// first item, before anything is written.)
-func checkBatch(c *call, items []batchTask) error {
-	keys := map[string]bool{}
-	for i, it := range items {
-		if strings.TrimSpace(it.Title) == "" {
-			return invalid("tasks[%d]: title is empty", i)
-		}
-		for _, d := range it.Deps {
-			if keys[d] {
-				continue
-			}
-			id, err := flow.ParseTaskID(d)
-			if err != nil {
-				return invalid("tasks[%d]: dep %q is neither the key of an earlier item nor a task id", i, d)
-			}
-			if _, err := c.eng.Task(c.project, id); err != nil {
-				return fmt.Errorf("tasks[%d]: dep %s: %w", i, id, err)
-			}
-		}
-		if it.Plan != "" {
-			id, err := flow.ParsePlanID(it.Plan)
-			if err != nil {
-				return err
-			}
-			if _, err := c.eng.Plan(c.project, id); err != nil {
-				return err
-			}
-		}
-		if it.Key != "" {
-			if keys[it.Key] {
-				return invalid("tasks[%d]: key %q is used twice", i, it.Key)
-			}
-			keys[it.Key] = true
-		}
-	}
-	return nil
-}
-
-// createError names the item of a batch that failed: since the items are
-// created in one transaction, none of them was.
-func createError(out taskCreateOut, i int, err error) error {
-	if i == 0 {
-		return err
-	}
-	return fmt.Errorf("tasks[%d]: %w (nothing was created: the tasks of one call are created together or not at all)", i, err)
 }
 
 // ---- task_update
@@ -385,19 +299,10 @@ func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Update a task", false, false)}, tool(s, false, true, taskUpdateTool))
 }
 
-func (in taskUpdateIn) edits() bool {
-	return in.Title != nil || in.Description != nil || in.Owner != nil || in.Tags != nil || in.Priority != nil || in.Plan != nil
-}
-
 func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	id, err := flow.ParseTaskID(in.ID)
 	if err != nil {
 		return taskUpdateOut{}, "", err
-	}
-	switch in.Claim {
-	case "", "claim", "heartbeat", "release":
-	default:
-		return taskUpdateOut{}, "", invalid("claim %q: use claim, heartbeat or release", in.Claim)
 	}
 	lease, err := parseDuration("lease", in.Lease)
 	if err != nil {
@@ -407,80 +312,14 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
-	if in.Claim == "" && in.Status == "" && !in.edits() {
-		return taskUpdateOut{}, "", invalid("nothing to update: give claim, status or a field")
-	}
-	// All parts run in one transaction: either every part is applied, or
-	// none is.
-	var u *taskUpdate
-	err = c.eng.Batch(func(b *flow.Engine) error {
-		bc := *c
-		bc.eng = b
-		u = runTaskUpdate(&bc, in, id, lease, ifVersion)
-		return u.err
-	})
+	t, applied, err := c.eng.UpdateTask(flow.TaskUpdate{Project: c.project, ID: id, Claim: in.Claim, Lease: lease,
+		Status: in.Status, Reason: in.Reason, Force: in.Force, Title: in.Title, Description: in.Description,
+		Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan,
+		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
-	return taskUpdateOut{Task: view.TaskOf(u.task), Applied: u.applied},
-		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
-}
-
-// runTaskUpdate runs the parts of a task_update in order through c's
-// engine (a batch: they commit together).
-func runTaskUpdate(c *call, in taskUpdateIn, id string, lease time.Duration, ifVersion uint64) *taskUpdate {
-	u := &taskUpdate{c: c, in: in, id: id, ifVersion: ifVersion, applied: []string{}}
-	claim := flow.Claim{Project: c.project, ID: id, Lease: lease, Force: in.Force}
-	switch in.Claim {
-	case "claim":
-		u.step("claim", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ClaimTask(claim) })
-	case "heartbeat":
-		u.step("heartbeat", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.Heartbeat(claim) })
-	}
-	if in.edits() {
-		u.step("edit", func(w flow.Write) (*projection.Task, error) {
-			return c.eng.EditTask(flow.TaskEdit{Project: c.project, ID: id, Title: in.Title, Description: in.Description,
-				Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan, Write: w})
-		})
-	}
-	if in.Status != "" {
-		u.step("status", func(w flow.Write) (*projection.Task, error) {
-			return c.eng.MoveTask(flow.Move{Project: c.project, ID: id, To: in.Status, Reason: in.Reason, Force: in.Force, Write: w})
-		})
-	}
-	if in.Claim == "release" {
-		u.step("release", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ReleaseTask(claim) })
-	}
-	return u
-}
-
-// taskUpdate runs the parts of a task_update one after the other, each
-// with a key derived from request_id; if_version guards the first.
-type taskUpdate struct {
-	c         *call
-	in        taskUpdateIn
-	id        string
-	ifVersion uint64
-	task      *projection.Task
-	applied   []string
-	err       error
-}
-
-func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, error)) {
-	if u.err != nil {
-		return
-	}
-	t, err := fn(flow.Write{IfVersion: u.ifVersion, Key: subKey(u.in.RequestID, name)})
-	u.ifVersion = 0
-	if err != nil {
-		if len(u.applied) > 0 {
-			err = fmt.Errorf("%s (after %s; nothing was applied): %w", name, strings.Join(u.applied, ", "), err)
-		}
-		u.err = err
-		return
-	}
-	u.task = t
-	u.applied = append(u.applied, name)
+	return taskUpdateOut{Task: view.TaskOf(t), Applied: applied}, taskLine(t) + " (" + strings.Join(applied, ", ") + ")", nil
 }
 
 // ---- step_update

@@ -254,7 +254,7 @@ func depUpdateTool(c *call, in depUpdateIn) (depUpdateOut, string, error) {
 			if err != nil {
 				return err
 			}
-			t, err = fn(flow.DepChange{Project: c.project, ID: id, Dep: dep, Write: flow.Write{Key: subKey(in.RequestID, op+"/"+dep)}})
+			t, err = fn(flow.DepChange{Project: c.project, ID: id, Dep: dep, Write: flow.Write{Key: flow.SubKey(in.RequestID, op+"/"+dep)}})
 			if err != nil {
 				return err
 			}
