@@ -2,6 +2,9 @@ package view
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
@@ -160,4 +163,14 @@ func TaskBriefOf(t *projection.Task, now time.Time) TaskBrief {
 		b.ClaimedBy = t.Claim.Actor
 	}
 	return b
+}
+
+// Printable escapes control characters, so that text from the file (an
+// imported event, a title) cannot move the cursor or recolour a terminal.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

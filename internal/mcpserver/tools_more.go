@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -448,7 +448,7 @@ func projectTool(c *call, in projectIn) (projectOut, string, error) {
 			p, err = c.eng.Project(name)
 		}
 	case "create":
-		p, err = createProject(c.eng, flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}}, false)
+		p, err = c.s.c.CreateProject(c.eng, flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}})
 	case "archive":
 		p, err = c.eng.ArchiveProject(flow.ArchiveProject{Name: in.Name, Reason: in.Reason, Write: flow.Write{Key: in.RequestID}})
 	default:

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -113,7 +113,7 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 	uri := req.Params.URI
 	u, err := url.Parse(uri)
 	if err != nil {
-		return nil, resourceError(uri, invalid("%q is not a URI", uri))
+		return nil, s.resourceError(uri, invalid("%q is not a URI", uri))
 	}
 	var v any
 	err = s.with(req.ClientInfo(), true, "", needProject, func(c *call) error {
@@ -122,11 +122,11 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 		return err
 	})
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	b, err := marshalJSON(v)
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
@@ -134,8 +134,8 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 // resourceError turns err into a JSON-RPC error: not found as the SDK's
 // resource-not-found error, bad input as invalid params, the rest as an
 // internal error; the data carries the code, message and hint.
-func resourceError(uri string, err error) error {
-	te := newToolError(err)
+func (s *mcpServer) resourceError(uri string, err error) error {
+	te := s.c.ToolError(err)
 	code := int64(jsonrpc.CodeInternalError)
 	switch te.Code {
 	case flow.CodeNotFound, flow.CodeInvalid: // the SDK's resource-not-found code is this one
