@@ -26,6 +26,15 @@ func CheckJSON(b []byte) error {
 	return checkJSONDepth(b, MaxJSONDepth)
 }
 
+// CheckJSONWithin is CheckJSON for a document whose values are user JSON
+// held up to levels levels down (the arguments of an MCP tool call, whose
+// patch or action is one level down): it allows MaxJSONDepth+levels
+// levels of nesting, so that such a value is refused for its depth only by
+// the command that stores it.
+func CheckJSONWithin(b []byte, levels int) error {
+	return checkJSONDepth(b, MaxJSONDepth+levels)
+}
+
 // checkJSONDepth is CheckJSON with maxDepth levels of nesting.
 func checkJSONDepth(b []byte, maxDepth int) error {
 	if !utf8.Valid(b) {

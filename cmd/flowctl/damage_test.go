@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/mcpserver"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -141,7 +142,7 @@ func copyFlowFile(t *testing.T, src *flowFile) *flowFile {
 // TestProjectionDamage_MCPHint: the MCP server's tool error of a damaged
 // projection record carries the code corrupt and the rebuild hint too.
 func TestProjectionDamage_MCPHint(t *testing.T) {
-	te := newToolError(fmt.Errorf("reading: %w", flow.ErrDamagedProjection))
+	te := mcpserver.Config{Classify: mcpClassify}.ToolError(fmt.Errorf("reading: %w", flow.ErrDamagedProjection))
 	if te.Code != flow.CodeCorrupt || !strings.Contains(te.Hint, "flowctl rebuild") {
 		t.Fatalf("tool error %+v, want code corrupt and the rebuild hint", te)
 	}

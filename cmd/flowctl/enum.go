@@ -64,7 +64,6 @@ var (
 	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
 	noteKinds        = []string{flow.NoteKindNote, flow.NoteKindMemory}
 	watchFormats     = []string{"text", "jsonl", "mcp"}
-	mcpTextModes     = []string{"full", "summary"}
 )
 
 // eventTypes is every event type there is: log and watch --type refuse a

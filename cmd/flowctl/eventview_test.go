@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/flowctl/flowctl/flow"
 )
 
 // viewFile is a file with context merges (one nested 64 levels deep), a
@@ -107,23 +105,6 @@ func TestLog_EventDataView(t *testing.T) {
 		lines := w.waitLines(t, len(logged))
 		w.stop(t)
 		sameData(t, lines, logged)
-	})
-	t.Run("MCPHistory", func(t *testing.T) {
-		h := startMCP(t, f, "agent", nil, "--tools", "standard")
-		var out struct {
-			Events []struct {
-				Seq  uint64         `json:"seq"`
-				Type string         `json:"type"`
-				Data map[string]any `json:"data"`
-			} `json:"events"`
-		}
-		h.mustCall("history", map[string]any{"project": "demo", "type": "task.context_merged"}, &out)
-		if len(out.Events) != 4 {
-			t.Fatalf("history = %+v, want the 4 context merges", out.Events)
-		}
-		for _, ev := range out.Events {
-			wantObject(t, event{Seq: ev.Seq, Type: ev.Type}, "patch", ev.Data["patch"])
-		}
 	})
 }
 
@@ -250,10 +231,6 @@ func TestIJSON_OutOfRange(t *testing.T) {
 		if got := f.mustRun("", "ctx", "get", "T-2", "--key", "n"); strings.TrimSpace(got) != "123456789012345678901234567890" {
 			t.Errorf("ctx get n = %q, want the integer as written", got)
 		}
-	})
-	t.Run("MCP", func(t *testing.T) {
-		h := startMCP(t, mcpFile(t), "agent", nil)
-		h.callErr("ctx_merge", json.RawMessage(`{"task":"T-1","patch":{"a":1e999}}`), flow.CodeInvalid)
 	})
 }
 

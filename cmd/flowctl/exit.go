@@ -93,7 +93,7 @@ func withHint(err error, hint string) error {
 
 // pkgPrefix matches the package prefixes of wrapped sentinel errors,
 // which say where an error came from, not what a user should read.
-var pkgPrefix = regexp.MustCompile(`(^|: )(flow|eventlog|snapshot|projection|cache): `)
+var pkgPrefix = regexp.MustCompile(`(^|: )(flow|store|eventlog|snapshot|projection|cache|digest|legacy): `)
 
 // message is err as one line for a user.
 func message(err error) string {

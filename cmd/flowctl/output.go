@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/flowctl/flowctl/view"
 )
 
 // printer renders results in the chosen format: text for people, one JSON
@@ -20,11 +22,12 @@ func (a *app) printer() *printer {
 	return &printer{w: &textWriter{bufio.NewWriter(a.stdout), a.disp}, format: a.g.output, quiet: a.g.quiet}
 }
 
-// one prints a single result: as JSON, or as text through the text func.
+// one prints a single result: as JSON (an engine entity in the shape of
+// the view layer), or as text through the text func.
 func (p *printer) one(v any, text func(w io.Writer)) error {
 	if p.format == "text" {
 		text(p.w)
-	} else if err := p.json(v); err != nil {
+	} else if err := p.json(view.Of(v)); err != nil {
 		return err
 	}
 	return p.w.Flush()
@@ -47,6 +50,7 @@ func (p *printer) list() *list { return &list{p: p} }
 
 func (l *list) add(v any, text func(w io.Writer)) error {
 	p := l.p
+	v = view.Of(v)
 	switch p.format {
 	case "text":
 		text(p.w)

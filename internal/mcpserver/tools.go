@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,15 +50,6 @@ func versionArg(v *uint64) (uint64, error) {
 		return 0, invalid("if_version 0: versions start at 1; leave if_version out for no check")
 	}
 	return *v, nil
-}
-
-// subKey derives the idempotency key of one part of a call from its
-// request_id ("" stays "": no key).
-func subKey(requestID, part string) string {
-	if requestID == "" {
-		return ""
-	}
-	return requestID + "/" + part
 }
 
 // rawArg returns the argument name exactly as the client sent it, so that
@@ -134,7 +126,7 @@ type readyIn struct {
 }
 
 type readyTask struct {
-	toolBrief
+	view.TaskBrief
 	Ready   bool     `json:"ready"`
 	Reasons []string `json:"reasons,omitempty"`
 }
@@ -156,11 +148,11 @@ func readyTool(c *call, in readyIn) (readyOut, string, error) {
 		return readyOut{}, "", err
 	}
 	out := readyOut{Project: c.project, Tasks: []readyTask{}}
-	var ready []toolBrief
+	var ready []view.TaskBrief
 	now := time.Now()
 	for _, r := range rs {
-		b := briefView(r.Task, now)
-		out.Tasks = append(out.Tasks, readyTask{toolBrief: b, Ready: r.Ready, Reasons: r.Reasons})
+		b := view.TaskBriefOf(r.Task, now)
+		out.Tasks = append(out.Tasks, readyTask{TaskBrief: b, Ready: r.Ready, Reasons: r.Reasons})
 		if r.Ready {
 			ready = append(ready, b)
 		}
@@ -181,16 +173,16 @@ func addTaskGetTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: readOnlyTool("Get a task")}, tool(s, true, true, taskGetTool))
 }
 
-func taskGetTool(c *call, in taskIDIn) (toolTask, string, error) {
+func taskGetTool(c *call, in taskIDIn) (view.Task, string, error) {
 	id, err := flow.ParseTaskID(in.ID)
 	if err != nil {
-		return toolTask{}, "", err
+		return view.Task{}, "", err
 	}
 	t, err := c.eng.Task(c.project, id)
 	if err != nil {
-		return toolTask{}, "", err
+		return view.Task{}, "", err
 	}
-	return taskView(t), taskLine(t), nil
+	return view.TaskOf(t), taskLine(t), nil
 }
 
 // ---- task_create
@@ -219,7 +211,7 @@ type taskCreateIn struct {
 
 type createdTask struct {
 	Key string `json:"key,omitempty"`
-	toolBrief
+	view.TaskBrief
 }
 
 type taskCreateOut struct {
@@ -238,54 +230,27 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 	if err != nil {
 		return taskCreateOut{}, "", err
 	}
-	if err := checkBatch(c, items); err != nil {
-		return taskCreateOut{}, "", err
+	batch := make([]flow.BatchTask, len(items))
+	for i, it := range items {
+		key := in.RequestID
+		if len(in.Tasks) > 0 {
+			key = flow.SubKey(in.RequestID, strconv.Itoa(i+1))
+		}
+		batch[i] = flow.BatchTask{Key: it.Key, NewTask: flow.NewTask{Plan: it.Plan, Title: it.Title, Description: it.Description,
+			Deps: it.Deps, Owner: it.Owner, Tags: it.Tags, Priority: it.Priority, Write: flow.Write{Key: key}}}
 	}
-	var out taskCreateOut
-	err = c.eng.Batch(func(b *flow.Engine) error {
-		bc := *c
-		bc.eng = b
-		out, err = createTasks(&bc, in, items)
-		return err
-	})
+	tasks, err := c.eng.AddTasks(c.project, batch)
 	if err != nil {
 		return taskCreateOut{}, "", err
 	}
-	parts := make([]string, len(out.Tasks))
-	for i, t := range out.Tasks {
+	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
+	parts := make([]string, len(tasks))
+	now := time.Now()
+	for i, t := range tasks {
+		out.Tasks = append(out.Tasks, createdTask{Key: items[i].Key, TaskBrief: view.TaskBriefOf(t, now)})
 		parts[i] = fmt.Sprintf("%s %q", t.ID, t.Title)
 	}
 	return out, printable("created " + strings.Join(parts, "; ")), nil
-}
-
-// createTasks creates the items in order through c's engine (a batch: all
-// of them or none), each item's deps naming earlier items by key.
-func createTasks(c *call, in taskCreateIn, items []batchTask) (taskCreateOut, error) {
-	out := taskCreateOut{Project: c.project, Tasks: []createdTask{}}
-	ids := map[string]string{} // key -> T-n
-	for i, it := range items {
-		nt := flow.NewTask{Project: c.project, Plan: it.Plan, Title: it.Title, Description: it.Description,
-			Owner: it.Owner, Tags: it.Tags, Priority: it.Priority}
-		for _, d := range it.Deps {
-			if id, ok := ids[d]; ok {
-				d = id
-			}
-			nt.Deps = append(nt.Deps, d)
-		}
-		nt.Key = in.RequestID
-		if len(in.Tasks) > 0 {
-			nt.Key = subKey(in.RequestID, strconv.Itoa(i+1))
-		}
-		t, err := c.eng.AddTask(nt)
-		if err != nil {
-			return out, createError(out, i, err)
-		}
-		if it.Key != "" {
-			ids[it.Key] = t.ID
-		}
-		out.Tasks = append(out.Tasks, createdTask{Key: it.Key, toolBrief: briefView(t, time.Now())})
-	}
-	return out, nil
 }
 
 // items returns the tasks to create: tasks[], or the one given by title.
@@ -302,56 +267,6 @@ func (in taskCreateIn) items() ([]batchTask, error) {
 		return nil, invalid("give title (one task) or tasks (several)")
 	}
 	return []batchTask{{newTaskFields: one}}, nil
-}
-
-// checkBatch refuses, before anything is written, what would fail part of
-// the way through a batch: duplicate keys, deps on later or unknown items,
-// unknown plans and tasks, empty titles. (An archived project fails the
-// first item, before anything is written.)
-func checkBatch(c *call, items []batchTask) error {
-	keys := map[string]bool{}
-	for i, it := range items {
-		if strings.TrimSpace(it.Title) == "" {
-			return invalid("tasks[%d]: title is empty", i)
-		}
-		for _, d := range it.Deps {
-			if keys[d] {
-				continue
-			}
-			id, err := flow.ParseTaskID(d)
-			if err != nil {
-				return invalid("tasks[%d]: dep %q is neither the key of an earlier item nor a task id", i, d)
-			}
-			if _, err := c.eng.Task(c.project, id); err != nil {
-				return fmt.Errorf("tasks[%d]: dep %s: %w", i, id, err)
-			}
-		}
-		if it.Plan != "" {
-			id, err := flow.ParsePlanID(it.Plan)
-			if err != nil {
-				return err
-			}
-			if _, err := c.eng.Plan(c.project, id); err != nil {
-				return err
-			}
-		}
-		if it.Key != "" {
-			if keys[it.Key] {
-				return invalid("tasks[%d]: key %q is used twice", i, it.Key)
-			}
-			keys[it.Key] = true
-		}
-	}
-	return nil
-}
-
-// createError names the item of a batch that failed: since the items are
-// created in one transaction, none of them was.
-func createError(out taskCreateOut, i int, err error) error {
-	if i == 0 {
-		return err
-	}
-	return fmt.Errorf("tasks[%d]: %w (nothing was created: the tasks of one call are created together or not at all)", i, err)
 }
 
 // ---- task_update
@@ -375,8 +290,8 @@ type taskUpdateIn struct {
 }
 
 type taskUpdateOut struct {
-	Task    toolTask `json:"task"`
-	Applied []string `json:"applied" jsonschema:"the parts applied, in order: claim, heartbeat, edit, status, release"`
+	Task    view.Task `json:"task"`
+	Applied []string  `json:"applied" jsonschema:"the parts applied, in order: claim, heartbeat, edit, status, release"`
 }
 
 func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
@@ -385,19 +300,10 @@ func addTaskUpdateTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Update a task", false, false)}, tool(s, false, true, taskUpdateTool))
 }
 
-func (in taskUpdateIn) edits() bool {
-	return in.Title != nil || in.Description != nil || in.Owner != nil || in.Tags != nil || in.Priority != nil || in.Plan != nil
-}
-
 func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	id, err := flow.ParseTaskID(in.ID)
 	if err != nil {
 		return taskUpdateOut{}, "", err
-	}
-	switch in.Claim {
-	case "", "claim", "heartbeat", "release":
-	default:
-		return taskUpdateOut{}, "", invalid("claim %q: use claim, heartbeat or release", in.Claim)
 	}
 	lease, err := parseDuration("lease", in.Lease)
 	if err != nil {
@@ -407,80 +313,14 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
-	if in.Claim == "" && in.Status == "" && !in.edits() {
-		return taskUpdateOut{}, "", invalid("nothing to update: give claim, status or a field")
-	}
-	// All parts run in one transaction: either every part is applied, or
-	// none is.
-	var u *taskUpdate
-	err = c.eng.Batch(func(b *flow.Engine) error {
-		bc := *c
-		bc.eng = b
-		u = runTaskUpdate(&bc, in, id, lease, ifVersion)
-		return u.err
-	})
+	t, applied, err := c.eng.UpdateTask(flow.TaskUpdate{Project: c.project, ID: id, Claim: in.Claim, Lease: lease,
+		Status: in.Status, Reason: in.Reason, Force: in.Force, Title: in.Title, Description: in.Description,
+		Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan,
+		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
-	return taskUpdateOut{Task: taskView(u.task), Applied: u.applied},
-		taskLine(u.task) + " (" + strings.Join(u.applied, ", ") + ")", nil
-}
-
-// runTaskUpdate runs the parts of a task_update in order through c's
-// engine (a batch: they commit together).
-func runTaskUpdate(c *call, in taskUpdateIn, id string, lease time.Duration, ifVersion uint64) *taskUpdate {
-	u := &taskUpdate{c: c, in: in, id: id, ifVersion: ifVersion, applied: []string{}}
-	claim := flow.Claim{Project: c.project, ID: id, Lease: lease, Force: in.Force}
-	switch in.Claim {
-	case "claim":
-		u.step("claim", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ClaimTask(claim) })
-	case "heartbeat":
-		u.step("heartbeat", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.Heartbeat(claim) })
-	}
-	if in.edits() {
-		u.step("edit", func(w flow.Write) (*projection.Task, error) {
-			return c.eng.EditTask(flow.TaskEdit{Project: c.project, ID: id, Title: in.Title, Description: in.Description,
-				Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan, Write: w})
-		})
-	}
-	if in.Status != "" {
-		u.step("status", func(w flow.Write) (*projection.Task, error) {
-			return c.eng.MoveTask(flow.Move{Project: c.project, ID: id, To: in.Status, Reason: in.Reason, Force: in.Force, Write: w})
-		})
-	}
-	if in.Claim == "release" {
-		u.step("release", func(w flow.Write) (*projection.Task, error) { claim.Write = w; return c.eng.ReleaseTask(claim) })
-	}
-	return u
-}
-
-// taskUpdate runs the parts of a task_update one after the other, each
-// with a key derived from request_id; if_version guards the first.
-type taskUpdate struct {
-	c         *call
-	in        taskUpdateIn
-	id        string
-	ifVersion uint64
-	task      *projection.Task
-	applied   []string
-	err       error
-}
-
-func (u *taskUpdate) step(name string, fn func(flow.Write) (*projection.Task, error)) {
-	if u.err != nil {
-		return
-	}
-	t, err := fn(flow.Write{IfVersion: u.ifVersion, Key: subKey(u.in.RequestID, name)})
-	u.ifVersion = 0
-	if err != nil {
-		if len(u.applied) > 0 {
-			err = fmt.Errorf("%s (after %s; nothing was applied): %w", name, strings.Join(u.applied, ", "), err)
-		}
-		u.err = err
-		return
-	}
-	u.task = t
-	u.applied = append(u.applied, name)
+	return taskUpdateOut{Task: view.TaskOf(t), Applied: applied}, taskLine(t) + " (" + strings.Join(applied, ", ") + ")", nil
 }
 
 // ---- step_update
@@ -499,12 +339,6 @@ type stepUpdateIn struct {
 	requestArg
 }
 
-type stepOut struct {
-	Task    string   `json:"task"`
-	Step    toolStep `json:"step"`
-	Version uint64   `json:"version" jsonschema:"the task's version"`
-}
-
 // stepActions map step_update's actions to step statuses.
 var stepActions = map[string]string{
 	"start":    projection.StepInProgress,
@@ -520,40 +354,40 @@ func addStepUpdateTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Update a step", false, false)}, tool(s, false, true, stepUpdateTool))
 }
 
-func stepUpdateTool(c *call, in stepUpdateIn) (stepOut, string, error) {
+func stepUpdateTool(c *call, in stepUpdateIn) (view.TaskStep, string, error) {
 	ifVersion, err := versionArg(in.IfVersion)
 	if err != nil {
-		return stepOut{}, "", err
+		return view.TaskStep{}, "", err
 	}
 	w := flow.Write{IfVersion: ifVersion, Key: in.RequestID}
 	var st *flow.TaskStep
 	switch to, ok := stepActions[in.Action]; {
 	case in.Action == "add":
 		if in.Task == "" {
-			return stepOut{}, "", invalid("add needs task (like T-3) and title")
+			return view.TaskStep{}, "", invalid("add needs task (like T-3) and title")
 		}
 		id, perr := flow.ParseTaskID(in.Task)
 		if perr != nil {
-			return stepOut{}, "", perr
+			return view.TaskStep{}, "", perr
 		}
 		st, err = c.eng.AddStep(flow.NewStep{Project: c.project, Task: id, Title: in.Title, Write: w})
 	case ok:
 		if in.Step == "" {
-			return stepOut{}, "", invalid("%s needs step (like T-3.2)", in.Action)
+			return view.TaskStep{}, "", invalid("%s needs step (like T-3.2)", in.Action)
 		}
 		if in.Action == "progress" && in.Progress == nil {
-			return stepOut{}, "", invalid("progress needs progress (0-100)")
+			return view.TaskStep{}, "", invalid("progress needs progress (0-100)")
 		}
 		st, err = c.eng.MoveStep(flow.StepMove{Project: c.project, ID: in.Step, To: to, Progress: in.Progress,
 			Note: in.Note, Result: in.Result, Error: in.Error, Write: w})
 	default:
-		return stepOut{}, "", invalid("action %q: use add, start, progress, done, fail or skip", in.Action)
+		return view.TaskStep{}, "", invalid("action %q: use add, start, progress, done, fail or skip", in.Action)
 	}
 	if err != nil {
-		return stepOut{}, "", err
+		return view.TaskStep{}, "", err
 	}
 	line := printable(fmt.Sprintf("step %s %q %s, %d%%", st.ID, st.Title, st.Status, st.Progress))
-	return stepOut{Task: st.Task, Step: stepView(st.Step), Version: st.Version}, line, nil
+	return view.TaskStepOf(st), line, nil
 }
 
 // ---- ctx_merge
@@ -567,40 +401,33 @@ type ctxMergeIn struct {
 	requestArg
 }
 
-type ctxOut struct {
-	Task           string     `json:"task"`
-	Context        jsonObject `json:"context"`
-	Version        uint64     `json:"version" jsonschema:"the task's new version"`
-	ContextVersion int        `json:"context_version"`
-}
-
 func addCtxMergeTool(srv *mcp.Server, s *mcpServer) {
 	addTool(srv, &mcp.Tool{Name: "ctx_merge",
 		Description: "Merge a JSON patch into a task's context (its working memory); returns the merged context and the task's new version.",
 		Annotations: writeTool("Merge task context", true, false)}, tool(s, false, true, ctxMergeTool))
 }
 
-func ctxMergeTool(c *call, in ctxMergeIn) (ctxOut, string, error) {
+func ctxMergeTool(c *call, in ctxMergeIn) (view.Context, string, error) {
 	id, err := flow.ParseTaskID(in.Task)
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	patch, err := rawArg(c, "patch")
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	ifVersion, err := versionArg(in.IfVersion)
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	tc, err := c.eng.MergeContext(flow.ContextPatch{Project: c.project, ID: id, Patch: patch, Replace: in.Replace,
 		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
-		return ctxOut{}, "", err
+		return view.Context{}, "", err
 	}
 	keys := contextKeyNames(tc.Context)
 	line := fmt.Sprintf("context of %s: %d keys (%s), v%d", tc.Task, len(keys), strings.Join(keys, ", "), tc.Version)
-	return ctxOut{Task: tc.Task, Context: objectOf(tc.Context), Version: tc.Version, ContextVersion: tc.ContextVersion},
+	return view.ContextOf(tc),
 		printable(line), nil
 }
 
@@ -654,28 +481,32 @@ func addExecRecordTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Record an execution", false, false)}, tool(s, false, true, execRecordTool))
 }
 
-func execRecordTool(c *call, in execRecordIn) (toolExec, string, error) {
+func execRecordTool(c *call, in execRecordIn) (view.ExecSummary, string, error) {
 	b, err := json.Marshal(flow.ExecJSON{Code: in.Code, Command: in.Command, Stdout: in.Stdout, Stderr: in.Stderr,
 		Success: in.Success, ExitCode: in.ExitCode, ElapsedMS: in.ElapsedMS, AddedVars: in.AddedVars,
 		AddedImports: in.AddedImports, Cwd: in.Cwd, Task: in.Task, Step: in.Step, Plan: in.Plan})
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
 	x, err := flow.DecodeExec(b)
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
 	x.Project, x.GitHead, x.Write = c.project, in.GitHead, flow.Write{Key: in.RequestID}
 	rec, err := c.eng.RecordExec(x)
 	if err != nil {
-		return toolExec{}, "", err
+		return view.ExecSummary{}, "", err
 	}
-	v := execView(rec)
+	v := view.ExecSummaryOf(rec)
 	on := ""
 	if v.Task != "" {
 		on = " on " + v.Task
 	}
-	line := fmt.Sprintf("recorded %s%s: %q exit %d, %s ms", v.ID, on, v.Command, v.ExitCode,
+	what := rec.Command
+	if what == "" {
+		what = codeHeadLine(rec.Code)
+	}
+	line := fmt.Sprintf("recorded %s%s: %q exit %d, %s ms", v.ID, on, what, v.ExitCode,
 		strconv.FormatFloat(v.ElapsedMS, 'f', -1, 64))
 	return v, printable(line), nil
 }
@@ -699,19 +530,19 @@ func addApprovalRequestTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Request approval", false, false)}, tool(s, false, true, approvalRequestTool))
 }
 
-func approvalRequestTool(c *call, in approvalRequestIn) (toolApproval, string, error) {
+func approvalRequestTool(c *call, in approvalRequestIn) (view.Approval, string, error) {
 	ttl, err := parseDuration("ttl", in.TTL)
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	action, err := rawArg(c, "action")
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	a, err := c.eng.RequestApproval(flow.NewApproval{Project: c.project, Task: in.Task, Step: in.Step, Message: in.Message,
 		Code: in.Code, Action: action, TTL: ttl, Write: flow.Write{Key: in.RequestID}})
 	if err != nil {
-		return toolApproval{}, "", err
+		return view.Approval{}, "", err
 	}
 	on := ""
 	if a.Task != "" {
@@ -719,5 +550,5 @@ func approvalRequestTool(c *call, in approvalRequestIn) (toolApproval, string, e
 	}
 	line := fmt.Sprintf("approval %s %s%s: %q (a person decides with 'flowctl approval grant %s' or 'deny')",
 		a.ID, a.Status, on, a.Message, a.ID)
-	return approvalView(a), printable(line), nil
+	return view.ApprovalOf(a), printable(line), nil
 }

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (s *mcpServer) addPrompts(srv *mcp.Server) {
 				return err
 			})
 			if err != nil {
-				return nil, newToolError(err)
+				return nil, s.c.ToolError(err)
 			}
 			return &mcp.GetPromptResult{Description: p.prompt.Description,
 				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil

@@ -1,13 +1,11 @@
-package main
+package mcpserver
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -37,12 +35,9 @@ func startMCPChild(t *testing.T, dir string, args ...string) *mcpChild {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{childMarker, "mcp"}, args...)...)
+	cmd := exec.CommandContext(ctx, flowctlBin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = []string{"FLOWCTL_TEST_MAIN=1", "PATH=" + os.Getenv("PATH")}
-	if v, ok := os.LookupEnv("GOCOVERDIR"); ok {
-		cmd.Env = append(cmd.Env, "GOCOVERDIR="+v)
-	}
+	cmd.Env = environ(nil)
 	c := &mcpChild{t: t, cmd: cmd, wait: cmd.Wait, lines: make(chan string, 64)}
 	cmd.Stderr = &c.stderr
 	stdin, err := cmd.StdinPipe()
@@ -61,34 +56,11 @@ func startMCPChild(t *testing.T, dir string, args ...string) *mcpChild {
 	return c
 }
 
-// startMCPInProcess runs `flowctl mcp args...` in dir in process (the real
-// command tree, as runCLI runs it) on pipes.
+// startMCPInProcess was the command tree run in process; the server now
+// lives in its own package, and the tests run the flowctl binary.
 func startMCPInProcess(t *testing.T, dir string, args ...string) *mcpChild {
 	t.Helper()
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	c := &mcpChild{t: t, stdin: clientOut, lines: make(chan string, 64)}
-	exit := make(chan int, 1)
-	e := env{stdin: serverIn, stdout: serverOut, stderr: &c.stderr, getenv: mcpEnv(nil), dir: dir}
-	go func() {
-		code := run(context.Background(), append([]string{"mcp"}, args...), e)
-		serverOut.Close()
-		serverIn.Close() // the server no longer reads: a write to it fails instead of blocking
-		exit <- code
-	}()
-	c.wait = func() error {
-		select {
-		case code := <-exit:
-			if code != 0 {
-				return fmt.Errorf("exit %d", code)
-			}
-			return nil
-		case <-time.After(20 * time.Second):
-			return errors.New("flowctl mcp did not exit")
-		}
-	}
-	go c.readLines(clientIn)
-	return c
+	return startMCPChild(t, dir, args...)
 }
 
 // readLines passes every line the server writes to c.lines.
@@ -212,9 +184,8 @@ func TestMCPProcess_Stdio(t *testing.T) {
 	}
 
 	// Another flowctl process writes while the server runs.
-	other := startChildren(t, f.dir, [][]string{{"task", "add", "from another process"}})
-	if other[0].code != 0 || other[0].err != nil {
-		t.Fatalf("flowctl task add in another process: %+v", other[0])
+	if _, stderr, code := f.run("", "task", "add", "from another process"); code != 0 {
+		t.Fatalf("flowctl task add in another process: exit %d, %s", code, stderr)
 	}
 	structured, text = c.callTool("task_ready", `{"all":true}`)
 	if !strings.Contains(string(structured), "from another process") || !strings.Contains(text, "T-3") {

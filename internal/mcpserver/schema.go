@@ -1,10 +1,12 @@
-package main
+package mcpserver
 
 import (
 	"fmt"
 	"reflect"
 	"sort"
 
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,7 +56,21 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In,
 	}
 	completeSchema(s, paramEnums[t.Name])
 	t.InputSchema = s
+	out, err := jsonschema.ForType(reflect.TypeFor[Out](), &jsonschema.ForOptions{TypeSchemas: viewSchemas})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", t.Name, err))
+	}
+	t.OutputSchema = out
 	mcp.AddTool(srv, t, h)
+}
+
+// viewSchemas are the schemas of the view layer's types whose JSON is not
+// what their Go kind says: times are RFC 3339 strings (null when unset),
+// a context is an object, a JSON value a user gave is any value.
+var viewSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[projection.Time](): {Types: []string{"null", "string"}, Description: "RFC 3339 time, null when unset"},
+	reflect.TypeFor[view.Object]():     {Type: "object"},
+	reflect.TypeFor[view.Value]():      {},
 }
 
 // completeSchema fills in descriptions and enums, depth first (the items

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,8 +25,8 @@ type taskListIn struct {
 }
 
 type taskListOut struct {
-	Project string      `json:"project"`
-	Tasks   []toolBrief `json:"tasks"`
+	Project string           `json:"project"`
+	Tasks   []view.TaskBrief `json:"tasks"`
 }
 
 func addTaskListTool(srv *mcp.Server, s *mcpServer) {
@@ -52,10 +53,10 @@ func taskListTool(c *call, in taskListIn) (taskListOut, string, error) {
 	if err != nil {
 		return taskListOut{}, "", err
 	}
-	out := taskListOut{Project: c.project, Tasks: []toolBrief{}}
+	out := taskListOut{Project: c.project, Tasks: []view.TaskBrief{}}
 	now := time.Now()
 	for _, t := range tasks {
-		out.Tasks = append(out.Tasks, briefView(t, now))
+		out.Tasks = append(out.Tasks, view.TaskBriefOf(t, now))
 	}
 	return out, briefsLine("tasks in "+c.project, out.Tasks), nil
 }
@@ -71,9 +72,9 @@ type approvalStatusIn struct {
 }
 
 type approvalStatusOut struct {
-	Project   string         `json:"project"`
-	Approvals []toolApproval `json:"approvals"`
-	Granted   bool           `json:"granted" jsonschema:"with id: the approval is granted (for action, when given)"`
+	Project   string          `json:"project"`
+	Approvals []view.Approval `json:"approvals"`
+	Granted   bool            `json:"granted" jsonschema:"with id: the approval is granted (for action, when given)"`
 }
 
 func addApprovalStatusTool(srv *mcp.Server, s *mcpServer) {
@@ -83,7 +84,7 @@ func addApprovalStatusTool(srv *mcp.Server, s *mcpServer) {
 }
 
 func approvalStatusTool(c *call, in approvalStatusIn) (approvalStatusOut, string, error) {
-	out := approvalStatusOut{Project: c.project, Approvals: []toolApproval{}}
+	out := approvalStatusOut{Project: c.project, Approvals: []view.Approval{}}
 	if in.ID == "" {
 		if in.Action != nil {
 			return out, "", invalid("action needs id")
@@ -107,7 +108,7 @@ func approvalStatusTool(c *call, in approvalStatusIn) (approvalStatusOut, string
 	} else if a, err = c.eng.Approval(c.project, id); err != nil {
 		return out, "", err
 	}
-	out.Approvals = append(out.Approvals, approvalView(a))
+	out.Approvals = append(out.Approvals, view.ApprovalOf(a))
 	out.Granted = a.Status == projection.ApprovalGranted
 	line := fmt.Sprintf("approval %s %s: %q", a.ID, a.Status, a.Message)
 	if a.DecidedBy != "" {
@@ -136,7 +137,7 @@ func approvalList(c *call, in approvalStatusIn, out approvalStatusOut) (approval
 	}
 	parts := []string{}
 	for _, a := range as {
-		out.Approvals = append(out.Approvals, approvalView(a))
+		out.Approvals = append(out.Approvals, view.ApprovalOf(a))
 		parts = append(parts, a.ID+" "+a.Status)
 	}
 	return out, fmt.Sprintf("%d approvals in %s: %s", len(as), c.project, strings.Join(parts, ", ")), nil
@@ -154,9 +155,9 @@ type historyIn struct {
 }
 
 type historyOut struct {
-	Project string      `json:"project"`
-	Task    string      `json:"task,omitempty"`
-	Events  []toolEvent `json:"events"`
+	Project string       `json:"project"`
+	Task    string       `json:"task,omitempty"`
+	Events  []view.Event `json:"events"`
 }
 
 func addHistoryTool(srv *mcp.Server, s *mcpServer) {
@@ -179,7 +180,7 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 		in.Limit = historyDefault
 	}
 	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Limit: in.Limit}
-	out := historyOut{Project: c.project, Events: []toolEvent{}}
+	out := historyOut{Project: c.project, Events: []view.Event{}}
 	if in.Type != "" {
 		if err := matchesAType(in.Type); err != nil {
 			return out, "", invalid("type %q: %v", in.Type, err)
@@ -196,7 +197,7 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 		f.Stream, out.Task = projection.TaskStream(c.project, id), id
 	}
 	err := c.eng.Events(f, func(ev flow.Event) error {
-		out.Events = append(out.Events, eventView(ev))
+		out.Events = append(out.Events, view.EventOf(ev))
 		return nil
 	})
 	if err != nil {
@@ -253,7 +254,7 @@ func depUpdateTool(c *call, in depUpdateIn) (depUpdateOut, string, error) {
 			if err != nil {
 				return err
 			}
-			t, err = fn(flow.DepChange{Project: c.project, ID: id, Dep: dep, Write: flow.Write{Key: subKey(in.RequestID, op+"/"+dep)}})
+			t, err = fn(flow.DepChange{Project: c.project, ID: id, Dep: dep, Write: flow.Write{Key: flow.SubKey(in.RequestID, op+"/"+dep)}})
 			if err != nil {
 				return err
 			}
@@ -293,20 +294,20 @@ func addCheckpointTool(srv *mcp.Server, s *mcpServer) {
 		Annotations: writeTool("Create a checkpoint", false, false)}, tool(s, false, true, checkpointTool))
 }
 
-func checkpointTool(c *call, in checkpointIn) (toolCheckpoint, string, error) {
+func checkpointTool(c *call, in checkpointIn) (view.Checkpoint, string, error) {
 	nc := flow.NewCheckpoint{Project: c.project, Label: in.Label, GitHead: in.GitHead, Write: flow.Write{Key: in.RequestID}}
 	if in.Task != "" {
 		id, err := flow.ParseTaskID(in.Task)
 		if err != nil {
-			return toolCheckpoint{}, "", err
+			return view.Checkpoint{}, "", err
 		}
 		nc.Task = id
 	}
 	cp, err := c.eng.CreateCheckpoint(nc)
 	if err != nil {
-		return toolCheckpoint{}, "", err
+		return view.Checkpoint{}, "", err
 	}
-	return checkpointView(cp), printable(fmt.Sprintf("checkpoint %s %q at seq %d", cp.ID, cp.Label, cp.AtSeq)), nil
+	return view.CheckpointOf(cp), printable(fmt.Sprintf("checkpoint %s %q at seq %d", cp.ID, cp.Label, cp.AtSeq)), nil
 }
 
 // ---- rollback
@@ -409,17 +410,8 @@ type projectIn struct {
 	requestArg
 }
 
-type toolProject struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Archived    bool   `json:"archived"`
-	Tasks       int    `json:"tasks"`
-	Version     uint64 `json:"version"`
-	CreatedAt   string `json:"created_at"`
-}
-
 type projectOut struct {
-	Projects []toolProject `json:"projects"`
+	Projects []view.Project `json:"projects"`
 }
 
 func addProjectTool(srv *mcp.Server, s *mcpServer) {
@@ -431,13 +423,8 @@ func addProjectTool(srv *mcp.Server, s *mcpServer) {
 	})
 }
 
-func projectView(p *projection.Project) toolProject {
-	return toolProject{Name: p.Name, Description: p.Description, Archived: p.Archived, Tasks: p.Counters.Tasks,
-		Version: p.Version, CreatedAt: rfc3339(p.CreatedAt)}
-}
-
 func projectTool(c *call, in projectIn) (projectOut, string, error) {
-	out := projectOut{Projects: []toolProject{}}
+	out := projectOut{Projects: []view.Project{}}
 	if in.Action != "list" && in.Name == "" {
 		return out, "", invalid("%s needs name", in.Action)
 	}
@@ -451,7 +438,7 @@ func projectTool(c *call, in projectIn) (projectOut, string, error) {
 		}
 		names := []string{}
 		for _, p := range all {
-			out.Projects = append(out.Projects, projectView(p))
+			out.Projects = append(out.Projects, view.ProjectOf(p))
 			names = append(names, p.Name)
 		}
 		return out, fmt.Sprintf("projects (%d): %s", len(all), strings.Join(names, ", ")), nil
@@ -461,7 +448,7 @@ func projectTool(c *call, in projectIn) (projectOut, string, error) {
 			p, err = c.eng.Project(name)
 		}
 	case "create":
-		p, err = createProject(c.eng, flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}}, false)
+		p, err = c.s.c.CreateProject(c.eng, flow.NewProject{Name: in.Name, Description: in.Description, Write: flow.Write{Key: in.RequestID}})
 	case "archive":
 		p, err = c.eng.ArchiveProject(flow.ArchiveProject{Name: in.Name, Reason: in.Reason, Write: flow.Write{Key: in.RequestID}})
 	default:
@@ -470,7 +457,7 @@ func projectTool(c *call, in projectIn) (projectOut, string, error) {
 	if err != nil {
 		return out, "", err
 	}
-	out.Projects = append(out.Projects, projectView(p))
+	out.Projects = append(out.Projects, view.ProjectOf(p))
 	state := "open"
 	if p.Archived {
 		state = "archived"

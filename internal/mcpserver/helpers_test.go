@@ -1,10 +1,10 @@
-package main
+package mcpserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpHarness is `flowctl mcp` run in process (the real command tree, as
-// runCLI runs it) on in-memory pipes, driven by the SDK's own client.
+// mcpHarness is `flowctl mcp` run as a child process on pipes, driven by
+// the SDK's own client.
 type mcpHarness struct {
 	t      *testing.T
 	f      *flowFile
@@ -25,7 +25,7 @@ type mcpHarness struct {
 	stderr *lockedBuffer
 }
 
-// lockedBuffer is a bytes.Buffer that the server's goroutines can share.
+// lockedBuffer is a bytes.Buffer that several goroutines can share.
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -45,7 +45,7 @@ func (l *lockedBuffer) String() string {
 
 // mcpEnv is the server's environment: testEnv without FLOW_ACTOR (the
 // actor comes from the client's name), plus extra.
-func mcpEnv(extra map[string]string) func(string) string {
+func mcpEnv(extra map[string]string) map[string]string {
 	vars := map[string]string{}
 	for k, v := range testEnv {
 		if k != "FLOW_ACTOR" {
@@ -55,7 +55,7 @@ func mcpEnv(extra map[string]string) func(string) string {
 	for k, v := range extra {
 		vars[k] = v
 	}
-	return func(k string) string { return vars[k] }
+	return vars
 }
 
 // startMCP runs `flowctl mcp args...` in f's directory and connects a
@@ -63,13 +63,28 @@ func mcpEnv(extra map[string]string) func(string) string {
 // exited 0.
 func startMCP(t *testing.T, f *flowFile, client string, extra map[string]string, args ...string) *mcpHarness {
 	t.Helper()
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
 	h := &mcpHarness{t: t, f: f, exit: make(chan int, 1), stderr: &lockedBuffer{}}
-	e := env{stdin: serverIn, stdout: serverOut, stderr: h.stderr, getenv: mcpEnv(extra), dir: f.dir}
+	cmd := exec.Command(flowctlBin, append([]string{"mcp"}, args...)...)
+	cmd.Dir, cmd.Env, cmd.Stderr = f.dir, environ(mcpEnv(extra)), h.stderr
+	clientOut, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientIn, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		code := run(context.Background(), append([]string{"mcp"}, args...), e)
-		serverOut.Close()
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			code = -1
+		}
 		h.exit <- code
 	}()
 	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0"}, nil)
@@ -77,6 +92,7 @@ func startMCP(t *testing.T, f *flowFile, client string, extra map[string]string,
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
+		cmd.Process.Kill()
 		t.Fatalf("connect: %v (server stderr %q)", err, h.stderr.String())
 	}
 	h.cs = cs
@@ -150,7 +166,7 @@ func (h *mcpHarness) mustCall(name string, args any, out any) string {
 
 // callErr calls a tool that must fail with code, leaving the file exactly
 // as it was, and returns the error object.
-func (h *mcpHarness) callErr(name string, args any, code flow.Code) toolError {
+func (h *mcpHarness) callErr(name string, args any, code flow.Code) ToolError {
 	h.t.Helper()
 	before := h.f.bytes()
 	res := h.call(name, args)
@@ -163,7 +179,7 @@ func (h *mcpHarness) callErr(name string, args any, code flow.Code) toolError {
 
 // wantToolError checks that res is a tool error with code: one text
 // content that is the JSON error object, with a message and a hint.
-func wantToolError(t *testing.T, name string, res *mcp.CallToolResult, code flow.Code) toolError {
+func wantToolError(t *testing.T, name string, res *mcp.CallToolResult, code flow.Code) ToolError {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("%s: succeeded (%s), want error %s", name, resultText(res), code)
@@ -173,7 +189,7 @@ func wantToolError(t *testing.T, name string, res *mcp.CallToolResult, code flow
 	}
 	text := resultText(res)
 	var body struct {
-		Error toolError `json:"error"`
+		Error ToolError `json:"error"`
 	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()

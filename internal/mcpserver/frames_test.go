@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"bytes"
@@ -138,7 +138,7 @@ func isToolErrorInvalid(result json.RawMessage) bool {
 		return false
 	}
 	var body struct {
-		Error toolError `json:"error"`
+		Error ToolError `json:"error"`
 	}
 	return json.Unmarshal([]byte(r.Content[0].Text), &body) == nil && body.Error.Code == flow.CodeInvalid
 }

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,9 +23,9 @@ import (
 const eventsPage = 500
 
 type eventsResource struct {
-	Events    []toolEvent `json:"events"`
-	NextSince uint64      `json:"next_since"` // read flow://events?since=NEXT_SINCE for what follows
-	More      bool        `json:"more"`       // the page is full: there are more events now
+	Events    []view.Event `json:"events"`
+	NextSince uint64       `json:"next_since"` // read flow://events?since=NEXT_SINCE for what follows
+	More      bool         `json:"more"`       // the page is full: there are more events now
 }
 
 func (s *mcpServer) addResources(srv *mcp.Server) {
@@ -46,7 +47,7 @@ func (s *mcpServer) readTask(_ context.Context, req *mcp.ReadResourceRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		return taskView(t), nil
+		return view.TaskOf(t), nil
 	})
 }
 
@@ -73,13 +74,13 @@ func (s *mcpServer) readEvents(_ context.Context, req *mcp.ReadResourceRequest) 
 		if err != nil {
 			return nil, invalid("since=%q: give a seq (0 for the start)", u.Query().Get("since"))
 		}
-		out := eventsResource{Events: []toolEvent{}, NextSince: max(since, 1)}
+		out := eventsResource{Events: []view.Event{}, NextSince: max(since, 1)}
 		err = c.eng.Events(flow.Filter{SinceSeq: since}, func(ev flow.Event) error {
 			if len(out.Events) == eventsPage {
 				out.More = true
 				return errPageFull
 			}
-			out.Events = append(out.Events, eventView(ev))
+			out.Events = append(out.Events, view.EventOf(ev))
 			out.NextSince = ev.Seq + 1
 			return nil
 		})
@@ -112,7 +113,7 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 	uri := req.Params.URI
 	u, err := url.Parse(uri)
 	if err != nil {
-		return nil, resourceError(uri, invalid("%q is not a URI", uri))
+		return nil, s.resourceError(uri, invalid("%q is not a URI", uri))
 	}
 	var v any
 	err = s.with(req.ClientInfo(), true, "", needProject, func(c *call) error {
@@ -121,11 +122,11 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 		return err
 	})
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	b, err := marshalJSON(v)
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, s.resourceError(uri, err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
@@ -133,8 +134,8 @@ func (s *mcpServer) readResourceIn(req *mcp.ReadResourceRequest, needProject boo
 // resourceError turns err into a JSON-RPC error: not found as the SDK's
 // resource-not-found error, bad input as invalid params, the rest as an
 // internal error; the data carries the code, message and hint.
-func resourceError(uri string, err error) error {
-	te := newToolError(err)
+func (s *mcpServer) resourceError(uri string, err error) error {
+	te := s.c.ToolError(err)
 	code := int64(jsonrpc.CodeInternalError)
 	switch te.Code {
 	case flow.CodeNotFound, flow.CodeInvalid: // the SDK's resource-not-found code is this one

@@ -1,0 +1,54 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
+)
+
+// printable is view.Printable: text from the file cannot move a cursor.
+func printable(s string) string { return view.Printable(s) }
+
+// marshalJSON is json.Marshal without HTML escaping, as the CLI writes.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// The closed sets of arguments.
+var (
+	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
+	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
+)
+
+// oneOf refuses v unless it is one of valid, listing them.
+func oneOf(v string, valid []string) error {
+	if !slices.Contains(valid, v) {
+		return fmt.Errorf("use one of: %s", strings.Join(valid, ", "))
+	}
+	return nil
+}
+
+// matchesAType refuses a type pattern (a type, or a prefix ending in *)
+// that matches no event type.
+func matchesAType(v string) error {
+	prefix, glob := strings.CutSuffix(v, "*")
+	types := projection.Types()
+	for _, t := range types {
+		if t == v || glob && strings.HasPrefix(t, prefix) {
+			return nil
+		}
+	}
+	return fmt.Errorf("matches no event type; use one of: %s, or a prefix with a trailing * (task.*)",
+		strings.Join(types, ", "))
+}
