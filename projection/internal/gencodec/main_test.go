@@ -35,6 +35,41 @@ func TestGenerate_Current(t *testing.T) {
 	}
 }
 
+// TestGenerate_NewField: a field added to a payload is in its codec
+// with nothing else to do than go generate.
+func TestGenerate_NewField(t *testing.T) {
+	dir := t.TempDir()
+	names, err := sourceNames(projectionDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		src, err := os.ReadFile(filepath.Join(projectionDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "events.go" {
+			const decl = "type ProjectCreated struct {\n"
+			if !bytes.Contains(src, []byte(decl)) {
+				t.Fatalf("events.go has no %q", decl)
+			}
+			src = bytes.Replace(src, []byte(decl), []byte(decl+"\tExtra string `msgpack:\"extra\"`\n"), 1)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := Generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(files[filepath.Join(dir, "codec_events_gen.go")])
+	want := "var projectCreatedFields = fieldsOf(\n\t\"extra\",\n\t\"name\","
+	if !strings.Contains(got, want) || !strings.Contains(got, "case 0:\n\t\treturn r.str(&v.Extra)") {
+		t.Errorf("the codec of ProjectCreated does not read the new field:\n%s", got)
+	}
+}
+
 // TestGenerate_Deterministic: two runs write the same bytes.
 func TestGenerate_Deterministic(t *testing.T) {
 	a, err := Generate(projectionDir)
