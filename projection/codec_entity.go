@@ -3,7 +3,7 @@ package projection
 // AppendEntity appends the msgpack encoding of v, which is a *Project,
 // *Plan, *Task, *Approval, *Exec or *Checkpoint: byte for byte what
 // msgpack's reflection encoder with sorted map keys writes (the codec
-// tests hold every hand-written encoder to that), without reflection. ok
+// tests hold every generated encoder to that), without reflection. ok
 // is false, and b unchanged, for any other type.
 func AppendEntity(b []byte, v any) (_ []byte, ok bool) {
 	switch v := v.(type) {

@@ -12,13 +12,14 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The hand-written codecs against msgpack's reflection codec, the one
-// the stored bytes were written with: on values, on the encodings of
-// values with every variation the reflection decoder accepts (fields in
-// any order, repeated, unknown or missing, any integer width, bin for
-// str, nil for anything, structs as arrays), and on arbitrary bytes.
+// The generated codecs (and the readers written by hand) against
+// msgpack's reflection codec, the one the stored bytes were written
+// with: on values, on the encodings of values with every variation the
+// reflection decoder accepts (fields in any order, repeated, unknown or
+// missing, any integer width, bin for str, nil for anything, structs as
+// arrays), and on arbitrary bytes.
 
-// codecType is a type with a hand-written decoder.
+// codecType is a type with a generated decoder.
 type codecType struct {
 	typ    reflect.Type
 	decode func(r *mpReader, v any) error
@@ -194,7 +195,7 @@ type rapidCheck func(t *rapid.T)
 
 func (f rapidCheck) check(t *testing.T) { rapid.Check(t, f) }
 
-// FuzzDecode_MatchesReflection: on any bytes, the hand decoder of any
+// FuzzDecode_MatchesReflection: on any bytes, the decoder of any
 // type fails when reflection fails, and decodes the same value otherwise.
 func FuzzDecode_MatchesReflection(f *testing.F) {
 	for i, c := range codecTypes {

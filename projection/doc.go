@@ -8,16 +8,33 @@ arrive in the events.
 
 The msgpack tags of the payloads and entities are the stored format. The
 fold decodes payloads, and AppendScope and DecodeScope write and read a
-project's state, with hand-written codecs (msgpack.go, codec_events.go,
-codec_state.go) rather than reflection: they write byte for byte what
-vmihailenco/msgpack's reflection encoder writes for these types, and read
-what its decoder reads, into the same values, failing where it fails
-(unknown fields skipped, missing ones zero, any integer width, bin for
-str, nil for anything, a struct as an array of all its fields). The tests
-hold them to that against the reflection codec, on random values, on
-every variation of encoding the decoder accepts, and on arbitrary bytes
-(FuzzDecode_MatchesReflection). A field added to a payload or an entity
-must be added to its codec too; the tests fail until it is.
+project's state, with codecs generated from the types rather than
+reflection: cmd gencodec (internal/gencodec, run by go generate) reads
+the structs whose doc comment carries a //codec: directive and writes,
+for each source file, codec_<file>_gen.go with their fields tables,
+decoders and encoders, built on the hand-written primitives of
+msgpack.go (mpReader, its string cache, decodeStruct, appendStr, ...).
+They write byte for byte what vmihailenco/msgpack's reflection encoder
+writes for these types, and read what its decoder reads, into the same
+values, failing where it fails (unknown fields skipped, missing ones
+zero, any integer width, bin for str, nil for anything, a struct as an
+array of all its fields). The tests hold them to that against the
+reflection codec, on random values, on every variation of encoding the
+decoder accepts, and on arbitrary bytes (FuzzDecode_MatchesReflection);
+gencodec's own test fails when the committed files are not what it
+writes from the sources now, and it has no rule to leave a field out: a
+field of a type it does not know is an error.
+
+Written by hand, because they are not per-type boilerplate: the
+primitives of msgpack.go; DecodeScope and AppendScope (a reader with a
+string cache and a bound on nesting around the generated Scope codec);
+AppendEntity and DecodeEntity (a switch over the six entity types); and
+the fold's readers of StepStatusChanged and NoteAdded that leave the
+fields it only looks up (or not at all) in the payload instead of making
+strings of them (decodeRefs in codec_events.go): they are the generated
+decoders with a field or two read differently, a choice of the fold, not
+of the type, which a directive would only spell less clearly than the
+ten lines they take.
 
 MergePatch and Canonical give the canonical JSON that encoding/json gave
 (sorted keys, the last of a repeated key, its escaping, numbers as
@@ -39,6 +56,8 @@ takes the long way. All of this only saves work: the results are the
 same without it. A Memory is changed by one goroutine at a time.
 */
 package projection
+
+//go:generate go run ./internal/gencodec
 
 // Version is the version of the projection layout and fold. When the code's
 // version differs from the one stored with a file's projections, the engine

@@ -144,17 +144,23 @@ func Types() []string {
 }
 
 // ProjectCreated is the first event of stream project/<name>.
+//
+//codec:decode,unmarshal
 type ProjectCreated struct {
 	Name        string `msgpack:"name"`
 	Description string `msgpack:"description,omitempty"`
 }
 
 // ProjectArchived closes a project to new work.
+//
+//codec:decode
 type ProjectArchived struct {
 	Reason string `msgpack:"reason,omitempty"`
 }
 
 // PlanCreated starts stream plan/<project>/<P-n>.
+//
+//codec:decode,unmarshal
 type PlanCreated struct {
 	ID          string `msgpack:"id"`
 	Title       string `msgpack:"title"`
@@ -162,12 +168,16 @@ type PlanCreated struct {
 }
 
 // PlanClosed closes a plan.
+//
+//codec:decode,unmarshal
 type PlanClosed struct {
 	ID     string `msgpack:"id"`
 	Reason string `msgpack:"reason,omitempty"`
 }
 
 // TaskCreated starts stream task/<project>/<T-n>.
+//
+//codec:decode,unmarshal
 type TaskCreated struct {
 	ID          string   `msgpack:"id"`
 	Plan        string   `msgpack:"plan,omitempty"`
@@ -182,6 +192,8 @@ type TaskCreated struct {
 }
 
 // TaskUpdated carries the changed fields only; nil means unchanged.
+//
+//codec:decode,unmarshal
 type TaskUpdated struct {
 	Title       *string   `msgpack:"title,omitempty"`
 	Description *string   `msgpack:"description,omitempty"`
@@ -192,6 +204,8 @@ type TaskUpdated struct {
 }
 
 // TaskDepsChanged adds and removes dependencies (task ids of the project).
+//
+//codec:decode,unmarshal
 type TaskDepsChanged struct {
 	Added   []string `msgpack:"added,omitempty"`
 	Removed []string `msgpack:"removed,omitempty"`
@@ -199,6 +213,8 @@ type TaskDepsChanged struct {
 
 // TaskStatusChanged moves a task; Forced records that `done` was forced
 // past what blocked it.
+//
+//codec:decode,unmarshal
 type TaskStatusChanged struct {
 	From   string `msgpack:"from"`
 	To     string `msgpack:"to"`
@@ -207,6 +223,8 @@ type TaskStatusChanged struct {
 }
 
 // TaskClaimed takes or renews a claim; LeaseUntil is unix ns.
+//
+//codec:decode,unmarshal
 type TaskClaimed struct {
 	Actor      string `msgpack:"actor"`
 	Session    string `msgpack:"session,omitempty"`
@@ -214,6 +232,8 @@ type TaskClaimed struct {
 }
 
 // TaskReleased drops a claim.
+//
+//codec:decode
 type TaskReleased struct {
 	Actor   string `msgpack:"actor"`
 	Session string `msgpack:"session,omitempty"`
@@ -223,18 +243,24 @@ type TaskReleased struct {
 // TaskContextMerged changes a task's context: an RFC 7396 merge patch, or
 // with Replace the whole new object. Patch holds the exact JSON the user
 // gave, after validation.
+//
+//codec:decode,unmarshal
 type TaskContextMerged struct {
 	Patch   string `msgpack:"patch"`
 	Replace bool   `msgpack:"replace,omitempty"`
 }
 
 // StepAdded adds step <T-n>.<m> to a task.
+//
+//codec:decode,unmarshal
 type StepAdded struct {
 	ID    string `msgpack:"id"`
 	Title string `msgpack:"title"`
 }
 
 // StepStatusChanged moves a step and/or sets its progress (0-100).
+//
+//codec:decode
 type StepStatusChanged struct {
 	ID       string `msgpack:"id"`
 	To       string `msgpack:"to"`
@@ -245,6 +271,8 @@ type StepStatusChanged struct {
 }
 
 // NoteAdded attaches a note to a task, or to the project when Task is empty.
+//
+//codec:decode
 type NoteAdded struct {
 	Task string `msgpack:"task,omitempty"`
 	Text string `msgpack:"text"`
@@ -256,6 +284,8 @@ type NoteAdded struct {
 }
 
 // ApprovalRequested asks for a decision on a proposed action.
+//
+//codec:decode,unmarshal
 type ApprovalRequested struct {
 	ID         string `msgpack:"id"`
 	Task       string `msgpack:"task,omitempty"`
@@ -268,6 +298,8 @@ type ApprovalRequested struct {
 }
 
 // ApprovalDecided grants or denies an approval.
+//
+//codec:decode,unmarshal
 type ApprovalDecided struct {
 	ID       string `msgpack:"id"`
 	Decision string `msgpack:"decision"` // granted | denied
@@ -276,6 +308,8 @@ type ApprovalDecided struct {
 }
 
 // Output is the kept part of a command's stdout or stderr.
+//
+//codec:decode,append
 type Output struct {
 	Head   string `msgpack:"head,omitempty" json:"head"`
 	Tail   string `msgpack:"tail,omitempty" json:"tail,omitempty"`
@@ -284,6 +318,8 @@ type Output struct {
 }
 
 // ExecRecorded records a command (or code) that was run.
+//
+//codec:decode,unmarshal,append
 type ExecRecorded struct {
 	ID           string   `msgpack:"id" json:"id"`
 	Task         string   `msgpack:"task,omitempty" json:"task,omitempty"`
@@ -307,6 +343,8 @@ type ExecRecorded struct {
 }
 
 // CheckpointCreated marks a named point: the state up to AtSeq.
+//
+//codec:decode,unmarshal
 type CheckpointCreated struct {
 	ID      string `msgpack:"id"`
 	Label   string `msgpack:"label,omitempty"`
@@ -317,6 +355,8 @@ type CheckpointCreated struct {
 
 // Removed names an entity that a rollback takes out of the projections
 // (it was created after the target).
+//
+//codec:decode
 type Removed struct {
 	Kind string `msgpack:"kind" json:"kind"` // plan | task | approval | exec
 	ID   string `msgpack:"id" json:"id"`
@@ -328,6 +368,8 @@ type Removed struct {
 // rollback of one task; Project (its description and archived flag) for
 // a rollback of the whole project. Short id counters are never rolled
 // back, so an id is never used twice.
+//
+//codec:decode,unmarshal
 type RollbackApplied struct {
 	ToSeq      uint64     `msgpack:"to_seq"`
 	Checkpoint string     `msgpack:"checkpoint,omitempty"`
@@ -350,6 +392,8 @@ type RollbackApplied struct {
 // shows the rollback. The fold records it on the entity (version, seq,
 // update time) unless the rollback removed it. Files written before it
 // existed have none: their rollbacks left versions where they were.
+//
+//codec:decode,unmarshal
 type RollbackMarked struct {
 	Rollback uint64 `msgpack:"rollback"` // the seq of the rollback.applied event
 	ToSeq    uint64 `msgpack:"to_seq"`

@@ -7,11 +7,12 @@ import (
 	"math"
 )
 
-// Hand-written msgpack for the hot types: the payloads the fold decodes
-// and the entities a snapshot holds. It writes exactly the bytes, and
-// reads exactly what, vmihailenco/msgpack/v5's reflection codec writes
-// and reads for these types (the codec the stored bytes were made with,
-// and still the reference in the tests):
+// The msgpack primitives of the codecs of the hot types (the payloads
+// the fold decodes and the entities a snapshot holds), which gencodec
+// generates from the types (codec_*_gen.go). Together they write exactly
+// the bytes, and read exactly what, vmihailenco/msgpack/v5's reflection
+// codec writes and reads for these types (the codec the stored bytes
+// were made with, and still the reference in the tests):
 //
 //   - a struct is a map of its fields in declaration order (embedded
 //     structs inlined), omitempty fields left out when empty; on reading,
@@ -214,15 +215,6 @@ func (r *mpReader) str(dst *string) error {
 		return err
 	}
 	*dst = r.string(start, end)
-	return nil
-}
-
-func (r *mpReader) json(dst *JSON) error {
-	start, end, err := r.rawStr()
-	if err != nil {
-		return err
-	}
-	*dst = JSON(r.string(start, end))
 	return nil
 }
 
@@ -470,7 +462,7 @@ func (r *mpReader) skipHeader() (inner uint64, err error) {
 
 var errArrayStruct = errors.New("msgpack: number of fields in array-encoded struct has changed")
 
-// mpStruct is a pointer to a struct with a hand-written decoder.
+// mpStruct is a pointer to a struct with a generated decoder.
 type mpStruct[T any] interface {
 	*T
 	decodeMsgpack(r *mpReader) error
@@ -658,12 +650,6 @@ func (r *mpReader) intField(dst *int) error {
 func (r *mpReader) int64Field(dst *int64) error {
 	n, err := r.int()
 	*dst = n
-	return err
-}
-
-func (r *mpReader) timeField(dst *Time) error {
-	n, err := r.int()
-	*dst = Time(n)
 	return err
 }
 

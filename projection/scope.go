@@ -2,6 +2,8 @@ package projection
 
 // Scope is one project's whole projected state: what a snapshot holds.
 // Every slice is in id order, so its msgpack encoding is deterministic.
+//
+//codec:decode,append
 type Scope struct {
 	Project     *Project      `msgpack:"project"`
 	Plans       []*Plan       `msgpack:"plans"`

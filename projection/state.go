@@ -66,6 +66,8 @@ type Meta struct {
 }
 
 // Counters hold the last short id number used per kind in a project.
+//
+//codec:decode,append
 type Counters struct {
 	Plans       int `msgpack:"plans" json:"plans"`
 	Tasks       int `msgpack:"tasks" json:"tasks"`
@@ -75,6 +77,8 @@ type Counters struct {
 }
 
 // Project is the projection of stream project/<name>.
+//
+//codec:decode,append
 type Project struct {
 	Name        string   `msgpack:"name" json:"name"`
 	Description string   `msgpack:"description,omitempty" json:"description,omitempty"`
@@ -85,6 +89,8 @@ type Project struct {
 }
 
 // Plan is the projection of stream plan/<project>/<P-n>.
+//
+//codec:decode,append
 type Plan struct {
 	Project     string `msgpack:"project" json:"project"`
 	ID          string `msgpack:"id" json:"id"`
@@ -120,6 +126,8 @@ const (
 )
 
 // Claim is a lease on a task by an actor (and session).
+//
+//codec:decode,append
 type Claim struct {
 	Actor      string `msgpack:"actor" json:"actor"`
 	Session    string `msgpack:"session,omitempty" json:"session,omitempty"`
@@ -133,6 +141,8 @@ func (c *Claim) Live(now time.Time) bool {
 }
 
 // Step is one execution step of a task.
+//
+//codec:decode,append
 type Step struct {
 	ID        string `msgpack:"id" json:"id"`
 	Title     string `msgpack:"title" json:"title"`
@@ -145,6 +155,8 @@ type Step struct {
 }
 
 // Task is the projection of stream task/<project>/<T-n>.
+//
+//codec:decode,append
 type Task struct {
 	Project          string   `msgpack:"project" json:"project"`
 	ID               string   `msgpack:"id" json:"id"`
@@ -179,6 +191,8 @@ func (t *Task) Step(id string) *Step {
 }
 
 // Approval is the projection of an approval request and its decision.
+//
+//codec:decode,append
 type Approval struct {
 	Project     string `msgpack:"project" json:"project"`
 	ID          string `msgpack:"id" json:"id"`
@@ -198,6 +212,8 @@ type Approval struct {
 }
 
 // Exec is the projection of one exec record.
+//
+//codec:decode,append
 type Exec struct {
 	Project string `msgpack:"project" json:"project"`
 	ExecRecorded
@@ -206,6 +222,8 @@ type Exec struct {
 }
 
 // Checkpoint is a named point in a project's history.
+//
+//codec:decode,append
 type Checkpoint struct {
 	Project string `msgpack:"project" json:"project"`
 	ID      string `msgpack:"id" json:"id"`
