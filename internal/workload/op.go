@@ -18,7 +18,7 @@ const (
 	AddStep                         // AddStep: ID (the step), Task, Title
 	StartStep                       // MoveStep of ID to in progress
 	ProgressStep                    // MoveStep of ID, still in progress, to StepProgress with note StepNote
-	CompleteStep                    // MoveStep of ID to completed, with result StepResult
+	CompleteStep                    // MoveStep of ID to completed (progress 100), with result StepResult
 	MergeContext                    // MergeContext of Task: Text (a JSON object)
 	AddNote                         // AddNote of kind note to Task: Text
 	RecordExec                      // RecordExec: ID, Task, Step and the Exec* constants
@@ -49,7 +49,7 @@ type Op struct {
 	Project  string   // the project's name
 	ID       string   // what the op creates or changes: a project name, or a plan, task, step, exec, approval or checkpoint id
 	Task     string   // the task of a task, step, context, note, exec or approval op
-	Plan     string   // AddTask: the plan the task joins
+	Plan     string   // AddTask: the plan the task joins; RecordExec: the task's plan
 	Step     string   // RecordExec: the step it records
 	Deps     []string // AddTask: the tasks it depends on
 	Priority int      // AddTask
@@ -89,9 +89,9 @@ func shortID(prefix string, n int) string { return prefix + "-" + strconv.Itoa(n
 // stepID formats step m of a task as the engine does (projection.StepID).
 func stepID(task string, m int) string { return task + "." + strconv.Itoa(m) }
 
-// contextPatch is the c-th context merge of task n: a few keys that keep
+// ContextPatch is the c-th context merge of task n: a few keys that keep
 // changing, and one that grows per merge.
-func contextPatch(n, c int) string {
+func ContextPatch(n, c int) string {
 	patch := map[string]any{
 		"phase":               []string{"explore", "plan", "implement", "test", "review", "wrap-up"}[c],
 		"files":               []string{fmt.Sprintf("parser/part%d.go", n), fmt.Sprintf("parser/part%d_test.go", n)},

@@ -110,7 +110,7 @@ func (g *Generator) taskLife(p *project, ops []Op) []Op {
 		ops = append(ops, Op{Kind: AddPlan, Project: p.name, ID: plan, Title: "milestone " + plan, Text: "work planned for " + plan})
 	}
 	p.tasks++
-	n := p.tasks
+	n, plan := p.tasks, shortID("P", p.plans)
 	task := shortID("T", n)
 	ops = append(ops, g.addTask(p, n), Op{Kind: StartTask, Project: p.name, Task: task})
 	for s := 1; s <= 3; s++ {
@@ -122,14 +122,14 @@ func (g *Generator) taskLife(p *project, ops []Op) []Op {
 			Op{Kind: CompleteStep, Project: p.name, ID: step, Task: task})
 	}
 	for c := range 6 {
-		ops = append(ops, Op{Kind: MergeContext, Project: p.name, Task: task, Text: contextPatch(n, c)})
+		ops = append(ops, Op{Kind: MergeContext, Project: p.name, Task: task, Text: ContextPatch(n, c)})
 	}
 	for range 2 {
 		ops = append(ops, Op{Kind: AddNote, Project: p.name, Task: task, Text: NoteText})
 	}
 	for s := 1; s <= 3; s++ {
 		p.execs++
-		ops = append(ops, Op{Kind: RecordExec, Project: p.name, ID: shortID("X", p.execs), Task: task, Step: stepID(task, s)})
+		ops = append(ops, Op{Kind: RecordExec, Project: p.name, ID: shortID("X", p.execs), Task: task, Step: stepID(task, s), Plan: plan})
 	}
 	p.approvals++
 	approval := shortID("A", p.approvals)
@@ -140,14 +140,18 @@ func (g *Generator) taskLife(p *project, ops []Op) []Op {
 }
 
 // addTask creates task n of p in p's current plan, depending on up to two
-// of the twenty tasks before it.
+// of the twenty tasks before it, listed by number without repeats (as
+// flow.Engine.AddTask normalizes them).
 func (g *Generator) addTask(p *project, n int) Op {
 	o := Op{Kind: AddTask, Project: p.name, ID: shortID("T", n), Plan: shortID("P", p.plans),
 		Title: fmt.Sprintf("implement part %d of the feature", n), Text: TaskDescription, Priority: n % 4}
-	for _, d := range []int{n - 1 - g.rng.IntN(20), n - 1 - g.rng.IntN(20)} {
-		if d >= 1 {
-			o.Deps = append(o.Deps, shortID("T", d))
-		}
+	a, b := n-1-g.rng.IntN(20), n-1-g.rng.IntN(20)
+	lo, hi := min(a, b), max(a, b)
+	if lo >= 1 {
+		o.Deps = append(o.Deps, shortID("T", lo))
+	}
+	if hi >= 1 && hi != lo {
+		o.Deps = append(o.Deps, shortID("T", hi))
 	}
 	return o
 }
