@@ -27,25 +27,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/internal/workload"
 	bolt "go.etcd.io/bbolt"
 )
 
-// benchPayloadSize is the payload of one benchmark event, in bytes.
-const benchPayloadSize = 200
-
-// benchPayload is a msgpack map of benchPayloadSize bytes, like a small
-// task event: {"name": <186 letters>, "prio": 3}.
-func benchPayload() []byte {
-	const nameLen = benchPayloadSize - 8 - 6
-	b := []byte{0x82, 0xa4, 'n', 'a', 'm', 'e', 0xd9, nameLen}
-	for i := range nameLen {
-		b = append(b, 'a'+byte(i%26))
-	}
-	return append(b, 0xa4, 'p', 'r', 'i', 'o', 0x03)
-}
-
+// benchEvent is the storage event of the benchmarks, a 200-byte payload
+// (internal/workload, which flowbench's storage rows share).
 func benchEvent() Event {
-	return Event{Type: "task.updated", Schema: 1, Actor: "bench", Project: "bench", Data: benchPayload()}
+	return Event{Type: workload.StorageType, Schema: workload.StorageSchema, Actor: workload.StorageActor,
+		Session: workload.StorageSession, Project: workload.StorageProject, Data: workload.Payload()}
 }
 
 func reportEventsPerSec(b *testing.B, events int) {
@@ -76,7 +66,7 @@ func BenchmarkRawBoltPut(b *testing.B) {
 	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketLog); return err }); err != nil {
 		b.Fatal(err)
 	}
-	value := benchPayload()
+	value := workload.Payload()
 	var seq uint64
 	b.ReportAllocs()
 	for b.Loop() {
@@ -231,8 +221,9 @@ func BenchmarkReadDecode(b *testing.B) {
 	})
 }
 
-// buildReadFixture appends n benchmark events to a new log at path, 1000
-// per commit in runs of 10 over 1000 streams, without fsync.
+// buildReadFixture appends n benchmark events to a new log at path, as
+// workload.Commits lays them out (1000 per commit in runs of 10 over 1000
+// streams), without fsync.
 func buildReadFixture(b testing.TB, path string, n int) {
 	l, err := Open(path, Options{Create: true, NoSync: true})
 	if err != nil {
@@ -240,15 +231,14 @@ func buildReadFixture(b testing.TB, path string, n int) {
 	}
 	defer l.Close()
 	e := benchEvent()
-	run := make([]Event, 10)
+	run := make([]Event, workload.RunEvents)
 	for i := range run {
 		run[i] = e
 	}
-	for done := 0; done < n; {
+	for commit := range workload.Commits(n) {
 		err := l.Update(func(tx *Tx) error {
-			for k := 0; k < 1000 && done+k < n; k += len(run) {
-				events := run[:min(len(run), n-done-k)]
-				if _, err := tx.Append(fmt.Sprint("task/", (done+k)/len(run)%1000), Any, events...); err != nil {
+			for _, r := range commit {
+				if _, err := tx.Append(r.Stream, Any, run[:r.Events]...); err != nil {
 					return err
 				}
 			}
@@ -257,7 +247,6 @@ func buildReadFixture(b testing.TB, path string, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		done = min(n, done+1000)
 	}
 }
 
@@ -344,7 +333,7 @@ func BenchmarkAppendVsRawPut(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	value, e := benchPayload(), benchEvent()
+	value, e := workload.Payload(), benchEvent()
 	var seq uint64
 	raw := func() {
 		seq++

@@ -21,7 +21,6 @@ package flow
 // keeps the point-in-time file there between runs.
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -30,8 +29,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -48,39 +47,9 @@ func ttBenchEnv(b *testing.B, name string, def int) int {
 	return n
 }
 
-// ttGen writes a history of a realistic shape, fast: many commands per
-// write transaction (through the same writer methods the commands use,
-// so every event is validated and folded as usual, and automatic
-// snapshots are taken as usual at the end of each transaction), with
-// checkpoints between transactions.
-//
-// Each project works through its tasks one at a time, as an assistant
-// does: task created (in the current plan, depending on up to two earlier
-// tasks) -> doing -> three steps, each added, started, half done and
-// completed -> six context merges -> two notes -> three exec records ->
-// an approval requested and granted -> done: 28 events a task. A new plan
-// every 40 tasks; a checkpoint every 5000 events of a project. Projects
-// take turns at random.
-type ttGen struct {
-	e          *Engine
-	rng        *rand.Rand
-	projects   []*ttGenProject
-	stdout     projection.Output
-	checkpoint int // events of a project between checkpoints; 0: none
-}
-
-type ttGenProject struct {
-	name   string
-	tasks  int // tasks created so far
-	plans  int
-	events int // events since the last checkpoint
-	todo   []func(w *writer) error
-	check  bool // a checkpoint is due
-}
-
 // ttCheckpointEvery is how many events of a project pass between the
 // generator's checkpoints, unless FLOW_BENCH_CHECKPOINT_EVERY says.
-const ttCheckpointEvery = 5000
+const ttCheckpointEvery = workload.DefaultCheckpointEvery
 
 // ttBenchCheckpoints reads FLOW_BENCH_CHECKPOINT_EVERY.
 func ttBenchCheckpoints(b *testing.B) int {
@@ -95,165 +64,15 @@ func ttBenchCheckpoints(b *testing.B) int {
 	return n
 }
 
-// ttBatch is how many commands one write transaction of the generator
-// holds: small enough, across the projects, that a project crosses at
-// most one multiple of DefaultSnapshotEvery in one transaction.
-const ttBatch = 256
-
-func newTTGen(e *Engine, projects, checkpoint int) (*ttGen, error) {
-	g := &ttGen{e: e, rng: rand.New(rand.NewPCG(1, 2)), checkpoint: checkpoint,
-		stdout: CaptureString("ok  \tgithub.com/example/app/parser\t0.412s\nok  \tgithub.com/example/app/render\t0.207s\n")}
-	for i := range projects {
-		name := fmt.Sprintf("proj%03d", i)
-		if _, err := e.CreateProject(NewProject{Name: name, Description: "benchmark project " + name}); err != nil {
-			return nil, err
-		}
-		g.projects = append(g.projects, &ttGenProject{name: name})
-	}
-	return g, nil
-}
-
-// run appends commands until the log holds at least n events.
-func (g *ttGen) run(n uint64) error {
-	for {
-		head, _, err := storeHead(g.e.log)
-		if err != nil || head >= n {
-			return err
-		}
-		batch := min(ttBatch, int(n-head))
-		_, err = g.e.command(Write{}, "bench.batch", nil, func(w *writer) (Ref, error) {
-			for range batch {
-				if err := g.next(w); err != nil {
-					return Ref{}, err
-				}
-			}
-			return Ref{}, nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, p := range g.projects {
-			if p.check {
-				p.check = false
-				if _, err := g.e.CreateCheckpoint(NewCheckpoint{Project: p.name, Label: "bench"}); err != nil {
-					return err
-				}
-			}
-		}
-	}
-}
-
-// next runs the next command of a random project.
-func (g *ttGen) next(w *writer) error {
-	p := g.projects[g.rng.IntN(len(g.projects))]
-	if len(p.todo) == 0 {
-		p.todo = g.taskLife(p)
-	}
-	op := p.todo[0]
-	p.todo = p.todo[1:]
-	p.events++
-	if g.checkpoint > 0 && p.events >= g.checkpoint {
-		p.events, p.check = 0, true
-	}
-	return op(w)
-}
-
-// taskLife returns the commands of the next task of p, first to last.
-func (g *ttGen) taskLife(p *ttGenProject) []func(w *writer) error {
-	var ops []func(w *writer) error
-	if p.tasks%40 == 0 {
-		p.plans++
-		plan := projection.ShortID(projection.PrefixPlan, p.plans)
-		ops = append(ops, func(w *writer) error {
-			_, err := w.emit(projection.PlanStream(p.name, plan), eventlog.NoStream, p.name, projection.TypePlanCreated,
-				projection.PlanCreated{ID: plan, Title: "milestone " + plan, Description: "work planned for " + plan})
-			return err
-		})
-	}
-	p.tasks++
-	n, plan := p.tasks, projection.ShortID(projection.PrefixPlan, p.plans)
-	task := projection.ShortID(projection.PrefixTask, n)
-	in := NewTask{Project: p.name, Plan: plan, Title: fmt.Sprintf("implement part %d of the feature", n),
-		Description: "a description of the work, as an assistant would write it, a sentence or two long.",
-		Owner:       "agent", Tags: []string{"bench", "feature"}, Priority: n % 4}
-	for _, d := range []int{n - 1 - g.rng.IntN(20), n - 1 - g.rng.IntN(20)} {
-		if d >= 1 {
-			in.Deps = append(in.Deps, projection.ShortID(projection.PrefixTask, d))
-		}
-	}
-	if err := in.check(); err != nil {
-		panic(err)
-	}
-	ops = append(ops,
-		func(w *writer) error { _, err := w.addTask(in); return err },
-		func(w *writer) error { return w.moveTask(Move{Project: p.name, ID: task, To: projection.StatusDoing}) })
-	for s := 1; s <= 3; s++ {
-		step := projection.StepID(task, s)
-		half := 50
-		ops = append(ops,
-			func(w *writer) error {
-				_, err := w.emit(projection.TaskStream(p.name, task), eventlog.Any, p.name, projection.TypeStepAdded,
-					projection.StepAdded{ID: step, Title: fmt.Sprintf("step %d: edit, build and test", s)})
-				return err
-			},
-			func(w *writer) error {
-				return w.moveStep(task, StepMove{Project: p.name, ID: step, To: projection.StepInProgress})
-			},
-			func(w *writer) error {
-				return w.moveStep(task, StepMove{Project: p.name, ID: step, To: projection.StepInProgress, Progress: &half, Note: "halfway"})
-			},
-			func(w *writer) error {
-				return w.moveStep(task, StepMove{Project: p.name, ID: step, To: projection.StepCompleted, Result: "done, tests pass"})
-			})
-	}
-	for c := range 6 {
-		patch := ttContextPatch(n, c)
-		ops = append(ops, func(w *writer) error { return w.changeContext(ContextPatch{Project: p.name, ID: task, Patch: patch}) })
-	}
-	for range 2 {
-		ops = append(ops, func(w *writer) error {
-			_, err := w.addNote(NewNote{Project: p.name, Task: task, Kind: NoteKindNote,
-				Text: "found that the parser needs a second pass for nested blocks; noted for the reviewer"})
-			return err
-		})
-	}
-	for x := range 3 {
-		ops = append(ops, func(w *writer) error {
-			_, err := w.recordExec(NewExec{Project: p.name, Task: task, Step: projection.StepID(task, x+1),
-				Command: "go test ./...", Cwd: "/src/app", ExitCode: 0, Success: true, ElapsedMS: 1234.5,
-				Stdout: g.stdout, AddedVars: []string{"result"}})
-			return err
-		})
-	}
-	var approval string
-	ops = append(ops,
-		func(w *writer) error {
-			ref, err := w.requestApproval(NewApproval{Project: p.name, Task: task, Message: "push the branch?",
-				Action: `{"cmd":"git push origin feature"}`})
-			approval = ref.ID
-			return err
-		},
-		func(w *writer) error {
-			return w.decide(Decision{Project: p.name, ID: approval, Grant: true, Comment: "ok"})
-		},
-		func(w *writer) error { return w.moveTask(Move{Project: p.name, ID: task, To: projection.StatusDone}) })
-	return ops
-}
-
-// ttContextPatch is the c-th context merge of task n: a few keys that
-// keep changing, and one that grows per merge.
-func ttContextPatch(n, c int) string {
-	patch := map[string]any{
-		"phase":               []string{"explore", "plan", "implement", "test", "review", "wrap-up"}[c],
-		"files":               []string{fmt.Sprintf("parser/part%d.go", n), fmt.Sprintf("parser/part%d_test.go", n)},
-		fmt.Sprintf("k%d", c): map[string]any{"decision": "use a table-driven parser", "merge": c},
-	}
-	b, err := json.Marshal(patch)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+// WriteWorkload writes the first n ops of the benchmark workload
+// (internal/workload, flowbench gen's history) of projects projects to e,
+// with a checkpoint every checkpoint events of a project (0: none), many
+// commands per transaction (Engine.Batch), so that every event is
+// validated and folded as usual, and automatic snapshots are taken as
+// usual at the end of each transaction. workload_bench_test.go sets it:
+// the package that runs the workload's ops through the engine imports
+// flow, so only flow's external tests may import it.
+var WriteWorkload func(e *Engine, n uint64, projects, checkpoint int) error
 
 // ttFixture is a generated file.
 type ttFixture struct {
@@ -287,7 +106,8 @@ func ttFixtureFor(b *testing.B, n uint64, projects, checkpoint int) *ttFixture {
 	return f
 }
 
-// ttBuild generates a file of n events over projects projects at path,
+// ttBuild generates a file of n events over projects projects at path
+// (WriteWorkload),
 // with a checkpoint every checkpoint events of a project (0: none) and
 // automatic snapshots as by default.
 func ttBuild(b *testing.B, path string, n uint64, projects, checkpoint int) *ttFixture {
@@ -298,11 +118,7 @@ func ttBuild(b *testing.B, path string, n uint64, projects, checkpoint int) *ttF
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := newTTGen(e, projects, checkpoint)
-	if err == nil {
-		err = g.run(n)
-	}
-	if err != nil {
+	if err := WriteWorkload(e, n, projects, checkpoint); err != nil {
 		e.Close()
 		b.Fatal(err)
 	}

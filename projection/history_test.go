@@ -4,69 +4,38 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// history builds a log of a realistic shape, as the engine writes it
-// (the shape of flow's time-travel benchmark generator, ttGen): each
-// project works through its tasks one at a time, task created (in the
-// current plan, depending on up to two earlier tasks) -> doing -> three
-// steps, each added, started, half done and completed -> six context
-// merges -> two notes -> three exec records -> an approval requested and
-// granted -> done: 28 events a task. A new plan every 40 tasks, a
-// checkpoint every 5000 events of a project; projects take turns at
-// random. Payloads are encoded as flow encodes them (msgpack, sorted map
-// keys).
+// history builds a log of a realistic shape, as the engine writes it: the
+// shared benchmark workload (internal/workload, which flowbench gen and
+// flow's benchmarks write through the engine), turned into the events
+// the engine appends for its ops (the same streams, versions, types and
+// payload bytes as a file that flowrun writes, checked when this moved). Payloads are encoded as flow encodes
+// them (msgpack, sorted map keys).
 type history struct {
 	tb       testing.TB
-	rng      *rand.Rand
 	records  []*eventlog.Record
 	versions map[string]uint64
 	clock    time.Time
-	projects []*histProject
 	stdout   Output
 }
 
-type histProject struct {
-	name                     string
-	tasks, plans, approvals  int
-	execs, checkpoints, evts int
-	todo                     []func()
-}
-
-// genHistory returns at least n records over projects projects.
+// genHistory returns the records of the first n ops of the workload of
+// projects projects (seed 1), at least one per project.
 func genHistory(tb testing.TB, projects, n int) []*eventlog.Record {
-	out := "ok  \tgithub.com/example/app/parser\t0.412s\nok  \tgithub.com/example/app/render\t0.207s\n"
-	sum := sha256.Sum256([]byte(out))
-	h := &history{tb: tb, rng: rand.New(rand.NewPCG(1, 2)), versions: map[string]uint64{},
-		clock:  time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
-		stdout: Output{Head: out, Bytes: int64(len(out)), SHA256: hex.EncodeToString(sum[:])}}
-	for i := range projects {
-		p := &histProject{name: fmt.Sprintf("proj%03d", i)}
-		h.projects = append(h.projects, p)
-		h.emit(ProjectStream(p.name), p.name, TypeProjectCreated, ProjectCreated{Name: p.name, Description: "benchmark project " + p.name})
-	}
-	for len(h.records) < n {
-		p := h.projects[h.rng.IntN(len(h.projects))]
-		if len(p.todo) == 0 {
-			p.todo = h.taskLife(p)
-		}
-		op := p.todo[0]
-		p.todo = p.todo[1:]
-		op()
-		if p.evts++; p.evts >= 5000 {
-			p.evts = 0
-			p.checkpoints++
-			h.emit(ProjectStream(p.name), p.name, TypeCheckpointCreated, CheckpointCreated{
-				ID: ShortID(PrefixCheckpoint, p.checkpoints), Label: "bench", AtSeq: uint64(len(h.records))})
-		}
+	sum := sha256.Sum256([]byte(workload.ExecStdout))
+	h := &history{tb: tb, versions: map[string]uint64{}, clock: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+		stdout: Output{Head: workload.ExecStdout, Bytes: int64(len(workload.ExecStdout)), SHA256: hex.EncodeToString(sum[:])}}
+	g := workload.New(workload.Options{Projects: projects, Seed: 1})
+	for len(h.records) < max(n, projects) {
+		h.emitOp(g.Next())
 	}
 	return h.records
 }
@@ -91,93 +60,49 @@ func (h *history) emit(stream, project, typ string, payload any) {
 			Project: project, Data: marshalPayload(h.tb, payload)}})
 }
 
-func (h *history) taskLife(p *histProject) []func() {
-	var ops []func()
-	if p.tasks%40 == 0 {
-		p.plans++
-		plan := ShortID(PrefixPlan, p.plans)
-		ops = append(ops, func() {
-			h.emit(PlanStream(p.name, plan), p.name, TypePlanCreated, PlanCreated{ID: plan, Title: "milestone " + plan, Description: "work planned for " + plan})
-		})
+// emitOp appends the event the engine appends for op.
+func (h *history) emitOp(op workload.Op) {
+	p, ts := op.Project, TaskStream(op.Project, op.Task)
+	switch op.Kind {
+	case workload.CreateProject:
+		h.emit(ProjectStream(p), p, TypeProjectCreated, ProjectCreated{Name: op.ID, Description: op.Text})
+	case workload.AddPlan:
+		h.emit(PlanStream(p, op.ID), p, TypePlanCreated, PlanCreated{ID: op.ID, Title: op.Title, Description: op.Text})
+	case workload.AddTask:
+		h.emit(TaskStream(p, op.ID), p, TypeTaskCreated, TaskCreated{ID: op.ID, Plan: op.Plan, Title: op.Title,
+			Description: op.Text, Owner: workload.Owner, Tags: workload.Tags(), Priority: op.Priority, Deps: op.Deps})
+	case workload.StartTask:
+		h.emit(ts, p, TypeTaskStatusChanged, TaskStatusChanged{From: StatusTodo, To: StatusDoing})
+	case workload.AddStep:
+		h.emit(ts, p, TypeStepAdded, StepAdded{ID: op.ID, Title: op.Title})
+	case workload.StartStep:
+		h.emit(ts, p, TypeStepStatusChanged, StepStatusChanged{ID: op.ID, To: StepInProgress})
+	case workload.ProgressStep:
+		half := workload.StepProgress
+		h.emit(ts, p, TypeStepStatusChanged, StepStatusChanged{ID: op.ID, To: StepInProgress, Progress: &half, Note: workload.StepNote})
+	case workload.CompleteStep:
+		done := 100
+		h.emit(ts, p, TypeStepStatusChanged, StepStatusChanged{ID: op.ID, To: StepCompleted, Progress: &done, Result: workload.StepResult})
+	case workload.MergeContext:
+		h.emit(ts, p, TypeTaskContextMerged, TaskContextMerged{Patch: op.Text})
+	case workload.AddNote:
+		h.emit(ts, p, TypeNoteAdded, NoteAdded{Task: op.Task, Kind: "note", Text: op.Text})
+	case workload.RecordExec:
+		h.emit(ts, p, TypeExecRecorded, ExecRecorded{ID: op.ID, Task: op.Task, Step: op.Step, Plan: op.Plan, Command: workload.ExecCommand,
+			Cwd: workload.ExecCwd, Success: true, ElapsedMS: workload.ExecElapsedMS, Stdout: h.stdout, AddedVars: []string{workload.ExecAddedVar}})
+	case workload.RequestApproval:
+		sum := sha256.Sum256([]byte(workload.ApprovalAction))
+		h.emit(ts, p, TypeApprovalRequested, ApprovalRequested{ID: op.ID, Task: op.Task, Message: workload.ApprovalMessage,
+			Action: workload.ApprovalAction, ActionHash: hex.EncodeToString(sum[:])})
+	case workload.GrantApproval:
+		h.emit(ts, p, TypeApprovalDecided, ApprovalDecided{ID: op.ID, Decision: ApprovalGranted, By: "agent", Comment: workload.ApprovalComment})
+	case workload.FinishTask:
+		h.emit(ts, p, TypeTaskStatusChanged, TaskStatusChanged{From: StatusDoing, To: StatusDone})
+	case workload.Checkpoint:
+		h.emit(ProjectStream(p), p, TypeCheckpointCreated, CheckpointCreated{ID: op.ID, Label: workload.CheckpointLabel, AtSeq: uint64(len(h.records))})
+	default:
+		h.tb.Fatalf("history: no event for op %s", op.Kind)
 	}
-	p.tasks++
-	n := p.tasks
-	task, ts := ShortID(PrefixTask, n), TaskStream(p.name, ShortID(PrefixTask, n))
-	in := TaskCreated{ID: task, Plan: ShortID(PrefixPlan, p.plans), Title: fmt.Sprintf("implement part %d of the feature", n),
-		Description: "a description of the work, as an assistant would write it, a sentence or two long.",
-		Owner:       "agent", Tags: []string{"bench", "feature"}, Priority: n % 4}
-	for _, d := range []int{n - 1 - h.rng.IntN(20), n - 1 - h.rng.IntN(20)} {
-		if d >= 1 {
-			in.Deps = append(in.Deps, ShortID(PrefixTask, d))
-		}
-	}
-	ops = append(ops,
-		func() { h.emit(ts, p.name, TypeTaskCreated, in) },
-		func() {
-			h.emit(ts, p.name, TypeTaskStatusChanged, TaskStatusChanged{From: StatusTodo, To: StatusDoing})
-		})
-	for s := 1; s <= 3; s++ {
-		step, half := StepID(task, s), 50
-		ops = append(ops,
-			func() {
-				h.emit(ts, p.name, TypeStepAdded, StepAdded{ID: step, Title: fmt.Sprintf("step %d: edit, build and test", s)})
-			},
-			func() { h.emit(ts, p.name, TypeStepStatusChanged, StepStatusChanged{ID: step, To: StepInProgress}) },
-			func() {
-				h.emit(ts, p.name, TypeStepStatusChanged, StepStatusChanged{ID: step, To: StepInProgress, Progress: &half, Note: "halfway"})
-			},
-			func() {
-				h.emit(ts, p.name, TypeStepStatusChanged, StepStatusChanged{ID: step, To: StepCompleted, Result: "done, tests pass"})
-			})
-	}
-	for c := range 6 {
-		ops = append(ops, func() { h.emit(ts, p.name, TypeTaskContextMerged, TaskContextMerged{Patch: histContextPatch(n, c)}) })
-	}
-	for range 2 {
-		ops = append(ops, func() {
-			h.emit(ts, p.name, TypeNoteAdded, NoteAdded{Task: task, Kind: "note",
-				Text: "found that the parser needs a second pass for nested blocks; noted for the reviewer"})
-		})
-	}
-	for x := range 3 {
-		ops = append(ops, func() {
-			p.execs++
-			h.emit(ts, p.name, TypeExecRecorded, ExecRecorded{ID: ShortID(PrefixExec, p.execs), Task: task, Step: StepID(task, x+1),
-				Command: "go test ./...", Cwd: "/src/app", Success: true, ElapsedMS: 1234.5, Stdout: h.stdout, AddedVars: []string{"result"}})
-		})
-	}
-	var approval string
-	ops = append(ops,
-		func() {
-			p.approvals++
-			approval = ShortID(PrefixApproval, p.approvals)
-			action := `{"cmd":"git push origin feature"}`
-			sum := sha256.Sum256([]byte(action))
-			h.emit(ts, p.name, TypeApprovalRequested, ApprovalRequested{ID: approval, Task: task, Message: "push the branch?",
-				Action: action, ActionHash: hex.EncodeToString(sum[:])})
-		},
-		func() {
-			h.emit(ts, p.name, TypeApprovalDecided, ApprovalDecided{ID: approval, Decision: ApprovalGranted, By: "agent", Comment: "ok"})
-		},
-		func() {
-			h.emit(ts, p.name, TypeTaskStatusChanged, TaskStatusChanged{From: StatusDoing, To: StatusDone})
-		})
-	return ops
-}
-
-// histContextPatch is the c-th context merge of task n: a few keys that
-// keep changing, and one that grows per merge.
-func histContextPatch(n, c int) string {
-	patch := map[string]any{
-		"phase":               []string{"explore", "plan", "implement", "test", "review", "wrap-up"}[c],
-		"files":               []string{fmt.Sprintf("parser/part%d.go", n), fmt.Sprintf("parser/part%d_test.go", n)},
-		fmt.Sprintf("k%d", c): map[string]any{"decision": "use a table-driven parser", "merge": c},
-	}
-	b, err := json.Marshal(patch)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
 
 // replay folds records into a fresh Memory.
@@ -274,14 +199,16 @@ func newPayload(typ string) any {
 
 // TestReplay_Golden pins the state a replay of the generated history
 // folds to: the SHA-256 of each project's state as msgpack (by
-// reflection, sorted keys) equals what the fold before the hand-written
-// codecs and merge gave (reflection decode, encoding/json merge).
+// reflection, sorted keys). The fold before the hand-written codecs and
+// merge (reflection decode, encoding/json merge) gave the former pins on
+// the former, local copy of the workload; the fold that matched them
+// gave these when the history moved to internal/workload.
 func TestReplay_Golden(t *testing.T) {
 	m := replay(t, genHistory(t, 3, 20000))
 	for project, want := range map[string]string{
-		"proj000": "15bae05d10ab8235b81f221e640cacb0005154e993d9c01bc92c1621f02e0e11",
-		"proj001": "82b2e2e890bdd18caf6d08e89b7783b95033923819378d2b3a2af1947f524cd2",
-		"proj002": "954e52be8604b4d7949d8e24551f32cba1bb7985f843f611e752b437cd6fd5fe",
+		"proj000": "ad92eb6151af503f949c622ba837b50b205cdf834f32c371e6557b68cfe9a95e",
+		"proj001": "853a54c2fbe688ded69bdd243dc6f19bfdbd5ce4e53a9e5c84832625d54384b7",
+		"proj002": "1f92b9dca98c955a0bb79ceae138b81da671a55b831bc1178b1d3f2a3c27be54",
 	} {
 		var buf bytes.Buffer
 		enc := msgpack.NewEncoder(&buf)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/internal/workload"
 	"pgregory.net/rapid"
 )
 
@@ -259,11 +260,11 @@ func BenchmarkMergePatch(b *testing.B) {
 	doc := EmptyContext
 	for c := range 5 {
 		var err error
-		if doc, err = MergePatch(doc, JSON(histContextPatch(7, c))); err != nil {
+		if doc, err = MergePatch(doc, JSON(workload.ContextPatch(7, c))); err != nil {
 			b.Fatal(err)
 		}
 	}
-	patch := JSON(histContextPatch(7, 5))
+	patch := JSON(workload.ContextPatch(7, 5))
 	for _, impl := range []struct {
 		name  string
 		merge func(doc, patch JSON) (JSON, error)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/internal/workload"
 	"pgregory.net/rapid"
 )
 
@@ -180,12 +181,12 @@ func BenchmarkMergePatch_Interleaved(b *testing.B) {
 		docs[n] = EmptyContext
 		for c := range 5 {
 			var err error
-			if docs[n], err = MergePatch(docs[n], JSON(histContextPatch(n, c))); err != nil {
+			if docs[n], err = MergePatch(docs[n], JSON(workload.ContextPatch(n, c))); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	patch := JSON(histContextPatch(7, 5))
+	patch := JSON(workload.ContextPatch(7, 5))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

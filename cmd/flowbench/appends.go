@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/internal/workload"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -36,11 +37,11 @@ func (b *bench) appendRows() ([]Row, error) {
 		return nil, err
 	}
 	defer sq.Close()
-	ev, value, n := syntheticEvent(), payload(), b.size.appendOps
+	ev, value, n := syntheticEvent(), workload.Payload(), b.size.appendOps
 	m, err := interleave(b.ctx, b.size.appendRounds,
-		perOp(n, time.Microsecond, func(int) error { _, err := l.Append("task/bench", eventlog.Any, ev); return err }),
+		perOp(n, time.Microsecond, func(int) error { _, err := l.Append(workload.StorageStream, eventlog.Any, ev); return err }),
 		perOp(n, time.Microsecond, func(int) error { return raw.put(value) }),
-		perOp(n, time.Microsecond, func(int) error { return sq.append("task/bench", ev) }))
+		perOp(n, time.Microsecond, func(int) error { return sq.append(workload.StorageStream, ev) }))
 	if err != nil {
 		return nil, err
 	}
@@ -187,22 +188,22 @@ func sizesOf(size func(string) (int64, error), paths ...string) ([]int64, error)
 }
 
 // fillLog appends n synthetic events to a new log at path without fsync,
-// 1000 a commit in runs of 10 over 1000 streams, as the eventlog
-// package's read benchmark does.
+// as workload.Commits lays them out (the eventlog package's read
+// benchmark does the same).
 func fillLog(path string, n int) error {
 	l, err := eventlog.Open(path, eventlog.Options{Create: true, NoSync: true})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	run := make([]eventlog.Event, 10)
+	run := make([]eventlog.Event, workload.RunEvents)
 	for i := range run {
 		run[i] = syntheticEvent()
 	}
-	for done := 0; done < n; done += 1000 {
+	for commit := range workload.Commits(n) {
 		err := l.Update(func(tx *eventlog.Tx) error {
-			for k := 0; k < 1000 && done+k < n; k += len(run) {
-				if _, err := tx.Append(fmt.Sprint("task/", (done+k)/len(run)%1000), eventlog.Any, run[:min(len(run), n-done-k)]...); err != nil {
+			for _, r := range commit {
+				if _, err := tx.Append(r.Stream, eventlog.Any, run[:r.Events]...); err != nil {
 					return err
 				}
 			}

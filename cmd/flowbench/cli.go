@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flowctl/flowctl/internal/workload"
 )
 
 // mainModule is the module path of flowctl itself.
@@ -86,7 +88,7 @@ func modulePath(gomod string) string {
 // generated file against that of `flowctl --version` (process start and
 // nothing else), in turns.
 func (b *bench) cliRows() ([]Row, error) {
-	project := projectName(0)
+	project := workload.ProjectName(0)
 	db := []string{"--db", b.gen, "--project", project}
 	actor := []string{"--actor", "bench"} // task show refuses --actor: it answers for no one
 	cmds := [][]string{

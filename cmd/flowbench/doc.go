@@ -14,8 +14,9 @@ dependency of flowctl. Build and test it from its directory:
 
 	flowbench gen --events N --db PATH [--projects P] [--seed S] [--force]
 
-writes a new flowctl file with a realistic history of about N events,
-through the engine's own commands (flow.Engine.Batch, 1000 commands a
+writes a new flowctl file with a realistic history of about N events (the
+workload of internal/workload, shared with the engine's benchmarks and
+tests), through the engine's own commands (flow.Engine.Batch, 1000 commands a
 transaction, without fsync): projects taking turns at random, each working
 through its tasks one at a time, 28 events a task (created with up to two
 dependencies, started, three steps each added, started, half done and
@@ -77,8 +78,8 @@ callback); read_checked reads it as flowctl log and export do (ReadRange:
 the SHA-256 hash of every record checked too, each record a copy). The
 SQLite rows check neither.
 
-Appends use events of a 200-byte msgpack payload (the eventlog package's
-benchmark payload). The SQLite baseline (modernc.org/sqlite, pure Go) runs
+Appends use events of a 200-byte msgpack payload (internal/workload's
+storage event, which the eventlog package's benchmarks share). The SQLite baseline (modernc.org/sqlite, pure Go) runs
 in WAL mode with synchronous=FULL, one table with the fields of an event
 log record and unique indexes on (stream, version) and id; its single
 append reads the stream's version, chains a SHA-256 hash and inserts, in

@@ -9,13 +9,11 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/workload"
+	"github.com/flowctl/flowctl/internal/workload/flowrun"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// batchSize is how many commands (one event each) one write transaction
-// of the generator holds.
-const batchSize = 1000
 
 // genOptions are the flags of `flowbench gen`.
 type genOptions struct {
@@ -135,7 +133,8 @@ func generate(ctx context.Context, o genOptions, progress progressFunc) (genResu
 	if err != nil {
 		return genResult{}, err
 	}
-	err = writeHistory(ctx, e, newHistory(o.projects, o.seed), uint64(o.events), progress)
+	g := workload.New(workload.Options{Projects: o.projects, Seed: o.seed})
+	err = flowrun.Write(ctx, e, g, uint64(o.events), progress)
 	if cerr := e.Close(); err == nil {
 		err = cerr
 	}
@@ -143,35 +142,6 @@ func generate(ctx context.Context, o genOptions, progress progressFunc) (genResu
 		return genResult{}, err
 	}
 	return measureFile(o.db, time.Since(start))
-}
-
-// writeHistory runs h's commands in batches until about n events exist.
-func writeHistory(ctx context.Context, e *flow.Engine, h *history, n uint64, progress progressFunc) error {
-	if err := runBatch(e, h.createProjects()); err != nil {
-		return err
-	}
-	for h.events < n {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := runBatch(e, h.next(int(min(batchSize, n-h.events)))); err != nil {
-			return err
-		}
-		progress(h.events, n)
-	}
-	return nil
-}
-
-// runBatch runs ops in one transaction.
-func runBatch(e *flow.Engine, ops []op) error {
-	return e.Batch(func(b *flow.Engine) error {
-		for _, o := range ops {
-			if err := o(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // measureFile reads the head and size of a written file.

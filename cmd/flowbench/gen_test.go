@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -40,7 +41,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatalf("Verify = %+v, want head %d, %d projects, projections ok", rep, res.Events, projects)
 	}
 	for i := range projects {
-		checkShape(t, e, projectName(i))
+		checkShape(t, e, workload.ProjectName(i))
 	}
 }
 
@@ -68,8 +69,8 @@ func checkShape(t *testing.T, e *flow.Engine, project string) {
 	if want := (len(tasks) + 39) / 40; p.Counters.Plans != want {
 		t.Errorf("%s: %d plans for %d tasks, want %d", project, p.Counters.Plans, len(tasks), want)
 	}
-	if c := p.Counters.Checkpoints; c < 1 || c > int(p.Events)/checkpointEvery {
-		t.Errorf("%s: %d checkpoints in %d events, want one per %d", project, c, p.Events, checkpointEvery)
+	if c := p.Counters.Checkpoints; c < 1 || c > int(p.Events)/workload.DefaultCheckpointEvery {
+		t.Errorf("%s: %d checkpoints in %d events, want one per %d", project, c, p.Events, workload.DefaultCheckpointEvery)
 	}
 	checkTask(t, e, project, done[0].ID)
 }
@@ -114,7 +115,7 @@ func TestGenerate_Deterministic(t *testing.T) {
 		defer e.Close()
 		var n []int
 		for i := range 3 {
-			p, err := e.Project(projectName(i))
+			p, err := e.Project(workload.ProjectName(i))
 			if err != nil {
 				t.Fatal(err)
 			}

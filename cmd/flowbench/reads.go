@@ -7,6 +7,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -100,7 +101,7 @@ func (b *bench) cacheHitRow() ([]Row, error) {
 		return nil, err
 	}
 	defer miss.Close()
-	project := projectName(0)
+	project := workload.ProjectName(0)
 	ids, err := taskIDs(hit, project, 64)
 	if err != nil {
 		return nil, err

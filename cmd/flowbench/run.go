@@ -201,8 +201,8 @@ func (b *bench) close(all bool) {
 	}
 }
 
-// workload is one group of rows.
-type workload struct {
+// rowGroup is one workload: a group of rows.
+type rowGroup struct {
 	name string
 	rows func() ([]Row, error)
 }
@@ -215,7 +215,7 @@ func (b *bench) runAll(o runOptions) ([]Row, error) {
 		return nil, err
 	}
 	var rows []Row
-	for _, w := range []workload{
+	for _, w := range []rowGroup{
 		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
 		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
 		{"cli", b.cliRows}, {"rebuild", b.rebuildRow},
