@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -36,7 +37,7 @@ type rollbackMark struct {
 }
 
 func rollbackKey(project string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(snapshotPrefix(project), seq)
+	return binary.BigEndian.AppendUint64(snapstore.Prefix(project), seq)
 }
 
 func (m rollbackMark) bytes() []byte {
@@ -116,7 +117,7 @@ func validMark(tx store.Tx, project string) (rollbackMark, bool, error) {
 // dropRollbackIndex deletes project's rollback index, mark and entries.
 func dropRollbackIndex(tx store.Tx, project string) error {
 	var keys [][]byte
-	err := tx.Scan(bucketRollbacks, snapshotPrefix(project), func(k, v []byte) error {
+	err := tx.Scan(bucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
 		keys = append(keys, k)
 		return nil
 	})
@@ -178,7 +179,7 @@ func indexedRollbacks(tx store.Tx, project string, after, upTo uint64) (out []*s
 	if _, ok, err = validMark(tx, project); err != nil || !ok {
 		return nil, m, false, err
 	}
-	prefix := snapshotPrefix(project)
+	prefix := snapstore.Prefix(project)
 	var seqs, versions []uint64
 	n := uint64(0)
 	ok = true
@@ -258,7 +259,7 @@ func checkRollbackIndex(tx store.Tx) error {
 	marks := map[string]bool{}
 	var projects []string
 	err := tx.Scan(bucketRollbacks, nil, func(k, v []byte) error {
-		project, _, ok := parseSnapshotKey(k)
+		project, _, ok := snapstore.ParseKey(k)
 		if !ok {
 			return rollbackIndexError("malformed key %x", k)
 		}
@@ -314,7 +315,7 @@ func checkProjectRollbacks(tx store.Tx, project string) error {
 		return rollbackIndexError("project %s: its mark counts %d rollbacks, its stream has %d", project, m.entries, n)
 	}
 	seen := 0
-	err = tx.Scan(bucketRollbacks, snapshotPrefix(project), func(k, v []byte) error {
+	err = tx.Scan(bucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
 			return rollbackIndexError("project %s: entry %x is not a rollback of its stream", project, k)

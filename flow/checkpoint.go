@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -34,7 +35,7 @@ func (e *Engine) CreateCheckpoint(in NewCheckpoint) (*projection.Checkpoint, err
 			}
 		}
 		head, _ := w.tx.Head()
-		if err := putSnapshot(w.tx, w.txStore, in.Project); err != nil {
+		if err := snapstore.Put(w.tx, w.txStore, in.Project); err != nil {
 			return Ref{}, err
 		}
 		id := projection.ShortID(projection.PrefixCheckpoint, p.Counters.Checkpoints+1)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -71,7 +72,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 }
 
 // autoSnapshot stores a snapshot of each project this command wrote to
-// that is due one (snapshotDue), and brings the project's rollback index
+// that is due one (snapstore.Due), and brings the project's rollback index
 // up to date (indexRollbacks). It runs after flush, at the head of the
 // transaction.
 func (w *writer) autoSnapshot() error {
@@ -90,9 +91,9 @@ func (w *writer) autoSnapshot() error {
 		if p == nil {
 			continue
 		}
-		due, err := snapshotDue(w.tx, project, p.Events, every)
+		due, err := snapstore.Due(w.tx, project, p.Events, every)
 		if err == nil && due {
-			err = putSnapshot(w.tx, w.txStore, project)
+			err = snapstore.Put(w.tx, w.txStore, project)
 		}
 		if err != nil {
 			return err

@@ -41,8 +41,8 @@ are written in the transaction of the events they follow.
 	proj_checkpoint  project "/" C-n           -> Checkpoint
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE ProjectionFormat
 	proj_summary     the status index: counts, ids by status, live claims (summary.go)
-	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot)
-	snapshot_marks   project -> seq, events, bytes of its last snapshot (snapshot.go)
+	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
+	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
 	rollback_idx     the project's whole-project rollbacks, for reads at a point (at_rollbacks.go)
 	idem             idempotency key           -> the command's hash and result (command.go)
 
@@ -73,41 +73,14 @@ checks this: the cache panics when it finds a shared entity changed.
 # Snapshots
 
 A project's snapshot is taken at every checkpoint and, automatically,
-when snapshotDue says (snapshot.go: every K events, spaced further by the
-size of the project's whole state). Each is stored full or as a delta on
-the project's newest stored snapshot before it (package snapshot), by
-this policy (putSnapshot):
-
-  - a delta when the newest snapshot resolves (every link checks), its
-    chain holds fewer than MaxDeltaChain (16) deltas, the delta is at
-    most half the full snapshot, and the chain's deltas with it weigh no
-    more than the full snapshot;
-  - otherwise a full snapshot.
-
-So a read at a point decodes a full snapshot and at most 16 deltas,
-together at most about twice the bytes of one full snapshot, and folds
-the events after the newest. The full snapshot is encoded in any case
-(it gives the state hash and the size to compare with); the delta is the
-entities whose encoding differs from the base's, and the ids the base
-has and the state does not. snapshot_marks keeps the size of the whole
-state, delta or not, so automatic snapshots come as often as before.
-
-Before a delta is stored, it is decoded and applied to the state of its
-base, and the result must have the full snapshot's state hash (else the
-full snapshot is stored): every stored delta is proven to resolve to the
-state it names. A read resolves the chain from the full snapshot up: each
-snapshot is checked (checksums, body hash, fold version, the log's chain
-hash at its seq) and each delta's base must have the state hash the delta
-was made on, so a read costs about what decoding the same bytes of full
-snapshots costs. A snapshot that fails any of these is reported and
-skipped with every delta above it in its chain, and the read falls back
-to the newest snapshot under the one that failed, or to the log. A
-writer never builds a delta on a chain that does not resolve: it writes
-a full snapshot. Export resolves deltas and writes a full snapshot;
-import takes only full ones. Verify counts the stored snapshots and
-those a read would skip; 'snapshot verify' also hashes the state every
-delta resolves to and compares every snapshot's state with a replay of
-the log.
+every K events, spaced further by the size of the project's whole state.
+Each is stored full or as a delta on the project's newest stored
+snapshot, and every stored delta is proven to resolve to the state it
+names. A read at a point resolves the newest good snapshot at or below
+it and folds the events after it; a snapshot that fails a check is
+reported and skipped with every delta above it in its chain. The policy,
+the chains and the checks live in flow/internal/snapstore (see its
+package doc); snapshots.go holds the Engine methods that call it.
 
 # Reads at a point
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -149,7 +150,7 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
 		return nil, nil, err
 	}
-	current, err := scopeOf(src, in.Project)
+	current, err := snapstore.ScopeOf(src, in.Project)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -106,7 +107,7 @@ func scopeNow(t *testing.T, e *Engine) *projection.Scope {
 	var s *projection.Scope
 	err := e.read(func(src source) error {
 		var err error
-		s, err = scopeOf(src, "p")
+		s, err = snapstore.ScopeOf(src, "p")
 		return err
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -129,7 +130,7 @@ func TestSnapshots_CorruptDeltaInTheMiddleOfAChain(t *testing.T) {
 				infos = deltaChains(t, e.Engine)
 			}
 			i := deltaInChain(t, infos, 3)
-			key := snapshotKey("p", infos[i].Seq)
+			key := snapstore.Key("p", infos[i].Seq)
 			keys, values := snapsStored(t, e.Engine)
 			for j, k := range keys {
 				if bytes.Equal(k, key) {
@@ -183,7 +184,7 @@ func deltaMore(t *testing.T, e *Engine, n int) {
 
 func snapsDelete(t *testing.T, e *Engine, key []byte) {
 	t.Helper()
-	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(bucketSnapshots, key) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(snapstore.Bucket, key) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,24 +200,24 @@ func TestSnapshots_EveryDamageOfAStoredDeltaIsDetected(t *testing.T) {
 	i := deltaInChain(t, infos, 2)
 	seq := infos[i].Seq
 	err := e.view(func(tx store.Tx) error {
-		orig, err := tx.Get(bucketSnapshots, snapshotKey("p", seq))
+		orig, err := tx.Get(snapstore.Bucket, snapstore.Key("p", seq))
 		if err != nil {
 			return err
 		}
 		orig = bytes.Clone(orig)
-		if _, _, err := resolveChecked(tx, "p", seq, orig); err != nil {
+		if _, _, err := snapstore.ResolveChecked(tx, "p", seq, orig); err != nil {
 			t.Fatalf("the undamaged delta: %v", err)
 		}
-		if _, _, err := loadResolved(tx, "p", seq, orig); err != nil {
+		if _, _, err := snapstore.LoadResolved(tx, "p", seq, orig); err != nil {
 			t.Fatalf("the undamaged delta: %v", err)
 		}
 		// As verify resolves it (the resolved state hashed too) and as a
 		// read does.
 		check := func(what string, v []byte) {
-			if _, _, err := resolveChecked(tx, "p", seq, v); !errors.Is(err, snapshot.ErrCorrupt) {
+			if _, _, err := snapstore.ResolveChecked(tx, "p", seq, v); !errors.Is(err, snapshot.ErrCorrupt) {
 				t.Fatalf("%s of the delta at %d (%d bytes): resolve = %v, want corrupt", what, seq, len(orig), err)
 			}
-			if _, _, err := loadResolved(tx, "p", seq, v); !errors.Is(err, snapshot.ErrCorrupt) {
+			if _, _, err := snapstore.LoadResolved(tx, "p", seq, v); !errors.Is(err, snapshot.ErrCorrupt) {
 				t.Fatalf("%s of the delta at %d (%d bytes): load = %v, want corrupt", what, seq, len(orig), err)
 			}
 		}
@@ -260,7 +261,7 @@ func TestSnapshots_ExportOfADeltaImports(t *testing.T) {
 	}
 	keys, values := snapsStored(t, e.Engine)
 	for j, k := range keys {
-		if bytes.Equal(k, snapshotKey("p", infos[i].Seq)) {
+		if bytes.Equal(k, snapstore.Key("p", infos[i].Seq)) {
 			if _, err := e.ImportSnapshot(values[j]); ErrorCode(err) != CodeInvalid {
 				t.Fatalf("ImportSnapshot of a stored delta = %v, want invalid", err)
 			}
@@ -297,7 +298,7 @@ func deltaSameStates(t *testing.T, e *Engine) {
 		seqs[i] = uint64(i)
 	}
 	err := e.view(func(tx store.Tx) error {
-		return replayProject(tx, "p", seqs, func(i int, want *projection.Memory) error {
+		return snapstore.ReplayProject(tx, "p", seqs, func(i int, want *projection.Memory) error {
 			got, err := e.stateAt(tx, "p", seqs[i])
 			if err != nil {
 				return err
@@ -324,31 +325,31 @@ func TestResolvesTo(t *testing.T) {
 	infos := deltaChains(t, e.Engine)
 	i := deltaInChain(t, infos, 1)
 	err := e.view(func(tx store.Tx) error {
-		load := func(seq uint64) resolved {
-			v, err := tx.Get(bucketSnapshots, snapshotKey("p", seq))
+		load := func(seq uint64) snapstore.Resolved {
+			v, err := tx.Get(snapstore.Bucket, snapstore.Key("p", seq))
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, _, err := resolveChecked(tx, "p", seq, v)
+			r, _, err := snapstore.ResolveChecked(tx, "p", seq, v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r
 		}
-		cur := load(infos[i].Seq).state
+		cur := load(infos[i].Seq).State
 		h := snapshot.Header{Scope: "p", Seq: infos[i].Seq, BaseSeq: infos[i-1].Seq}
-		b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(load(infos[i-1].Seq).state, cur))
+		b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(load(infos[i-1].Seq).State, cur))
 		if err != nil {
 			return err
 		}
 		want, _ := snapshot.StateHash(cur)
-		if !resolvesTo(load(infos[i-1].Seq), b, want) {
+		if !snapstore.ResolvesTo(load(infos[i-1].Seq), b, want) {
 			t.Error("a delta does not resolve to the state it was made of")
 		}
-		if resolvesTo(load(infos[i-1].Seq), b, [32]byte{1}) {
+		if snapstore.ResolvesTo(load(infos[i-1].Seq), b, [32]byte{1}) {
 			t.Error("a delta resolves to a state hash it does not give")
 		}
-		if resolvesTo(load(infos[i-1].Seq), b[:len(b)-1], want) {
+		if snapstore.ResolvesTo(load(infos[i-1].Seq), b[:len(b)-1], want) {
 			t.Error("a damaged delta resolves")
 		}
 		return nil

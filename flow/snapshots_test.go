@@ -2,7 +2,6 @@ package flow
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -102,7 +102,7 @@ func snapsHistory(t *testing.T, e *Engine) {
 func snapsStored(t *testing.T, e *Engine) (keys, values [][]byte) {
 	t.Helper()
 	err := e.view(func(tx store.Tx) error {
-		return tx.Scan(bucketSnapshots, nil, func(k, v []byte) error {
+		return tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {
 			keys, values = append(keys, k), append(values, v)
 			return nil
 		})
@@ -117,7 +117,7 @@ func snapsStored(t *testing.T, e *Engine) (keys, values [][]byte) {
 // from outside would.
 func snapsPut(t *testing.T, e *Engine, key, value []byte) {
 	t.Helper()
-	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(bucketSnapshots, key, value) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(snapstore.Bucket, key, value) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -148,7 +148,7 @@ func snapsReference(t *testing.T, e *Engine) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ref.Close() })
-	if err := ref.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(bucketSnapshots) }); err != nil {
+	if err := ref.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(snapstore.Bucket) }); err != nil {
 		t.Fatal(err)
 	}
 	if keys, _ := snapsStored(t, ref); len(keys) != 0 {
@@ -184,7 +184,7 @@ func snapsReads(e *Engine, project string, p Point) string {
 	add("checkpoints", cps, err)
 	var state []byte
 	err = v.read(func(src source) error {
-		s, err := scopeOf(src, project)
+		s, err := snapstore.ScopeOf(src, project)
 		if err == nil {
 			state, err = snapshot.EncodeState(s)
 		}
@@ -327,7 +327,7 @@ func TestSnapshots_CorruptStoredSnapshotLeavesReadsCorrect(t *testing.T) {
 			for i, k := range ekeys {
 				if v := tt.damage(i, evalues[i]); v != nil {
 					snapsPut(t, e.Engine, k, v)
-					scope, seq, _ := parseSnapshotKey(k)
+					scope, seq, _ := snapstore.ParseKey(k)
 					bad = append(bad, snapsName(scope, seq))
 				}
 			}
@@ -374,7 +374,7 @@ func snapsName(scope string, seq uint64) string {
 
 // snapsMalformedKey is a key of p's snapshots with one byte where the
 // eight of a seq go.
-var snapsMalformedKey = append(snapshotPrefix("p"), 0x00)
+var snapsMalformedKey = append(snapstore.Prefix("p"), 0x00)
 
 // TestSnapshots_MalformedKeyIsReported: an entry of the snapshots bucket
 // whose key is not scope+seq is listed and verified as bad.
@@ -454,7 +454,7 @@ func TestVerifySnapshots_CatchesAWellFormedLie(t *testing.T) {
 			}
 			lie := lieIn(t, values[i])
 			snapsPut(t, e.Engine, keys[i], lie)
-			scope, seq, _ := parseSnapshotKey(keys[i])
+			scope, seq, _ := snapstore.ParseKey(keys[i])
 			listed, err := e.Snapshots(scope)
 			if err != nil {
 				t.Fatal(err)
@@ -557,7 +557,7 @@ func TestExportSnapshot(t *testing.T) {
 		// A delta names the state hash of the state it resolves to.
 		keys, values := snapsStored(t, e.Engine)
 		for i, k := range keys {
-			scope, seq, _ := parseSnapshotKey(k)
+			scope, seq, _ := snapstore.ParseKey(k)
 			b, info := export(t, scope, Point{Seq: seq})
 			if snapshot.IsDelta(values[i]) {
 				h, _, err := snapshot.DecodeDelta(values[i])
@@ -695,7 +695,7 @@ func TestImportSnapshot(t *testing.T) {
 	})
 	t.Run("RepairsADamagedSnapshot", func(t *testing.T) {
 		keys, values := snapsStored(t, e.Engine)
-		scope, at, _ := parseSnapshotKey(keys[0])
+		scope, at, _ := snapstore.ParseKey(keys[0])
 		snapsPut(t, e.Engine, keys[0], []byte("junk"))
 		if _, err := e.VerifySnapshots(scope); !errors.Is(err, snapshot.ErrCorrupt) {
 			t.Fatalf("VerifySnapshots = %v after the damage", err)
@@ -825,21 +825,4 @@ func mustSnapshots(t *testing.T, e *Engine, project string) []SnapshotInfo {
 		t.Fatal(err)
 	}
 	return infos
-}
-
-func TestParseSnapshotKey(t *testing.T) {
-	t.Parallel()
-	for _, scope := range []string{"", "p", "a longer project name"} {
-		for _, seq := range []uint64{0, 1, 1 << 40} {
-			got, gotSeq, ok := parseSnapshotKey(snapshotKey(scope, seq))
-			if !ok || got != scope || gotSeq != seq {
-				t.Errorf("parseSnapshotKey(snapshotKey(%q, %d)) = %q, %d, %v", scope, seq, got, gotSeq, ok)
-			}
-		}
-	}
-	for _, k := range [][]byte{nil, {0}, {0, 1, 'p'}, append(snapshotKey("p", 1), 0), binary.BigEndian.AppendUint16(nil, 0xffff)} {
-		if _, _, ok := parseSnapshotKey(k); ok {
-			t.Errorf("parseSnapshotKey(%x) accepted a malformed key", k)
-		}
-	}
 }

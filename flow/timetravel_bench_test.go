@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
@@ -142,7 +143,7 @@ func ttOpenFixture(b *testing.B, path string, built time.Duration) *ttFixture {
 		if err := tx.Scan(bucketProjects, nil, func(k, v []byte) error { projects++; return nil }); err != nil {
 			return err
 		}
-		return tx.Scan(bucketSnapshots, nil, func(k, v []byte) error {
+		return tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {
 			f.snaps++
 			f.snapSum += int64(len(v))
 			f.snapMax = max(f.snapMax, len(v))

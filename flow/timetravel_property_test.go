@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -483,7 +484,7 @@ func (m *ttMachine) scopeNow(t *rapid.T, project string) *projection.Scope {
 	var s *projection.Scope
 	err := m.e.read(func(src source) error {
 		var err error
-		s, err = scopeOf(src, project)
+		s, err = snapstore.ScopeOf(src, project)
 		return err
 	})
 	if err != nil {
@@ -795,7 +796,7 @@ func ttClone(t ttTB, s *projection.Scope) *projection.Scope {
 	if err := msgpack.Unmarshal(ttEncode(t, s), &c); err != nil {
 		t.Fatalf("decoding a scope: %v", err)
 	}
-	return normalizeScope(&c)
+	return snapstore.Normalize(&c)
 }
 
 func ttMarshal(t ttTB, v any) []byte {
@@ -870,7 +871,7 @@ func (m *ttMachine) stateVia(t *rapid.T, project string, p Point) []byte {
 	var s *projection.Scope
 	err := m.e.At(project, p).read(func(src source) error {
 		var err error
-		s, err = scopeOf(src, project)
+		s, err = snapstore.ScopeOf(src, project)
 		return err
 	})
 	if err != nil {
@@ -883,7 +884,7 @@ func (m *ttMachine) stateVia(t *rapid.T, project string, p Point) []byte {
 func ttSnapshots(t ttTB, e *Engine, project string) int {
 	n := 0
 	err := e.view(func(tx store.Tx) error {
-		return tx.Scan(bucketSnapshots, snapshotPrefix(project), func(k, v []byte) error { n++; return nil })
+		return tx.Scan(snapstore.Bucket, snapstore.Prefix(project), func(k, v []byte) error { n++; return nil })
 	})
 	if err != nil {
 		t.Fatalf("scanning snapshots: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -111,9 +112,9 @@ func (e *Engine) CheckHead(h Head) error {
 // countSnapshots checks every stored snapshot as Engine.Snapshots does
 // and counts them and the bad ones.
 func countSnapshots(tx store.Tx) (all, bad int, err error) {
-	d := newDescriber(tx)
-	err = tx.Scan(bucketSnapshots, nil, func(k, v []byte) error {
-		info, err := d.describe(k, v)
+	d := snapstore.NewDescriber(tx)
+	err = tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {
+		info, err := d.Describe(k, v)
 		if all++; !info.OK {
 			bad++
 		}

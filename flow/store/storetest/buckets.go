@@ -231,7 +231,7 @@ func get(t testing.TB, st store.Store, bucket, key string) (v []byte, err error)
 	return v, err
 }
 
-// The snapshot bucket as package flow lays it out (flow/snapshot.go):
+// The snapshot bucket as package flow lays it out (flow/internal/snapstore):
 // key = uint16 BE length of the scope, the scope, uint64 BE seq of the
 // state; value = a FLOWSNAP blob, up to megabytes. The engine finds a
 // snapshot with Last(prefix of the scope, key of the scope at a seq).

@@ -1,0 +1,175 @@
+package snapstore
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/snapshot"
+)
+
+// BytesPerEvent is B, what automatic snapshots may cost on disk per
+// event of a project, amortized. A snapshot holds a project's whole
+// state, which grows with its history: taken every K events, snapshots
+// grow quadratically with the log (6 GB of a 7.3 GB file at 1M events).
+// So once a project's last snapshot is over FreeBytes, the next
+// automatic one also waits for at least one project event per B bytes of
+// it: a snapshot comes at least S/B events after one of S bytes. The
+// snapshots then cost about B bytes per event, plus what the state grows
+// by per event (the next snapshot is that much bigger than the one that
+// spaced it), however long the history: their sizes grow geometrically,
+// not linearly. A read of the whole state at a point folds, in exchange,
+// up to about S/B events after the nearest snapshot (a checkpoint's
+// snapshot may be nearer); reads of one entity do not use snapshots (see
+// flow's atSource).
+const BytesPerEvent = 64
+
+// FreeBytes is the size up to which snapshots are cheap enough to take
+// every K events, as a small K (FLOW_SNAPSHOT_EVERY) asks: at the
+// default K, K*B is about this size, so the two rules meet there.
+const FreeBytes = 64 << 10
+
+// MaxDeltaChain is the most delta snapshots between a snapshot and the
+// full one it resolves from: past it, a full snapshot is written.
+const MaxDeltaChain = 16
+
+// maxChainRead is the longest chain of deltas a read follows: longer
+// than any this binary writes, so a longer one is damage.
+const maxChainRead = 4 * MaxDeltaChain
+
+// Due reports whether a project with events events is due an automatic
+// snapshot: at least every (K) of them since its last snapshot and, when
+// that one is over FreeBytes, at least one per BytesPerEvent bytes of it.
+func Due(tx store.Tx, project string, events, every uint64) (bool, error) {
+	m, _, err := readMark(tx, project) // none: as if one of nothing at event 0
+	if err != nil || events < m.events {
+		return err == nil, err // a mark of another history: due
+	}
+	need := every
+	if m.bytes > FreeBytes {
+		need = max(need, m.bytes/BytesPerEvent)
+	}
+	return events-m.events >= need, nil
+}
+
+// Source is a project's current state, as the inline projection holds
+// it: what ScopeOf reads.
+type Source interface {
+	Project(name string) (*projection.Project, error)
+	Plans(project string) ([]*projection.Plan, error)
+	Tasks(project string) ([]*projection.Task, error)
+	Approvals(project string) ([]*projection.Approval, error)
+	Execs(project string) ([]*projection.Exec, error)
+	Checkpoints(project string) ([]*projection.Checkpoint, error)
+}
+
+// ScopeOf reads a project's whole state from src.
+func ScopeOf(src Source, project string) (*projection.Scope, error) {
+	p, err := src.Project(project)
+	if err != nil {
+		return nil, err
+	}
+	s := &projection.Scope{Project: p}
+	if s.Plans, err = src.Plans(project); err != nil {
+		return nil, err
+	}
+	if s.Tasks, err = src.Tasks(project); err != nil {
+		return nil, err
+	}
+	if s.Approvals, err = src.Approvals(project); err != nil {
+		return nil, err
+	}
+	if s.Execs, err = src.Execs(project); err != nil {
+		return nil, err
+	}
+	s.Checkpoints, err = src.Checkpoints(project)
+	return Normalize(s), err
+}
+
+// Normalize makes empty lists empty slices, as Memory.Scope does, so
+// that equal states encode alike.
+func Normalize(s *projection.Scope) *projection.Scope {
+	s.Plans, s.Tasks, s.Approvals = projection.NonNil(s.Plans), projection.NonNil(s.Tasks), projection.NonNil(s.Approvals)
+	s.Execs, s.Checkpoints = projection.NonNil(s.Execs), projection.NonNil(s.Checkpoints)
+	return s
+}
+
+// Put stores the snapshot of project's current state in tx, at the head
+// of tx, and marks it as the project's last (Due): a delta on the
+// project's newest stored snapshot when the policy allows
+// (deltaOnNewest), else a full one.
+func Put(tx store.Tx, src Source, project string) error {
+	state, err := ScopeOf(src, project)
+	if err != nil {
+		return err
+	}
+	seq, hash := tx.Head()
+	b, h, err := snapshot.Encode(snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: hash}, state)
+	if err != nil {
+		return err
+	}
+	full := len(b)
+	delta, err := deltaOnNewest(tx, state, h, full)
+	if err != nil {
+		return err
+	}
+	if delta != nil {
+		b = delta
+	}
+	if err := tx.Put(Bucket, Key(project, seq), b); err != nil {
+		return err
+	}
+	// The mark keeps the size of the whole state, stored whole or not, so
+	// that automatic snapshots are spaced as they were before deltas and a
+	// read folds no more events after one.
+	return putMark(tx, project, mark{seq: seq, events: state.Project.Events, bytes: uint64(full)})
+}
+
+// deltaOnNewest returns the delta snapshot that turns the project's
+// newest stored snapshot before h.Seq into state (described by h, its
+// full snapshot full bytes long), or nil when a full snapshot is due:
+// when there is no good snapshot to base it on, when the base's chain
+// already holds MaxDeltaChain deltas, when the delta is over half the
+// full snapshot, or when the chain's deltas with it would outweigh the
+// full snapshot (a read decodes them all).
+func deltaOnNewest(tx store.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
+	prefix := Prefix(h.Scope)
+	if h.Seq == 0 {
+		return nil, nil
+	}
+	k, v, err := tx.Last(Bucket, prefix, Key(h.Scope, h.Seq-1))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return nil, err
+	}
+	base, _, err := Resolve(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v)
+	if errors.Is(err, snapshot.ErrCorrupt) || (err == nil && base.deltas >= MaxDeltaChain) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.BaseSeq, h.BaseHash = base.top.Seq, base.top.StateHash
+	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.State, state))
+	if err != nil || len(b) > full/2 || base.deltaBytes+len(b) > full {
+		return nil, err
+	}
+	if !ResolvesTo(base, b, h.StateHash) {
+		return nil, nil // never stored: the whole state is
+	}
+	return b, nil
+}
+
+// ResolvesTo reports whether delta b, decoded and applied to base's
+// state (which it changes), gives the state of hash want: the proof,
+// before a delta is stored, that reads will resolve it to the state it
+// names.
+func ResolvesTo(base Resolved, b []byte, want [32]byte) bool {
+	_, d, err := snapshot.DecodeDelta(b)
+	if err != nil {
+		return false
+	}
+	d.Apply(base.State)
+	hash, err := snapshot.StateHash(base.State)
+	return err == nil && hash == want
+}
