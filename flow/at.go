@@ -1,8 +1,10 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -57,4 +59,14 @@ func (e *Engine) Begun(project string, p Point) error {
 		}
 		return fmt.Errorf("%w: project %s did not exist yet at seq %d: its first event is seq %d", ErrNotFound, project, seq, first)
 	})
+}
+
+// checkPlacement is history.CheckPlacement with its refusal an ErrInvalid
+// error: an event is not on the stream the engine's commands put it on.
+func checkPlacement(src projection.Store, r *store.Record) error {
+	err := history.CheckPlacement(src, r)
+	if pe := (*history.PlacementError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -16,7 +17,7 @@ const maxEntityFolds = 16
 // state. When the inline projections are current and the entity's last
 // change (Meta.Seq) is at or below seq, it is the entity as it is now: no
 // later event changed it. Otherwise the entity is folded from what it
-// depends on (entityAt): its own stream and the project's rollbacks, up
+// depends on (history.EntityAt): its own stream and the project's rollbacks, up
 // to seq. Approvals and exec records of a task are folded with their
 // task, whose stream holds their events. Anything else — lists, the
 // project itself, an entity of another project, an entity whose fold
@@ -94,7 +95,7 @@ func unchanged[T any, P interface {
 }
 
 // stream returns the fold of what the entity of stream depends on, up to
-// seq (entityAt), or nil when it must be read from the whole state.
+// seq (history.EntityAt), or nil when it must be read from the whole state.
 func (a *atSource) stream(stream string) (*projection.Memory, error) {
 	if mem, ok := a.folds[stream]; ok {
 		return mem, nil
@@ -102,7 +103,7 @@ func (a *atSource) stream(stream string) (*projection.Memory, error) {
 	if len(a.folds) >= maxEntityFolds {
 		return nil, nil
 	}
-	mem, err := entityAt(a.tx, a.project, stream, a.seq, a.e.warn)
+	mem, err := history.EntityAt(a.tx, a.project, stream, a.seq, a.e.warn)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -73,12 +74,12 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 
 // autoSnapshot stores a snapshot of each project this command wrote to
 // that is due one (snapstore.Due), and brings the project's rollback index
-// up to date (indexRollbacks). It runs after flush, at the head of the
+// up to date (history.IndexRollbacks). It runs after flush, at the head of the
 // transaction.
 func (w *writer) autoSnapshot() error {
 	every := w.e.snapshotEvery()
 	for project := range w.emitted {
-		if err := indexRollbacks(w.tx, project); err != nil {
+		if err := history.IndexRollbacks(w.tx, project); err != nil {
 			return err
 		}
 		if every == 0 {

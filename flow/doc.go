@@ -43,7 +43,7 @@ are written in the transaction of the events they follow.
 	proj_summary     the status index: counts, ids by status, live claims (summary.go)
 	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
-	rollback_idx     the project's whole-project rollbacks, for reads at a point (at_rollbacks.go)
+	rollback_idx     the project's whole-project rollbacks, for reads at a point (flow/internal/history)
 	idem             idempotency key           -> the command's hash and result (command.go)
 
 Every value of the entity buckets and of proj_summary is sealed: its body
@@ -88,15 +88,19 @@ At returns a view of a project at a seq, checkpoint or time. One entity
 (a task with its context and steps, a plan, an approval, an exec record, a
 checkpoint) is read from its own stream and the project's rollbacks up to
 the point, which relies on every event being on the stream of the entity
-it changes (checkPlacement; Import refuses others). Lists and overviews
-read the project's whole state: the nearest snapshot at or below the point
-plus the events after it.
+it changes (history.CheckPlacement; Import refuses others). Lists and
+overviews read the project's whole state: the nearest snapshot at or below
+the point plus the events after it. The machinery below the view (the
+entity folds, the placement check, the rollback index, the search of a
+time) is package flow/internal/history; Point, resolvePoint and the
+view's source (atSource) stay here.
 
 # Event times and occurred_at
 
 An event's time is when it was appended, never before the time of the
 event before it (eventlog clamps it inside the write transaction), so a
-time names a prefix of the log and resolvePoint finds it by binary search.
+time names a prefix of the log and resolvePoint finds it by binary search
+(history.SeqAtTime).
 A time an input gives for what it records (a legacy file's entry, a seed
 exec line's timestamp, an exported event imported into a file that has
 later events) is the payload's occurred_at key, unix ns: a field of

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -60,29 +61,9 @@ func resolvePoint(tx store.Tx, src projection.Store, project string, p Point) (u
 		}
 		return c.AtSeq, nil
 	case !p.Time.IsZero():
-		return seqAtTime(tx, head, p.Time)
+		return history.SeqAtTime(tx, head, p.Time)
 	case p.Seq > head:
 		return 0, fmt.Errorf("%w: seq %d is past the head (%d)", ErrInvalid, p.Seq, head)
 	}
 	return p.Seq, nil
-}
-
-// seqAtTime finds the last event at or before t by binary search over
-// seqs, taking event times as ordered by seq (they are written by one
-// clock per machine, and a commit orders them).
-func seqAtTime(tx store.Tx, head uint64, t time.Time) (uint64, error) {
-	lo, hi := uint64(0), head // invariant: time(lo) <= t (lo 0: before everything), time(hi+1) > t
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		r, err := tx.Record(mid)
-		if err != nil {
-			return 0, err
-		}
-		if r.Time.After(t) {
-			hi = mid - 1
-		} else {
-			lo = mid
-		}
-	}
-	return lo, nil // 0: before the first event, the empty state
 }

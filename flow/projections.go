@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -73,7 +74,7 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 		rep = r
 		// The rollback index is derived from the log too: dropped here,
 		// it is filled again by the next command (and read around until).
-		for _, b := range append(slices.Clone(projectionBuckets), bucketRollbacks) {
+		for _, b := range append(slices.Clone(projectionBuckets), history.BucketRollbacks) {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
 
 // TestProperty_EntityAtEqualsWholeStateAt checks the fast path of
-// point-in-time reads (atSource, entityAt) against the whole state: for
+// point-in-time reads (atSource, history.EntityAt) against the whole state: for
 // random histories of two projects (tasks, deps, edits, claims, context
 // merges and replacements, steps, notes, approvals, exec records, plans,
 // archiving, checkpoints, rollbacks of a project or of one task, to seqs
@@ -25,7 +26,7 @@ import (
 // approval, exec record and checkpoint id (and the next one, which never
 // existed) reads alike, encoded byte for byte (msgpack and JSON):
 //
-//   - entityAt's fold of a task's or plan's own stream and the project's
+//   - history.EntityAt's fold of a task's or plan's own stream and the project's
 //     rollbacks, always (not only when the entity changed after the seq);
 //   - atSource, which also answers from the projections when the entity
 //     did not change after the seq, and folds approvals and exec records
@@ -105,14 +106,14 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 	at := func() *atSource { return newAtSource(m.e, tx, p, seq) }
 	for _, id := range ttIDs(projection.PrefixTask, c.Tasks) {
 		want := whole.Tasks[projection.Key(p, id)]
-		mem, err := entityAt(tx, p, projection.TaskStream(p, id), seq, m.e.warn)
+		mem, err := history.EntityAt(tx, p, projection.TaskStream(p, id), seq, m.e.warn)
 		if err != nil {
 			return err
 		}
 		if mem == nil {
-			return fmt.Errorf("%s %s at seq %d: entityAt's fold failed", p, id, seq)
+			return fmt.Errorf("%s %s at seq %d: history.EntityAt's fold failed", p, id, seq)
 		}
-		if err := ttSameEntity("entityAt", p, id, seq, mem.Tasks[projection.Key(p, id)], want); err != nil {
+		if err := ttSameEntity("history.EntityAt", p, id, seq, mem.Tasks[projection.Key(p, id)], want); err != nil {
 			return err
 		}
 		a := at()
@@ -129,14 +130,14 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 	}
 	for _, id := range ttIDs(projection.PrefixPlan, c.Plans) {
 		want := whole.Plans[projection.Key(p, id)]
-		mem, err := entityAt(tx, p, projection.PlanStream(p, id), seq, m.e.warn)
+		mem, err := history.EntityAt(tx, p, projection.PlanStream(p, id), seq, m.e.warn)
 		if err != nil {
 			return err
 		}
 		if mem == nil {
-			return fmt.Errorf("%s %s at seq %d: entityAt's fold failed", p, id, seq)
+			return fmt.Errorf("%s %s at seq %d: history.EntityAt's fold failed", p, id, seq)
 		}
-		if err := ttSameEntity("entityAt", p, id, seq, mem.Plans[projection.Key(p, id)], want); err != nil {
+		if err := ttSameEntity("history.EntityAt", p, id, seq, mem.Plans[projection.Key(p, id)], want); err != nil {
 			return err
 		}
 		a := at()
@@ -255,13 +256,13 @@ func ttSameRead[T any](t *rapid.T, how, p, id string, seq uint64, got *T, err er
 }
 
 // checkRollbackWindows checks the rollback index against the log, and
-// projectRollbacks against a read of the project's stream, for random
+// history.ProjectRollbacks against a read of the project's stream, for random
 // windows: with the index, and with the index dropped (a file an older
 // flowctl wrote), and with it behind the stream (events an import
 // appended).
 func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
-	if err := m.e.view(checkRollbackIndex); err != nil {
-		t.Fatalf("checkRollbackIndex: %v", err)
+	if err := m.e.view(history.CheckIndex); err != nil {
+		t.Fatalf("history.CheckIndex: %v", err)
 	}
 	head := m.head(t)
 	windows := rapid.SliceOfN(rapid.Uint64Range(0, head), 2, 16).Draw(t, "windows")
@@ -274,7 +275,7 @@ func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
 				}
 				for i := 0; i+1 < len(windows); i += 2 {
 					after, upTo := min(windows[i], windows[i+1]), max(windows[i], windows[i+1])
-					got, err := projectRollbacks(tx, p, after, upTo, m.e.warn)
+					got, err := history.ProjectRollbacks(tx, p, after, upTo, m.e.warn)
 					if err != nil {
 						return err
 					}
@@ -293,21 +294,21 @@ func (m *ttMachine) checkRollbackWindows(t *rapid.T) {
 	check("indexed")
 	err := m.e.log.Update(func(tx store.Tx) error {
 		// Behind: p's mark taken back to its stream's first event.
-		if err := dropRollbackIndex(tx, "p"); err != nil {
+		if err := history.DropIndex(tx, "p"); err != nil {
 			return err
 		}
 		v, seq := uint64(1), m.created["p"]
-		if err := tx.Put(bucketRollbacks, rollbackKey("p", 0), rollbackMark{version: v, seq: seq}.bytes()); err != nil {
+		if err := tx.Put(history.BucketRollbacks, history.Key("p", 0), history.Mark{Version: v, Seq: seq}.Bytes()); err != nil {
 			return err
 		}
-		return dropRollbackIndex(tx, "q") // q: none at all
+		return history.DropIndex(tx, "q") // q: none at all
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("behind or none")
-	if err := m.e.view(checkRollbackIndex); err != nil {
-		t.Fatalf("checkRollbackIndex of an index behind the log: %v", err)
+	if err := m.e.view(history.CheckIndex); err != nil {
+		t.Fatalf("history.CheckIndex of an index behind the log: %v", err)
 	}
 }
 
@@ -336,23 +337,23 @@ func ttSeqs(rs []*eventlog.Record) []uint64 {
 // index in each way a reader can tell (an entry dropped, an entry added,
 // a mark of another history) and checks that reads of an entity at a
 // point still equal the whole state's, with a warning, and that
-// checkRollbackIndex reports the damage.
+// history.CheckIndex reports the damage.
 func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		damage func(tx store.Tx, rollbacks []uint64) error
 	}{
 		{"EntryDropped", func(tx store.Tx, rbs []uint64) error {
-			return tx.Delete(bucketRollbacks, rollbackKey("p", rbs[0]))
+			return tx.Delete(history.BucketRollbacks, history.Key("p", rbs[0]))
 		}},
 		{"EntryAdded", func(tx store.Tx, rbs []uint64) error {
-			return tx.Put(bucketRollbacks, rollbackKey("p", rbs[0]+1), []byte{0, 0, 0, 0, 0, 0, 0, 1})
+			return tx.Put(history.BucketRollbacks, history.Key("p", rbs[0]+1), []byte{0, 0, 0, 0, 0, 0, 0, 1})
 		}},
 		{"MarkOfAnotherHistory", func(tx store.Tx, rbs []uint64) error {
-			m, _, err := readRollbackMark(tx, "p")
-			m.seq++
+			m, _, err := history.ReadMark(tx, "p")
+			m.Seq++
 			if err == nil {
-				err = tx.Put(bucketRollbacks, rollbackKey("p", 0), m.bytes())
+				err = tx.Put(history.BucketRollbacks, history.Key("p", 0), m.Bytes())
 			}
 			return err
 		}},
@@ -379,8 +380,8 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.view(checkRollbackIndex); ErrorCode(err) != CodeCorrupt {
-				t.Errorf("checkRollbackIndex = %v, want corruption", err)
+			if err := e.view(history.CheckIndex); ErrorCode(err) != CodeCorrupt {
+				t.Errorf("history.CheckIndex = %v, want corruption", err)
 			}
 			for seq := uint64(0); seq <= head; seq++ {
 				got, err := e.At("p", Point{Seq: seq}).Task("p", "T-1")
@@ -411,8 +412,8 @@ func TestProjectRollbacks_DamagedIndexIsNotTrusted(t *testing.T) {
 			// A rebuild drops the index; the next command fills it again.
 			mustDo(t)(e.Rebuild())
 			mustDo(t)(e.AddNote(NewNote{Project: "p", Text: "after", Kind: NoteKindNote}))
-			if err := e.view(checkRollbackIndex); err != nil {
-				t.Errorf("after a rebuild and a command: checkRollbackIndex = %v", err)
+			if err := e.view(history.CheckIndex); err != nil {
+				t.Errorf("after a rebuild and a command: history.CheckIndex = %v", err)
 			}
 		})
 	}

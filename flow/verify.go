@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -51,7 +52,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		Projections: "stale",
 	}
 	err = e.log.View(func(tx store.Tx) error {
-		if err := checkRollbackIndex(tx); err != nil {
+		if err := history.CheckIndex(tx); err != nil {
 			return err
 		}
 		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {

@@ -1,25 +1,23 @@
-package flow
+package history
 
 import (
-	"fmt"
-
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// checkPlacement returns an ErrInvalid error unless event r is on the
+// CheckPlacement returns a *PlacementError unless event r is on the
 // stream the engine's commands would have put it on, given the state src
 // before it: the stream of the entity it changes (the task of a note, an
 // approval, a decision or an exec record; the plan or task it creates or
 // closes), the project's for the rest, and for a rollback of one task
 // (on that task's stream) nothing but that task, its approvals and its
-// exec records. Reads of one entity at a point (entityAt) rely on this:
+// exec records. Reads of one entity at a point (EntityAt) rely on this:
 // they fold only the entity's stream and the project's rollbacks. Every
 // event a command writes passes; an imported event (Engine.Import) may
 // not, and should then be refused. Events of a type this binary does not
-// fold pass: they change nothing.
-func checkPlacement(src projection.Store, r *store.Record) error {
+// fold pass: they change nothing. An error of src passes through.
+func CheckPlacement(src projection.Store, r *store.Record) error {
 	if _, known := projection.Schema(r.Type); !known {
 		return nil
 	}
@@ -135,7 +133,7 @@ func restoresOwn(r *store.Record, e projection.RollbackApplied) error {
 		other = other || v.Project != r.Project
 	}
 	if other {
-		return fmt.Errorf("%w: %s at seq %d restores an entity of another project than its own (%s)", ErrInvalid, r.Type, r.Seq, r.Project)
+		return refuse(r, "restores an entity of another project than its own (%s)", r.Project)
 	}
 	return nil
 }
@@ -161,7 +159,7 @@ func taskRollbackScope(src projection.Store, r *store.Record, e projection.Rollb
 		ok = ok && task == e.Task
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s at seq %d rolls back task %s but touches more than the task, its approvals and its exec records", ErrInvalid, r.Type, r.Seq, e.Task)
+		return refuse(r, "rolls back task %s but touches more than the task, its approvals and its exec records", e.Task)
 	}
 	return nil
 }
@@ -189,5 +187,14 @@ func removedTask(src projection.Store, project string, rm projection.Removed) (s
 }
 
 func misplaced(r *store.Record, want string) error {
-	return fmt.Errorf("%w: %s at seq %d is on stream %q; flowctl puts it on %s", ErrInvalid, r.Type, r.Seq, r.Stream, want)
+	return refuse(r, "is on stream %q; flowctl puts it on %s", r.Stream, want)
+}
+
+// subjectStream is the stream of a task's events, or of the project's:
+// where flow's commands put a note, an approval or an exec record.
+func subjectStream(project, task string) string {
+	if task != "" {
+		return projection.TaskStream(project, task)
+	}
+	return projection.ProjectStream(project)
 }

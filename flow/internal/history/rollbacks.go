@@ -1,18 +1,17 @@
-package flow
+package history
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
 
-	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
-// bucketRollbacks indexes the rollbacks of whole projects: the
+// BucketRollbacks indexes the rollbacks of whole projects: the
 // rollback.applied events on each project's own stream, so that a read of
-// one entity at a point (entityAt) finds those that may have restored or
+// one entity at a point (EntityAt) finds those that may have restored or
 // removed it without reading the project's stream, which also holds its
 // checkpoints and the notes, approvals and exec records of no task.
 //
@@ -21,39 +20,60 @@ import (
 //	                                                                 indexed, and the number of entries (8 bytes BE each)
 //
 // It is derived from the log alone (not from the fold), written in the
-// same transaction as the events by every command (indexRollbacks, from
+// same transaction as the events by every command (IndexRollbacks, from
 // autoSnapshot), and complete up to its mark: a reader reads the project
 // stream after the mark itself (events appended by Import, or by an
 // older flowctl), and ignores, with a warning, an index whose entries do
-// not match the log or their count. checkRollbackIndex checks it against
+// not match the log or their count. CheckIndex checks it against
 // the log; dropping the bucket loses nothing (the next command of each
 // project writes it again).
-const bucketRollbacks = "rollback_idx"
+const BucketRollbacks = "rollback_idx"
 
-// rollbackMark says how far a project's stream is indexed.
-type rollbackMark struct {
-	version, seq uint64 // the last event of project/<name> indexed
-	entries      uint64 // the rollbacks among events 1..version
+// Mark says how far a project's stream is indexed.
+type Mark struct {
+	Version, Seq uint64 // the last event of project/<name> indexed
+	Entries      uint64 // the rollbacks among events 1..version
 }
 
-func rollbackKey(project string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(snapstore.Prefix(project), seq)
+// Key is the key of project's rollback at seq in BucketRollbacks; seq 0
+// is the key of its mark.
+func Key(project string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(prefix(project), seq)
 }
 
-func (m rollbackMark) bytes() []byte {
-	b := binary.BigEndian.AppendUint64(nil, m.version)
-	b = binary.BigEndian.AppendUint64(b, m.seq)
-	return binary.BigEndian.AppendUint64(b, m.entries)
+// prefix is the key prefix of project's entries: its 2-byte length and
+// the name (the snapshots bucket's keys begin alike).
+func prefix(project string) []byte {
+	return append(binary.BigEndian.AppendUint16(nil, uint16(len(project))), project...)
 }
 
-// readRollbackMark returns project's mark; ok is false when there is none
-// or it does not read.
-func readRollbackMark(tx store.Tx, project string) (m rollbackMark, ok bool, err error) {
-	b, err := tx.Get(bucketRollbacks, rollbackKey(project, 0))
-	if err != nil || len(b) != 24 {
-		return rollbackMark{}, false, err
+// parseKey splits a key of BucketRollbacks into its project and seq.
+func parseKey(k []byte) (project string, seq uint64, ok bool) {
+	if len(k) < 2 {
+		return "", 0, false
 	}
-	m = rollbackMark{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])}
+	n := int(binary.BigEndian.Uint16(k))
+	if len(k) != 2+n+8 {
+		return "", 0, false
+	}
+	return string(k[2 : 2+n]), binary.BigEndian.Uint64(k[2+n:]), true
+}
+
+// Bytes is m as it is stored under Key(project, 0).
+func (m Mark) Bytes() []byte {
+	b := binary.BigEndian.AppendUint64(nil, m.Version)
+	b = binary.BigEndian.AppendUint64(b, m.Seq)
+	return binary.BigEndian.AppendUint64(b, m.Entries)
+}
+
+// ReadMark returns project's mark; ok is false when there is none
+// or it does not read.
+func ReadMark(tx store.Tx, project string) (m Mark, ok bool, err error) {
+	b, err := tx.Get(BucketRollbacks, Key(project, 0))
+	if err != nil || len(b) != 24 {
+		return Mark{}, false, err
+	}
+	m = Mark{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])}
 	return m, true, nil
 }
 
@@ -63,77 +83,77 @@ func isProjectRollback(r *store.Record, project string) bool {
 	return r.Type == projection.TypeRollbackApplied && r.Project == project && r.Stream == projection.ProjectStream(project)
 }
 
-// indexRollbacks brings project's rollback index up to its stream's head
+// IndexRollbacks brings project's rollback index up to its stream's head
 // in tx. A mark that is not this log's (past the head, or not at the seq
 // it names) drops the index, which is then written again.
-func indexRollbacks(tx store.Tx, project string) error {
+func IndexRollbacks(tx store.Tx, project string) error {
 	stream := projection.ProjectStream(project)
 	head, headSeq := tx.StreamVersion(stream)
 	m, ok, err := validMark(tx, project)
-	if err != nil || ok && m.version == head {
+	if err != nil || ok && m.Version == head {
 		return err
 	}
 	if !ok {
-		if err := dropRollbackIndex(tx, project); err != nil {
+		if err := DropIndex(tx, project); err != nil {
 			return err
 		}
-		m = rollbackMark{}
+		m = Mark{}
 	}
 	if head == 0 {
 		return nil
 	}
-	err = tx.ReadStream(stream, m.version+1, func(r *store.Record) error {
+	err = tx.ReadStream(stream, m.Version+1, func(r *store.Record) error {
 		if !isProjectRollback(r, project) {
 			return nil
 		}
-		m.entries++
-		return tx.Put(bucketRollbacks, rollbackKey(project, r.Seq), binary.BigEndian.AppendUint64(nil, r.Version))
+		m.Entries++
+		return tx.Put(BucketRollbacks, Key(project, r.Seq), binary.BigEndian.AppendUint64(nil, r.Version))
 	})
 	if err != nil {
 		return err
 	}
-	m.version, m.seq = head, headSeq
-	return tx.Put(bucketRollbacks, rollbackKey(project, 0), m.bytes())
+	m.Version, m.Seq = head, headSeq
+	return tx.Put(BucketRollbacks, Key(project, 0), m.Bytes())
 }
 
 // validMark returns project's mark when it has one that fits the log:
 // its version is in the project's stream, at its seq.
-func validMark(tx store.Tx, project string) (rollbackMark, bool, error) {
-	m, ok, err := readRollbackMark(tx, project)
-	if err != nil || !ok || m.version == 0 {
-		return rollbackMark{}, false, err
+func validMark(tx store.Tx, project string) (Mark, bool, error) {
+	m, ok, err := ReadMark(tx, project)
+	if err != nil || !ok || m.Version == 0 {
+		return Mark{}, false, err
 	}
 	head, headSeq := tx.StreamVersion(projection.ProjectStream(project))
 	switch {
-	case m.version == head:
-		return m, m.seq == headSeq, nil
-	case m.version > head:
-		return rollbackMark{}, false, nil
+	case m.Version == head:
+		return m, m.Seq == headSeq, nil
+	case m.Version > head:
+		return Mark{}, false, nil
 	}
-	seq, err := streamSeq(tx, projection.ProjectStream(project), m.version)
-	return m, err == nil && seq == m.seq, err
+	seq, err := streamSeq(tx, projection.ProjectStream(project), m.Version)
+	return m, err == nil && seq == m.Seq, err
 }
 
-// dropRollbackIndex deletes project's rollback index, mark and entries.
-func dropRollbackIndex(tx store.Tx, project string) error {
+// DropIndex deletes project's rollback index, mark and entries.
+func DropIndex(tx store.Tx, project string) error {
 	var keys [][]byte
-	err := tx.Scan(bucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
+	err := tx.Scan(BucketRollbacks, prefix(project), func(k, v []byte) error {
 		keys = append(keys, k)
 		return nil
 	})
 	for _, k := range keys {
 		if err == nil {
-			err = tx.Delete(bucketRollbacks, k)
+			err = tx.Delete(BucketRollbacks, k)
 		}
 	}
 	return err
 }
 
-// projectRollbacks returns the rollbacks of the whole project with
+// ProjectRollbacks returns the rollbacks of the whole project with
 // after < seq <= upTo, in seq order: from the index up to its mark, and
 // from the project's stream after it. An index that does not match the
 // log is reported through warn and not used.
-func projectRollbacks(tx store.Tx, project string, after, upTo uint64, warn func(string, ...any)) ([]*store.Record, error) {
+func ProjectRollbacks(tx store.Tx, project string, after, upTo uint64, warn func(string, ...any)) ([]*store.Record, error) {
 	stream := projection.ProjectStream(project)
 	head, headSeq := tx.StreamVersion(stream)
 	if headSeq <= after || upTo <= after {
@@ -144,11 +164,11 @@ func projectRollbacks(tx store.Tx, project string, after, upTo uint64, warn func
 	switch {
 	case err != nil:
 		return nil, err
-	case ok && m.seq >= upTo:
+	case ok && m.Seq >= upTo:
 		return out, nil
 	case ok:
-		from = m.version + 1
-	case m != (rollbackMark{}):
+		from = m.Version + 1
+	case m != (Mark{}):
 		warn("the rollback index of project %s does not match the log; reading the project's stream instead (run 'flowctl verify')", project)
 	}
 	from, err = firstVersionAfter(tx, stream, from, head, after)
@@ -171,37 +191,37 @@ func projectRollbacks(tx store.Tx, project string, after, upTo uint64, warn func
 // seq <= upTo (and <= the mark), each checked against the log, and the
 // mark. ok is false when there is no index (m is zero) or it does not
 // match the log: its mark, an entry, or the mark's count of entries.
-func indexedRollbacks(tx store.Tx, project string, after, upTo uint64) (out []*store.Record, m rollbackMark, ok bool, err error) {
-	m, found, err := readRollbackMark(tx, project)
+func indexedRollbacks(tx store.Tx, project string, after, upTo uint64) (out []*store.Record, m Mark, ok bool, err error) {
+	m, found, err := ReadMark(tx, project)
 	if err != nil || !found {
-		return nil, rollbackMark{}, false, err
+		return nil, Mark{}, false, err
 	}
 	if _, ok, err = validMark(tx, project); err != nil || !ok {
 		return nil, m, false, err
 	}
-	prefix := snapstore.Prefix(project)
+	pre := prefix(project)
 	var seqs, versions []uint64
 	n := uint64(0)
 	ok = true
-	err = tx.Scan(bucketRollbacks, prefix, func(k, v []byte) error {
+	err = tx.Scan(BucketRollbacks, pre, func(k, v []byte) error {
 		seq := uint64(0)
-		if len(k) == len(prefix)+8 {
-			seq = binary.BigEndian.Uint64(k[len(prefix):])
+		if len(k) == len(pre)+8 {
+			seq = binary.BigEndian.Uint64(k[len(pre):])
 		}
 		switch {
-		case len(k) != len(prefix)+8 || seq > 0 && len(v) != 8:
+		case len(k) != len(pre)+8 || seq > 0 && len(v) != 8:
 			ok = false
 			return store.ErrStop
 		case seq == 0: // the mark
 			return nil
 		}
 		n++
-		if seq > after && seq <= min(upTo, m.seq) {
+		if seq > after && seq <= min(upTo, m.Seq) {
 			seqs, versions = append(seqs, seq), append(versions, binary.BigEndian.Uint64(v))
 		}
 		return nil
 	})
-	if err != nil || !ok || n != m.entries {
+	if err != nil || !ok || n != m.Entries {
 		return nil, m, false, err
 	}
 	for i, seq := range seqs {
@@ -250,16 +270,16 @@ func streamSeq(tx store.Tx, stream string, v uint64) (uint64, error) {
 	return seq, err
 }
 
-// checkRollbackIndex checks the rollback index against the log: for each
+// CheckIndex checks the rollback index against the log: for each
 // project it indexes, exactly the rollbacks of the whole project up to
 // its mark, and a mark that is the project stream's event at its
 // version. A mismatch is a *store.CorruptionError (reads do not trust
 // such an index; dropping the bucket repairs it).
-func checkRollbackIndex(tx store.Tx) error {
+func CheckIndex(tx store.Tx) error {
 	marks := map[string]bool{}
 	var projects []string
-	err := tx.Scan(bucketRollbacks, nil, func(k, v []byte) error {
-		project, _, ok := snapstore.ParseKey(k)
+	err := tx.Scan(BucketRollbacks, nil, func(k, v []byte) error {
+		project, _, ok := parseKey(k)
 		if !ok {
 			return rollbackIndexError("malformed key %x", k)
 		}
@@ -282,7 +302,7 @@ func checkRollbackIndex(tx store.Tx) error {
 
 // checkProjectRollbacks checks one project's part of the rollback index.
 func checkProjectRollbacks(tx store.Tx, project string) error {
-	m, ok, err := readRollbackMark(tx, project)
+	m, ok, err := ReadMark(tx, project)
 	if err != nil {
 		return err
 	}
@@ -290,32 +310,32 @@ func checkProjectRollbacks(tx store.Tx, project string) error {
 		return rollbackIndexError("project %s has entries and no mark", project)
 	}
 	stream := projection.ProjectStream(project)
-	if head, _ := tx.StreamVersion(stream); m.version > head || m.version == 0 {
-		return rollbackIndexError("project %s is marked indexed to version %d, its stream is at %d", project, m.version, head)
+	if head, _ := tx.StreamVersion(stream); m.Version > head || m.Version == 0 {
+		return rollbackIndexError("project %s is marked indexed to version %d, its stream is at %d", project, m.Version, head)
 	}
-	want := map[string][]byte{string(rollbackKey(project, 0)): m.bytes()}
+	want := map[string][]byte{string(Key(project, 0)): m.Bytes()}
 	n := uint64(0)
 	err = tx.ReadStream(stream, 1, func(r *store.Record) error {
-		if r.Version > m.version {
+		if r.Version > m.Version {
 			return store.ErrStop
 		}
-		if r.Version == m.version && r.Seq != m.seq {
-			return rollbackIndexError("project %s is marked indexed to seq %d, its stream's version %d is seq %d", project, m.seq, m.version, r.Seq)
+		if r.Version == m.Version && r.Seq != m.Seq {
+			return rollbackIndexError("project %s is marked indexed to seq %d, its stream's version %d is seq %d", project, m.Seq, m.Version, r.Seq)
 		}
 		if isProjectRollback(r, project) {
 			n++
-			want[string(rollbackKey(project, r.Seq))] = binary.BigEndian.AppendUint64(nil, r.Version)
+			want[string(Key(project, r.Seq))] = binary.BigEndian.AppendUint64(nil, r.Version)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if n != m.entries {
-		return rollbackIndexError("project %s: its mark counts %d rollbacks, its stream has %d", project, m.entries, n)
+	if n != m.Entries {
+		return rollbackIndexError("project %s: its mark counts %d rollbacks, its stream has %d", project, m.Entries, n)
 	}
 	seen := 0
-	err = tx.Scan(bucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
+	err = tx.Scan(BucketRollbacks, prefix(project), func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
 			return rollbackIndexError("project %s: entry %x is not a rollback of its stream", project, k)

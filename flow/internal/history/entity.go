@@ -1,4 +1,4 @@
-package flow
+package history
 
 import (
 	"errors"
@@ -7,14 +7,15 @@ import (
 	"github.com/flowctl/flowctl/projection"
 )
 
-// entityAt folds into a new memory what the entity whose stream is
+// EntityAt folds into a new memory what the entity whose stream is
 // stream (a task's or a plan's) depends on, up to seq: the project's
 // events on that stream, and the rollbacks on the project's own stream
 // after the stream's first event. A project stands in for the project
 // (the fold counts events and ids on it, which the entity does not read).
 // It returns nil when the fold fails: the caller then reads the whole
 // state, which folds the same events among all the others and says what
-// is wrong, if anything is.
+// is wrong, if anything is. warn reports a rollback index it does not
+// trust (ProjectRollbacks).
 //
 // That this is the entity the whole state holds rests on where commands
 // put their events (the fold itself reads ids from payloads):
@@ -22,8 +23,8 @@ import (
 //   - every event that changes a task is on the task's stream — its own
 //     events, and the notes, approval requests and decisions and exec
 //     records of the task (subjectStream) and rollbacks of the task alone
-//     (Rollback with a task) — except rollbacks of the whole project,
-//     which are on the project's stream (Rollback), each followed by a
+//     (Engine.Rollback with a task) — except rollbacks of the whole project,
+//     which are on the project's stream (Engine.Rollback), each followed by a
 //     rollback.marked event on the stream of every task it changes,
 //     which records the rollback's position on the task;
 //   - every event that changes a plan is on the plan's stream, except
@@ -37,14 +38,14 @@ import (
 // The fold reads nothing of other entities but the approval a decision
 // decides (requested, restored or removed in the same fold) and the
 // project (the stand-in).
-func entityAt(tx store.Tx, project, stream string, seq uint64, warn func(string, ...any)) (*projection.Memory, error) {
+func EntityAt(tx store.Tx, project, stream string, seq uint64, warn func(string, ...any)) (*projection.Memory, error) {
 	mem := projection.NewMemory()
 	var own []*store.Record
 	err := tx.ReadStream(stream, 1, func(r *store.Record) error {
 		if r.Seq > seq {
 			return store.ErrStop
 		}
-		if r.Project == project { // as Engine.stateAt reads: the project's events
+		if r.Project == project { // as flow's Engine.stateAt reads: the project's events
 			own = append(own, r)
 		}
 		return nil
@@ -52,7 +53,7 @@ func entityAt(tx store.Tx, project, stream string, seq uint64, warn func(string,
 	if err != nil || len(own) == 0 {
 		return mem, err // no event of it yet: it does not exist at seq
 	}
-	rollbacks, err := projectRollbacks(tx, project, own[0].Seq, seq, warn)
+	rollbacks, err := ProjectRollbacks(tx, project, own[0].Seq, seq, warn)
 	if err != nil {
 		return nil, err
 	}
