@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -56,7 +57,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
 			return err
 		}
-		current, err := projectionsCurrent(tx)
+		current, err := projstore.Current(tx)
 		if err != nil || !current {
 			return err
 		}
