@@ -193,7 +193,7 @@ func summarizedTasks(src source, project string, ids []string) ([]*projection.Ta
 	for _, id := range ids {
 		t, err := src.Task(project, id)
 		if err == nil && t == nil {
-			err = projstore.Damaged(projstore.BucketSummaries, projstore.SummaryRefKey(projstore.BucketTasks, projection.Key(project, id)), "lists a task the projections do not hold")
+			err = projstore.DamagedEntry(projstore.BucketTasks, projection.Key(project, id), "lists a task the projections do not hold")
 		}
 		if err != nil {
 			return nil, nil, err
@@ -266,7 +266,7 @@ func (st *Status) addApprovals(src source, project string) error {
 	for _, id := range ids {
 		a, err := src.Approval(project, id)
 		if err == nil && a == nil {
-			err = projstore.Damaged(projstore.BucketSummaries, projstore.SummaryRefKey(projstore.BucketApprovals, projection.Key(project, id)), "lists an approval the projections do not hold")
+			err = projstore.DamagedEntry(projstore.BucketApprovals, projection.Key(project, id), "lists an approval the projections do not hold")
 		}
 		if err != nil {
 			return err

@@ -321,7 +321,13 @@ func (s *Tx) checkIndexed(bucket, key string) error {
 	if err != nil || v == nil {
 		return err
 	}
-	return Damaged(BucketSummaries, SummaryRefKey(bucket, key), "is missing but the entity is stored")
+	return DamagedEntry(bucket, key, "is missing but the entity is stored")
+}
+
+// DamagedEntry is an ErrDamaged naming the status index's entry of the
+// entity under key in bucket.
+func DamagedEntry(bucket, key, what string) error {
+	return Damaged(BucketSummaries, SummaryRefKey(bucket, key), what)
 }
 
 // ClaimedTaskIDs lists the tasks whose claim holds at now. It walks the
