@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -30,7 +31,7 @@ func (e *Engine) At(project string, p Point) *Engine {
 
 // atState returns the source the view answers from, and the seq it is at.
 func (e *Engine) atState(tx store.Tx) (source, uint64, error) {
-	seq, err := resolvePoint(tx, newTxStore(tx), e.at.project, e.at.point)
+	seq, err := resolvePoint(tx, projstore.NewTx(tx), e.at.project, e.at.point)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -49,7 +50,7 @@ func (e *Engine) errAtWrite() error {
 // no event at all is left to the reads to report.
 func (e *Engine) Begun(project string, p Point) error {
 	return e.view(func(tx store.Tx) error {
-		seq, err := resolvePoint(tx, newTxStore(tx), project, p)
+		seq, err := resolvePoint(tx, projstore.NewTx(tx), project, p)
 		if err != nil {
 			return err
 		}

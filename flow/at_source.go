@@ -2,6 +2,7 @@ package flow
 
 import (
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -33,7 +34,7 @@ type atSource struct {
 	seq     uint64
 
 	whole   *projection.Memory            // the whole state, once built
-	now     *txStore                      // the inline projections, when current
+	now     *projstore.Tx                 // the inline projections, when current
 	checked bool                          // whether now was looked for
 	folds   map[string]*projection.Memory // entity folds by stream
 }
@@ -63,15 +64,15 @@ func (a *atSource) fast(project string) bool {
 
 // current returns the inline projections when they were built by this
 // binary's fold (nil otherwise: another version's entities may differ).
-func (a *atSource) current() (*txStore, error) {
+func (a *atSource) current() (*projstore.Tx, error) {
 	if !a.checked {
-		ok, err := projectionsCurrent(a.tx)
+		ok, err := projstore.Current(a.tx)
 		if err != nil {
 			return nil, err
 		}
 		a.checked = true
 		if ok {
-			a.now = newTxStore(a.tx)
+			a.now = projstore.NewTx(a.tx)
 		}
 	}
 	return a.now, nil
@@ -82,7 +83,7 @@ func (a *atSource) current() (*txStore, error) {
 func unchanged[T any, P interface {
 	*T
 	EntityMeta() *projection.Meta
-}](a *atSource, get func(s *txStore) (P, error)) (P, error) {
+}](a *atSource, get func(s *projstore.Tx) (P, error)) (P, error) {
 	now, err := a.current()
 	if err != nil || now == nil {
 		return nil, err
@@ -114,7 +115,7 @@ func (a *atSource) stream(stream string) (*projection.Memory, error) {
 // Task reads a task at seq: see atSource.
 func (a *atSource) Task(project, id string) (*projection.Task, error) {
 	if a.fast(project) {
-		t, err := unchanged(a, func(s *txStore) (*projection.Task, error) { return s.Task(project, id) })
+		t, err := unchanged(a, func(s *projstore.Tx) (*projection.Task, error) { return s.Task(project, id) })
 		if err != nil || t != nil {
 			return t, err
 		}
@@ -141,7 +142,7 @@ func taskOf(mem *projection.Memory, project, id string) *projection.Task {
 // Plan reads a plan at seq: see atSource.
 func (a *atSource) Plan(project, id string) (*projection.Plan, error) {
 	if a.fast(project) {
-		p, err := unchanged(a, func(s *txStore) (*projection.Plan, error) { return s.Plan(project, id) })
+		p, err := unchanged(a, func(s *projstore.Tx) (*projection.Plan, error) { return s.Plan(project, id) })
 		if err != nil || p != nil {
 			return p, err
 		}
@@ -165,7 +166,7 @@ func (a *atSource) Plan(project, id string) (*projection.Plan, error) {
 // now, or has no task, is read from the whole state.
 func (a *atSource) Approval(project, id string) (*projection.Approval, error) {
 	if a.fast(project) {
-		v, mem, err := taskPart(a, project, func(s *txStore) (*projection.Approval, error) { return s.Approval(project, id) },
+		v, mem, err := taskPart(a, project, func(s *projstore.Tx) (*projection.Approval, error) { return s.Approval(project, id) },
 			func(v *projection.Approval) string { return v.Task })
 		if err != nil || v != nil {
 			return v, err
@@ -184,7 +185,7 @@ func (a *atSource) Approval(project, id string) (*projection.Approval, error) {
 // Exec reads an exec record at seq, as Approval reads an approval.
 func (a *atSource) Exec(project, id string) (*projection.Exec, error) {
 	if a.fast(project) {
-		v, mem, err := taskPart(a, project, func(s *txStore) (*projection.Exec, error) { return s.Exec(project, id) },
+		v, mem, err := taskPart(a, project, func(s *projstore.Tx) (*projection.Exec, error) { return s.Exec(project, id) },
 			func(v *projection.Exec) string { return v.Task })
 		if err != nil || v != nil {
 			return v, err
@@ -207,7 +208,7 @@ func (a *atSource) Exec(project, id string) (*projection.Exec, error) {
 func taskPart[T any, P interface {
 	*T
 	EntityMeta() *projection.Meta
-}](a *atSource, project string, get func(s *txStore) (P, error), task func(P) string) (P, *projection.Memory, error) {
+}](a *atSource, project string, get func(s *projstore.Tx) (P, error), task func(P) string) (P, *projection.Memory, error) {
 	now, err := a.current()
 	if err != nil || now == nil {
 		return nil, nil, err
@@ -264,7 +265,7 @@ func (a *atSource) Projects() ([]*projection.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memSource{mem}.Projects()
+	return projstore.Mem{Memory: mem}.Projects()
 }
 
 func (a *atSource) Plans(project string) ([]*projection.Plan, error) {

@@ -1,46 +1,50 @@
 package flow
 
-import "time"
+import (
+	"time"
 
-// The summary index's queries read the whole state, as memSource does
-// (summary.go).
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+)
 
-func (a *atSource) summaryCounts(bucket, project string) (map[string]int, error) {
+// The summary index's queries read the whole state, as projstore.Mem does
+// (projstore/summary.go).
+
+func (a *atSource) SummaryCounts(bucket, project string) (map[string]int, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
 	}
-	return memSource{mem}.summaryCounts(bucket, project)
+	return projstore.Mem{Memory: mem}.SummaryCounts(bucket, project)
 }
 
-func (a *atSource) summaryIDs(bucket, project, status string) ([]string, error) {
+func (a *atSource) SummaryIDs(bucket, project, status string) ([]string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
 	}
-	return memSource{mem}.summaryIDs(bucket, project, status)
+	return projstore.Mem{Memory: mem}.SummaryIDs(bucket, project, status)
 }
 
-func (a *atSource) summaryStatus(bucket, project, id string) (string, error) {
+func (a *atSource) SummaryStatus(bucket, project, id string) (string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return "", err
 	}
-	return memSource{mem}.summaryStatus(bucket, project, id)
+	return projstore.Mem{Memory: mem}.SummaryStatus(bucket, project, id)
 }
 
-func (a *atSource) claimedTaskIDs(project string, now time.Time) ([]string, error) {
+func (a *atSource) ClaimedTaskIDs(project string, now time.Time) ([]string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
 	}
-	return memSource{mem}.claimedTaskIDs(project, now)
+	return projstore.Mem{Memory: mem}.ClaimedTaskIDs(project, now)
 }
 
-func (a *atSource) summaries(bucket, project string) ([]IndexEntry, error) {
+func (a *atSource) Summaries(bucket, project string) ([]IndexEntry, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
 	}
-	return memSource{mem}.summaries(bucket, project)
+	return projstore.Mem{Memory: mem}.Summaries(bucket, project)
 }

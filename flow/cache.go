@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/cache"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -223,7 +224,7 @@ func cachedMiss[T any](e *Engine, key cacheKey, load func(src source, key cacheK
 	}
 	_, gen, _ := e.held.current() // before the transaction begins
 	err := e.view(func(tx store.Tx) error {
-		current, err := projectionsCurrent(tx)
+		current, err := projstore.Current(tx)
 		if err != nil {
 			return err
 		}
@@ -239,7 +240,7 @@ func cachedMiss[T any](e *Engine, key cacheKey, load func(src source, key cacheK
 			out = v.(T)
 			return nil
 		}
-		if out, err = load(newTxStore(tx), key); err != nil {
+		if out, err = load(projstore.NewTx(tx), key); err != nil {
 			return err
 		}
 		share(any(out))

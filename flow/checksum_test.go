@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,39 +10,9 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
-	"github.com/flowctl/flowctl/projection"
 )
-
-func TestSeal(t *testing.T) {
-	key, body := []byte("alpha/T-1"), []byte("body")
-	v := seal(key, append([]byte(nil), body...))
-	t.Run("OK", func(t *testing.T) {
-		got, err := unseal(bucketTasks, key, v)
-		if err != nil || string(got) != string(body) {
-			t.Fatalf("unseal = %q, %v; want %q", got, err, body)
-		}
-	})
-	t.Run("ErrDamagedProjection", func(t *testing.T) {
-		for i := range v {
-			for bit := range 8 {
-				bad := append([]byte(nil), v...)
-				bad[i] ^= 1 << bit
-				if _, err := unseal(bucketTasks, key, bad); !errors.Is(err, ErrDamagedProjection) {
-					t.Fatalf("byte %d bit %d flipped: unseal = %v, want ErrDamagedProjection", i, bit, err)
-				}
-			}
-		}
-		for _, bad := range [][]byte{nil, v[:3], v[:len(v)-1]} {
-			if _, err := unseal(bucketTasks, key, bad); !errors.Is(err, ErrDamagedProjection) {
-				t.Fatalf("unseal(%q) = %v, want ErrDamagedProjection", bad, err)
-			}
-		}
-		if _, err := unseal(bucketTasks, []byte("alpha/T-2"), v); !errors.Is(err, ErrDamagedProjection) {
-			t.Fatalf("unseal under another key = %v, want ErrDamagedProjection", err)
-		}
-	})
-}
 
 // checksumReads are the engine's reads of the status fixture's project:
 // every list, every entity, ready, status. Each returns its result as
@@ -123,7 +92,7 @@ func projRecords(t *testing.T, path string) []projRecord {
 	defer l.Close()
 	var out []projRecord
 	err = l.Store().View(func(tx store.Tx) error {
-		for _, b := range append(entityBuckets[:len(entityBuckets):len(entityBuckets)], bucketSummaries) {
+		for _, b := range append(projstore.EntityBuckets[:len(projstore.EntityBuckets):len(projstore.EntityBuckets)], projstore.BucketSummaries) {
 			if err := tx.Scan(b, nil, func(k, _ []byte) error {
 				out = append(out, projRecord{b, string(k)})
 				return nil
@@ -205,11 +174,11 @@ func TestProjectionChecksum_Reads(t *testing.T) {
 // The others (done tasks, a plan's or an approval's status) are read by
 // the writes that change them, and by verify.
 func wantReadFails(r projRecord) bool {
-	if r.bucket != bucketSummaries {
+	if r.bucket != projstore.BucketSummaries {
 		return true
 	}
-	listed := []string{"l", "n" + bucketTasks, "n" + bucketPlans, "n" + bucketExecs, "s" + bucketApprovals + "\x00alpha\x00pending",
-		"s" + bucketTasks + "\x00alpha\x00todo", "s" + bucketTasks + "\x00alpha\x00blocked", "r" + bucketTasks + "\x00alpha/T-1", "r" + bucketTasks + "\x00alpha/T-4"}
+	listed := []string{"l", "n" + projstore.BucketTasks, "n" + projstore.BucketPlans, "n" + projstore.BucketExecs, "s" + projstore.BucketApprovals + "\x00alpha\x00pending",
+		"s" + projstore.BucketTasks + "\x00alpha\x00todo", "s" + projstore.BucketTasks + "\x00alpha\x00blocked", "r" + projstore.BucketTasks + "\x00alpha/T-1", "r" + projstore.BucketTasks + "\x00alpha/T-4"}
 	for _, prefix := range listed {
 		if strings.HasPrefix(r.key, prefix) {
 			return true
@@ -246,29 +215,4 @@ func checkDamagedReads(t *testing.T, path string, rec projRecord, damage damageF
 		t.Errorf("%s damaged: Verify = %v, want a corruption naming %s", rec, err, rec.bucket)
 	}
 	return failed
-}
-
-// FuzzDecodeEntity: decoding a stored task never panics and fails only
-// with ErrDamagedProjection, whether the value's seal is arbitrary bytes
-// or a correct seal over an arbitrary body; a sealed body unseals to
-// itself.
-func FuzzDecodeEntity(f *testing.F) {
-	task, err := encodeEntity("p/T-1", &projection.Task{Project: "p", ID: "T-1", Title: "one", Status: "todo"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add("p/T-1", task)
-	f.Add("p/T-1", task[:len(task)-sealSize])
-	f.Add("", []byte{})
-	f.Fuzz(func(t *testing.T, key string, v []byte) {
-		for _, stored := range [][]byte{v, seal([]byte(key), bytes.Clone(v))} {
-			if _, err := decodeEntity[projection.Task](bucketTasks, []byte(key), stored); err != nil && !errors.Is(err, ErrDamagedProjection) {
-				t.Fatalf("decodeEntity(%q, %x) = %v, want nil or ErrDamagedProjection", key, stored, err)
-			}
-		}
-		body, err := unseal(bucketTasks, []byte(key), seal([]byte(key), bytes.Clone(v)))
-		if err != nil || !bytes.Equal(body, v) {
-			t.Fatalf("unseal(seal(%x)) = %x, %v", v, body, err)
-		}
-	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -36,7 +37,7 @@ type Ref struct {
 // go through the same store that the fold writes, and emit appends an
 // event and folds it at once.
 type writer struct {
-	*txStore
+	*projstore.Tx
 	e       *Engine
 	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
@@ -62,7 +63,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 	if err != nil {
 		return nil, err
 	}
-	if err := projection.Apply(w.txStore, r); err != nil {
+	if err := projection.Apply(w.Tx, r); err != nil {
 		return nil, fmt.Errorf("flow: folding %s: %w", ev.Type, err)
 	}
 	if w.emitted == nil {
@@ -94,7 +95,7 @@ func (w *writer) autoSnapshot() error {
 		}
 		due, err := snapstore.Due(w.tx, project, p.Events, every)
 		if err == nil && due {
-			err = snapstore.Put(w.tx, w.txStore, project)
+			err = snapstore.Put(w.tx, w.Tx, project)
 		}
 		if err != nil {
 			return err
@@ -133,12 +134,12 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
 			return err
 		}
-		w := &writer{txStore: newTxStore(tx), e: e, tx: tx}
+		w := &writer{Tx: projstore.NewTx(tx), e: e, tx: tx}
 		ref, err := fn(w)
 		if err != nil {
 			return err
 		}
-		if err := w.flush(); err != nil {
+		if err := w.Flush(); err != nil {
 			return err
 		}
 		if err := w.autoSnapshot(); err != nil {
@@ -156,6 +157,9 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 	})
 	return out, versionConflict(err)
 }
+
+// bucketIdem holds, by idempotency key, the command's hash and result.
+const bucketIdem = "idem"
 
 // replayed reports whether key was already used for this command, setting
 // out to its result; the same key for another command is a conflict.

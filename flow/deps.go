@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -186,7 +187,7 @@ func readyCandidates(src source, project string, all bool) ([]*projection.Task, 
 		tasks, err := src.Tasks(project)
 		return tasks, statusByID(tasks), err
 	}
-	ids, err := src.summaryIDs(bucketTasks, project, projection.StatusTodo)
+	ids, err := src.SummaryIDs(projstore.BucketTasks, project, projection.StatusTodo)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -50,7 +51,7 @@ type DiffResult struct {
 func (e *Engine) Diff(project string, a, b Point) (*DiffResult, error) {
 	var out *DiffResult
 	err := e.view(func(tx store.Tx) error {
-		src := newTxStore(tx)
+		src := projstore.NewTx(tx)
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}

@@ -40,19 +40,21 @@ are written in the transaction of the events they follow.
 	proj_exec        project "/" X-n           -> Exec
 	proj_checkpoint  project "/" C-n           -> Checkpoint
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE ProjectionFormat
-	proj_summary     the status index: counts, ids by status, live claims (summary.go)
+	proj_summary     the status index: counts, ids by status, live claims (projstore/summary.go)
 	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
 	rollback_idx     the project's whole-project rollbacks, for reads at a point (flow/internal/history)
 	idem             idempotency key           -> the command's hash and result (command.go)
 
-Every value of the entity buckets and of proj_summary is sealed: its body
-(the msgpack above, or summary.go's entry) followed by the CRC32C of the
-key and the body, 4 bytes big endian (checksum.go). Every read checks the
-seal before it decodes a byte; a mismatch, or an entity missing under its
-key that the status index (or, for a project, the log) still has, is
-ErrDamagedProjection: exit 7 with the hint to run 'flowctl rebuild',
-never a wrong answer.
+The proj_* buckets are the inline projections, package
+flow/internal/projstore: its Tx is what the fold writes and the queries
+read (through projstore.Source), and it keeps the status index, the seals
+and the rebuild. Every value of the entity buckets and of proj_summary is
+sealed: its body followed by the CRC32C of the key and the body
+(projstore/checksum.go). Every read checks the seal before it decodes a
+byte; a mismatch, or an entity missing under its key that the status
+index (or, for a project, the log) still has, is ErrDamagedProjection:
+exit 7 with the hint to run 'flowctl rebuild', never a wrong answer.
 
 The proj_* buckets are dropped and refilled by a rebuild, which runs by
 itself when proj_meta's version or format is not this binary's; verify compares them,

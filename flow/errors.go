@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -19,7 +20,7 @@ var (
 	// ErrDamagedProjection: a projection record (an entity or an entry
 	// of the status index) fails its checksum or does not decode (exit
 	// 7). The log is untouched; a rebuild makes the record again.
-	ErrDamagedProjection = errors.New("flow: damaged projection record")
+	ErrDamagedProjection = projstore.ErrDamaged
 )
 
 // Code is the stable, transport-neutral name of an error class: the CLI

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -145,7 +146,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 	var unknown map[string]int // events kept but not folded, by type
 	err := e.update(func(tx store.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
-		st := newTxStore(tx)
+		st := projstore.NewTx(tx)
 		for i, ie := range events {
 			e.progress(i, len(events))
 			ev, err := asImported(tx, ie.event)
@@ -168,7 +169,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 			}
 		}
 		e.progress(len(events), len(events))
-		return st.flush()
+		return st.Flush()
 	})
 	if err != nil {
 		return ImportResult{}, err
@@ -246,7 +247,7 @@ func mapHeader(b []byte) (n int, body []byte, ok bool) {
 // foldSeq folds the record at seq into st, refusing one on a stream the
 // commands would not put it on. Events of types this binary does not know
 // are kept in the log and skipped by the fold.
-func foldSeq(tx store.Tx, st *txStore, seq uint64, unknown map[string]int) error {
+func foldSeq(tx store.Tx, st *projstore.Tx, seq uint64, unknown map[string]int) error {
 	r, err := tx.Record(seq)
 	if err != nil {
 		return err

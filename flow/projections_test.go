@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -17,7 +18,7 @@ import (
 func setProjectionVersion(t *testing.T, e *Engine, v uint32) {
 	t.Helper()
 	err := e.log.Update(func(tx store.Tx) error {
-		return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, v))
+		return tx.Put(projstore.BucketMeta, projstore.KeyVersion, binary.BigEndian.AppendUint32(nil, v))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestProjections_StaleVersion(t *testing.T) {
 		e := mustOpen(t)
 		seedTasks(t, e)
 		setProjectionVersion(t, e, 999)
-		if err := e.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(bucketTasks) }); err != nil {
+		if err := e.log.Update(func(tx store.Tx) error { return tx.DeleteBucket(projstore.BucketTasks) }); err != nil {
 			t.Fatal(err)
 		}
 		e.Close()
@@ -94,7 +95,7 @@ func TestVerify_ProjectionDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(bucketTasks, []byte("p/T-1"), b) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Put(projstore.BucketTasks, []byte("p/T-1"), b) }); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.Verify()
@@ -128,10 +129,10 @@ func TestRebuild_ReportsProgress(t *testing.T) {
 func unsealProjections(t *testing.T, e *Engine) {
 	t.Helper()
 	err := e.log.Update(func(tx store.Tx) error {
-		for _, b := range append(slices.Clone(entityBuckets), bucketSummaries) {
+		for _, b := range append(slices.Clone(projstore.EntityBuckets), projstore.BucketSummaries) {
 			old := map[string][]byte{}
 			if err := tx.Scan(b, nil, func(k, v []byte) error {
-				old[string(k)] = bytes.Clone(v[:len(v)-sealSize])
+				old[string(k)] = bytes.Clone(v[:len(v)-projstore.SealSize])
 				return nil
 			}); err != nil {
 				return err
@@ -142,7 +143,7 @@ func unsealProjections(t *testing.T, e *Engine) {
 				}
 			}
 		}
-		return tx.Put(bucketProjMeta, keyProjectionVersion, binary.BigEndian.AppendUint32(nil, projection.Version))
+		return tx.Put(projstore.BucketMeta, projstore.KeyVersion, binary.BigEndian.AppendUint32(nil, projection.Version))
 	})
 	if err != nil {
 		t.Fatal(err)

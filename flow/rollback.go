@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -53,7 +54,7 @@ func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
 	}
 	if in.DryRun {
 		err := e.view(func(tx store.Tx) error {
-			_, err := plan(tx, newTxStore(tx))
+			_, err := plan(tx, projstore.NewTx(tx))
 			return err
 		})
 		return out, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -74,7 +75,7 @@ func (e *Engine) ExportSnapshot(w io.Writer, project string, p Point) (SnapshotI
 		if err := projectExists(tx, project); err != nil {
 			return err
 		}
-		seq, err := resolvePoint(tx, newTxStore(tx), project, p)
+		seq, err := resolvePoint(tx, projstore.NewTx(tx), project, p)
 		if err != nil {
 			return err
 		}

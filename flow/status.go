@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -140,7 +141,7 @@ func statusOf(src source, project, actor string, head uint64, now time.Time) (*S
 // ready or blocked (todo, blocked) or hold a live claim.
 func (st *Status) addTasks(src source, project, actor string, now time.Time) error {
 	st.Ready, st.Blocked, st.Claims = []TaskBrief{}, []BlockedTask{}, []LiveClaim{}
-	counts, err := src.summaryCounts(bucketTasks, project)
+	counts, err := src.SummaryCounts(projstore.BucketTasks, project)
 	if err != nil {
 		return err
 	}
@@ -149,17 +150,17 @@ func (st *Status) addTasks(src source, project, actor string, now time.Time) err
 	}
 	var ids []string
 	for _, status := range []string{projection.StatusTodo, projection.StatusBlocked} {
-		more, err := src.summaryIDs(bucketTasks, project, status)
+		more, err := src.SummaryIDs(projstore.BucketTasks, project, status)
 		if err != nil {
 			return err
 		}
 		ids = append(ids, more...)
 	}
-	claimed, err := src.claimedTaskIDs(project, now)
+	claimed, err := src.ClaimedTaskIDs(project, now)
 	if err != nil {
 		return err
 	}
-	tasks, status, err := summarizedTasks(src, project, sortIDs(slices.Compact(sortIDs(append(ids, claimed...)))))
+	tasks, status, err := summarizedTasks(src, project, projstore.SortIDs(slices.Compact(projstore.SortIDs(append(ids, claimed...)))))
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func summarizedTasks(src source, project string, ids []string) ([]*projection.Ta
 	for _, id := range ids {
 		t, err := src.Task(project, id)
 		if err == nil && t == nil {
-			err = damaged(bucketSummaries, summaryRefKey(bucketTasks, projection.Key(project, id)), "lists a task the projections do not hold")
+			err = projstore.DamagedEntry(projstore.BucketTasks, projection.Key(project, id), "lists a task the projections do not hold")
 		}
 		if err != nil {
 			return nil, nil, err
@@ -205,7 +206,7 @@ func summarizedTasks(src source, project string, ids []string) ([]*projection.Ta
 			if _, ok := status[d]; ok {
 				continue
 			}
-			s, err := src.summaryStatus(bucketTasks, project, d)
+			s, err := src.SummaryStatus(projstore.BucketTasks, project, d)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -258,14 +259,14 @@ func openDepIDs(t *projection.Task, status map[string]string) []string {
 
 func (st *Status) addApprovals(src source, project string) error {
 	st.PendingApprovals = []PendingBrief{}
-	ids, err := src.summaryIDs(bucketApprovals, project, projection.ApprovalPending)
+	ids, err := src.SummaryIDs(projstore.BucketApprovals, project, projection.ApprovalPending)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
 		a, err := src.Approval(project, id)
 		if err == nil && a == nil {
-			err = damaged(bucketSummaries, summaryRefKey(bucketApprovals, projection.Key(project, id)), "lists an approval the projections do not hold")
+			err = projstore.DamagedEntry(projstore.BucketApprovals, projection.Key(project, id), "lists an approval the projections do not hold")
 		}
 		if err != nil {
 			return err
@@ -279,7 +280,7 @@ func (st *Status) addApprovals(src source, project string) error {
 }
 
 func (st *Status) addPlans(src source, project string) error {
-	counts, err := src.summaryCounts(bucketPlans, project)
+	counts, err := src.SummaryCounts(projstore.BucketPlans, project)
 	for status, n := range counts {
 		if status == "closed" {
 			st.Plans.Closed += n
@@ -291,7 +292,7 @@ func (st *Status) addPlans(src source, project string) error {
 }
 
 func (st *Status) addExecs(src source, project string) error {
-	counts, err := src.summaryCounts(bucketExecs, project)
+	counts, err := src.SummaryCounts(projstore.BucketExecs, project)
 	for status, n := range counts {
 		st.Execs.Total += n
 		if status != "ok" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -132,16 +133,16 @@ func mustStatus(tb testing.TB, e *Engine) *Status {
 func TestSummary_VerifyCatchesDamage(t *testing.T) {
 	for name, damage := range map[string]func(tx store.Tx) error{
 		"changed": func(tx store.Tx) error {
-			return tx.Put(bucketSummaries, summaryRefKey(bucketTasks, "alpha/T-1"), []byte("todo"))
+			return tx.Put(projstore.BucketSummaries, projstore.SummaryRefKey(projstore.BucketTasks, "alpha/T-1"), []byte("todo"))
 		},
 		"extra": func(tx store.Tx) error {
-			return tx.Put(bucketSummaries, append(summaryStatusPrefix(bucketTasks, "alpha", "todo"), "T-99"...), nil)
+			return tx.Put(projstore.BucketSummaries, append(projstore.SummaryStatusPrefix(projstore.BucketTasks, "alpha", "todo"), "T-99"...), nil)
 		},
 		"missing": func(tx store.Tx) error {
-			return tx.Delete(bucketSummaries, append(summaryCountPrefix(bucketExecs, "alpha"), "ok"...))
+			return tx.Delete(projstore.BucketSummaries, append(projstore.SummaryCountPrefix(projstore.BucketExecs, "alpha"), "ok"...))
 		},
 		"lease": func(tx store.Tx) error {
-			return tx.Delete(bucketSummaries, summaryLeaseKey("alpha", uint64(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()), "T-4"))
+			return tx.Delete(projstore.BucketSummaries, projstore.SummaryLeaseKey("alpha", uint64(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()), "T-4"))
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -152,8 +153,8 @@ func TestSummary_VerifyCatchesDamage(t *testing.T) {
 			}
 			_, err := e.Verify()
 			var ce *eventlog.CorruptionError
-			if !errors.As(err, &ce) || !strings.Contains(err.Error(), bucketSummaries) {
-				t.Fatalf("Verify = %v, want a corruption naming %s", err, bucketSummaries)
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), projstore.BucketSummaries) {
+				t.Fatalf("Verify = %v, want a corruption naming %s", err, projstore.BucketSummaries)
 			}
 			if _, err := e.Rebuild(); err != nil {
 				t.Fatal(err)
@@ -167,7 +168,7 @@ func TestSummary_VerifyCatchesDamage(t *testing.T) {
 func TestSummary_IndexedButMissing(t *testing.T) {
 	e := mustOpen(t)
 	statusFixture(t, e)
-	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(bucketTasks, []byte("alpha/T-2")) }); err != nil {
+	if err := e.log.Update(func(tx store.Tx) error { return tx.Delete(projstore.BucketTasks, []byte("alpha/T-2")) }); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.Status("alpha")

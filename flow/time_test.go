@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -28,7 +29,7 @@ func seqAt(t *testing.T, e *Engine, project string, at time.Time) uint64 {
 	var seq uint64
 	err := e.view(func(tx store.Tx) error {
 		var err error
-		seq, err = resolvePoint(tx, newTxStore(tx), project, Point{Time: at})
+		seq, err = resolvePoint(tx, projstore.NewTx(tx), project, Point{Time: at})
 		return err
 	})
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/internal/workload"
@@ -140,7 +141,7 @@ func ttOpenFixture(b *testing.B, path string, built time.Duration) *ttFixture {
 	projects := 0
 	err = e.view(func(tx store.Tx) error {
 		f.head, _ = tx.Head()
-		if err := tx.Scan(bucketProjects, nil, func(k, v []byte) error { projects++; return nil }); err != nil {
+		if err := tx.Scan(projstore.BucketProjects, nil, func(k, v []byte) error { projects++; return nil }); err != nil {
 			return err
 		}
 		return tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -988,7 +989,7 @@ func TestAt_TimeResolvesToTheLastEventAtOrBeforeIt(t *testing.T) {
 			var got uint64
 			err := e.view(func(tx store.Tx) error {
 				var err error
-				got, err = resolvePoint(tx, newTxStore(tx), "p", Point{Time: c.at})
+				got, err = resolvePoint(tx, projstore.NewTx(tx), "p", Point{Time: c.at})
 				return err
 			})
 			if err != nil || got != c.want {

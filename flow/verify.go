@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -58,7 +59,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
 			return err
 		}
-		current, err := projectionsCurrent(tx)
+		current, err := projstore.Current(tx)
 		if err != nil || !current {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -51,18 +52,18 @@ func (e *Engine) readTx(tx store.Tx, fn func(src source) error) error {
 		}
 		return fn(src)
 	}
-	current, err := projectionsCurrent(tx)
+	current, err := projstore.Current(tx)
 	if err != nil {
 		return err
 	}
 	if current {
-		return fn(newTxStore(tx))
+		return fn(projstore.NewTx(tx))
 	}
 	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
 	}
-	return fn(memSource{mem})
+	return fn(projstore.Mem{Memory: mem})
 }
 
 // newEvent builds an event of this engine's actor and session with a

@@ -1,4 +1,4 @@
-package flow
+package projstore
 
 import (
 	"encoding/binary"
@@ -10,14 +10,14 @@ import (
 // index) is sealed: its body followed by the CRC32C (Castagnoli, big
 // endian) of the record's key and body. Reads unseal before they decode or
 // parse a single byte, so that a flipped bit in a projection record is an
-// ErrDamagedProjection (exit 7, "run 'flowctl rebuild'") rather than a
+// ErrDamaged (exit 7, "run 'flowctl rebuild'") rather than a
 // wrong answer: the key is in the sum, so a record that a flip moved to
 // another key fails too. proj_meta's version is not sealed: a damaged one
 // only makes the projections look stale, and stale projections are rebuilt
 // (or read around) anyway.
 
-// sealSize is the length of a seal.
-const sealSize = crc32.Size
+// SealSize is the length of a seal.
+const SealSize = crc32.Size
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -26,24 +26,24 @@ func recordSum(key, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, body)
 }
 
-// seal appends the checksum of key and body to body and returns the
+// Seal appends the checksum of key and body to body and returns the
 // result, the value to store under key.
-func seal(key, body []byte) []byte {
+func Seal(key, body []byte) []byte {
 	return binary.BigEndian.AppendUint32(body, recordSum(key, body))
 }
 
-// unseal checks the value v stored under key in bucket and returns its
+// Unseal checks the value v stored under key in bucket and returns its
 // body, a subslice of v. A value too short or whose checksum does not
-// match is an ErrDamagedProjection naming the record.
-func unseal(bucket string, key, v []byte) ([]byte, error) {
-	n := len(v) - sealSize
+// match is an ErrDamaged naming the record.
+func Unseal(bucket string, key, v []byte) ([]byte, error) {
+	n := len(v) - SealSize
 	if n < 0 || binary.BigEndian.Uint32(v[n:]) != recordSum(key, v[:n]) {
-		return nil, damaged(bucket, key, "fails its checksum")
+		return nil, Damaged(bucket, key, "fails its checksum")
 	}
 	return v[:n], nil
 }
 
-// damaged is an ErrDamagedProjection naming the record bucket, key.
-func damaged(bucket string, key []byte, what string) error {
-	return fmt.Errorf("%w: %s %q %s", ErrDamagedProjection, bucket, key, what)
+// Damaged is an ErrDamaged naming the record bucket, key.
+func Damaged(bucket string, key []byte, what string) error {
+	return fmt.Errorf("%w: %s %q %s", ErrDamaged, bucket, key, what)
 }

@@ -1,0 +1,45 @@
+/*
+Package projstore is the engine's inline projections: the proj_* buckets
+the fold writes in the transaction of the events it folds, the status
+index over them, their seals, and the replay, rebuild and comparison that
+derive them from the log. It reaches storage only through store.Tx and
+imports neither package flow nor a backend.
+
+# Reading and writing
+
+Tx is the projections seen through one transaction, a projection.Store:
+what the fold puts stays in memory until Flush writes it (with the status
+index), so the fold and the command that runs it see one consistent
+state. Source is what queries read; Tx, Mem (a replay in memory) and the
+engine's view at a point implement it.
+
+# Buckets
+
+	proj_project     project name              -> Project (msgpack)
+	proj_plan        project "/" P-n           -> Plan
+	proj_task        project "/" T-n           -> Task (with its steps, claim, context)
+	proj_approval    project "/" A-n           -> Approval
+	proj_exec        project "/" X-n           -> Exec
+	proj_checkpoint  project "/" C-n           -> Checkpoint
+	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE Format
+	proj_summary     the status index: counts, ids by status, live claims (summary.go)
+
+# Seals
+
+Every value of the entity buckets and of proj_summary is sealed: its body
+(the msgpack above, or summary.go's entry) followed by the CRC32C of the
+key and the body, 4 bytes big endian (checksum.go). Every read checks the
+seal before it decodes a byte; a mismatch, or an entity missing under its
+key that the status index (or, for a project, the log) still has, is
+ErrDamaged (flow.ErrDamagedProjection): exit 7 with the hint to run
+'flowctl rebuild', never a wrong answer.
+
+# Rebuild and verify
+
+The proj_* buckets (Buckets) are dropped and refilled by a rebuild
+(Replay, then WriteMemory), which the engine runs by itself when
+proj_meta's stamp is not this binary's (Current); verify compares them,
+the status index included, byte for byte with a replay of the log
+(Compare).
+*/
+package projstore

@@ -1,0 +1,335 @@
+package projstore
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// Buckets of the inline projections.
+const (
+	BucketProjects  = "proj_project"
+	BucketPlans     = "proj_plan"
+	BucketTasks     = "proj_task"
+	BucketApprovals = "proj_approval"
+	BucketExecs     = "proj_exec"
+	BucketCheckpts  = "proj_checkpoint"
+	BucketMeta      = "proj_meta"
+)
+
+// Buckets are dropped and refilled by a rebuild.
+var Buckets = []string{BucketProjects, BucketPlans, BucketTasks, BucketApprovals, BucketExecs, BucketCheckpts, BucketMeta, BucketSummaries}
+
+// EntityBuckets are the projection buckets that hold entities.
+var EntityBuckets = Buckets[:6]
+
+// kindBuckets maps the kinds a rollback removes to their buckets.
+var kindBuckets = map[string]string{
+	projection.KindPlan:     BucketPlans,
+	projection.KindTask:     BucketTasks,
+	projection.KindApproval: BucketApprovals,
+	projection.KindExec:     BucketExecs,
+}
+
+// KeyVersion is proj_meta's key of the stamp of the fold and format
+// that built the projections (Current).
+var KeyVersion = []byte("version")
+
+// Source is what queries read: the inline projections in a transaction
+// (Tx), a replay in memory (Mem), or the engine's view at a point.
+type Source interface {
+	projection.Store
+	Projects() ([]*projection.Project, error)
+	Plans(project string) ([]*projection.Plan, error)
+	Tasks(project string) ([]*projection.Task, error)
+	Approvals(project string) ([]*projection.Approval, error)
+	Execs(project string) ([]*projection.Exec, error)
+	Checkpoints(project string) ([]*projection.Checkpoint, error)
+	// The summary index (summary.go): counts by status, the ids with a
+	// status, one entity's status, and the tasks with a live claim.
+	SummaryCounts(bucket, project string) (map[string]int, error)
+	SummaryIDs(bucket, project, status string) ([]string, error)
+	SummaryStatus(bucket, project, id string) (string, error)
+	Summaries(bucket, project string) ([]IndexEntry, error)
+	ClaimedTaskIDs(project string, now time.Time) ([]string, error)
+}
+
+// deleted marks an entity removed in the transaction.
+type deleted struct{}
+
+// Tx is the inline projection seen through one transaction. What
+// the fold puts stays in memory until flush writes it, so the fold and
+// the command that runs it see one consistent state.
+type Tx struct {
+	tx    store.Tx
+	dirty map[string]any // bucket + "\x00" + key -> entity
+	keys  []string       // dirty keys in the order first put
+}
+
+var _ Source = (*Tx)(nil)
+
+// NewTx is the inline projections seen through tx.
+func NewTx(tx store.Tx) *Tx {
+	return &Tx{tx: tx, dirty: map[string]any{}}
+}
+
+func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
+
+func get[T any](s *Tx, bucket, key string) (*T, error) {
+	if v, ok := s.dirty[dirtyKey(bucket, key)]; ok {
+		if _, gone := v.(deleted); gone {
+			return nil, nil
+		}
+		return v.(*T), nil
+	}
+	k := []byte(key)
+	b, err := s.tx.Get(bucket, k)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, s.checkAbsent(bucket, key)
+	}
+	return decodeEntity[T](bucket, k, b)
+}
+
+// checkAbsent checks that an entity not found under key in bucket is
+// absent from what else the file holds of it: the status index's entry of
+// a plan, task, approval or exec, a project's stream (projects are never
+// removed). When it is there, the entity's record was lost or moved to
+// another key (a damaged key), and that is an ErrDamaged rather
+// than "not found".
+func (s *Tx) checkAbsent(bucket, key string) error {
+	switch {
+	case bucket == BucketProjects:
+		if v, _ := s.tx.StreamVersion(projection.ProjectStream(key)); v == 0 {
+			return nil
+		}
+		return Damaged(bucket, []byte(key), "is missing but the project's events are in the log")
+	case summarized[bucket]:
+		v, err := s.tx.Get(BucketSummaries, SummaryRefKey(bucket, key))
+		if err != nil || v == nil {
+			return err
+		}
+		return Damaged(bucket, []byte(key), "is missing but the status index lists it")
+	}
+	return nil
+}
+
+// decodeEntity checks the sealed value b stored under key in bucket and
+// decodes it. A damaged value is an ErrDamaged.
+func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
+	body, err := Unseal(bucket, key, b)
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	ok, err := projection.DecodeEntity(body, v)
+	if !ok {
+		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	}
+	if err != nil {
+		return nil, Damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))
+	}
+	return v, nil
+}
+
+func (s *Tx) put(bucket, key string, v any) error {
+	k := dirtyKey(bucket, key)
+	if _, ok := s.dirty[k]; !ok {
+		s.keys = append(s.keys, k)
+	}
+	s.dirty[k] = v
+	return nil
+}
+
+// Flush writes every entity put since the last flush.
+func (s *Tx) Flush() error {
+	for _, k := range s.keys {
+		bucket, key, _ := strings.Cut(k, "\x00")
+		if err := flushSummary(s.tx, bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
+		if _, gone := s.dirty[k].(deleted); gone {
+			if err := s.tx.Delete(bucket, []byte(key)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
+	}
+	s.dirty, s.keys = map[string]any{}, nil
+	return nil
+}
+
+// putEntity writes the entity v, sealed, under key in bucket.
+func (s *Tx) putEntity(bucket, key string, v any) error {
+	b, err := encodeEntity(key, v)
+	if err != nil {
+		return err
+	}
+	return s.tx.Put(bucket, []byte(key), b)
+}
+
+// encodeEntity encodes a projected entity as marshal would (by hand:
+// projection.AppendEntity) and seals it for key (checksum.go).
+func encodeEntity(key string, v any) ([]byte, error) {
+	b, ok := projection.AppendEntity(nil, v)
+	if !ok {
+		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	}
+	return Seal([]byte(key), b), nil
+}
+
+// flushFresh is flush for a rebuild into empty buckets: the entities in
+// key order and then the summary index, whole and in key order. bbolt
+// appends to a node when keys come in order but shifts the node's whole
+// array for a key that lands in the middle, so a rebuild in map order
+// took minutes at a million events.
+func (s *Tx) flushFresh(summaries map[string][]byte) error {
+	slices.Sort(s.keys)
+	for _, k := range s.keys {
+		bucket, key, _ := strings.Cut(k, "\x00")
+		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(summaries)) {
+		if err := s.tx.Put(BucketSummaries, []byte(k), summaries[k]); err != nil {
+			return err
+		}
+	}
+	s.dirty, s.keys = map[string]any{}, nil
+	return nil
+}
+
+func (s *Tx) Project(name string) (*projection.Project, error) {
+	return get[projection.Project](s, BucketProjects, name)
+}
+func (s *Tx) Plan(p, id string) (*projection.Plan, error) {
+	return get[projection.Plan](s, BucketPlans, projection.Key(p, id))
+}
+func (s *Tx) Task(p, id string) (*projection.Task, error) {
+	return get[projection.Task](s, BucketTasks, projection.Key(p, id))
+}
+func (s *Tx) Approval(p, id string) (*projection.Approval, error) {
+	return get[projection.Approval](s, BucketApprovals, projection.Key(p, id))
+}
+func (s *Tx) Exec(p, id string) (*projection.Exec, error) {
+	return get[projection.Exec](s, BucketExecs, projection.Key(p, id))
+}
+func (s *Tx) Checkpoint(p, id string) (*projection.Checkpoint, error) {
+	return get[projection.Checkpoint](s, BucketCheckpts, projection.Key(p, id))
+}
+func (s *Tx) PutProject(v *projection.Project) error { return s.put(BucketProjects, v.Name, v) }
+func (s *Tx) PutCheckpoint(v *projection.Checkpoint) error {
+	return s.put(BucketCheckpts, projection.Key(v.Project, v.ID), v)
+}
+
+// Delete removes an entity of kind; the removal is written by Flush.
+func (s *Tx) Delete(kind, project, id string) error {
+	bucket, ok := kindBuckets[kind]
+	if !ok {
+		return fmt.Errorf("flow: cannot delete an entity of kind %q", kind)
+	}
+	return s.put(bucket, projection.Key(project, id), deleted{})
+}
+func (s *Tx) PutPlan(v *projection.Plan) error {
+	return s.put(BucketPlans, projection.Key(v.Project, v.ID), v)
+}
+func (s *Tx) PutTask(v *projection.Task) error {
+	return s.put(BucketTasks, projection.Key(v.Project, v.ID), v)
+}
+func (s *Tx) PutApproval(v *projection.Approval) error {
+	return s.put(BucketApprovals, projection.Key(v.Project, v.ID), v)
+}
+func (s *Tx) PutExec(v *projection.Exec) error {
+	return s.put(BucketExecs, projection.Key(v.Project, v.ID), v)
+}
+
+// list decodes every entity of bucket under prefix, in key order, with
+// what is dirty taking precedence. Callers sort by id number.
+func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
+	var out []*T
+	seen := map[string]bool{}
+	err := s.tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+		seen[string(k)] = true
+		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
+			if v, live := d.(*T); live {
+				out = append(out, v)
+			}
+			return nil
+		}
+		e, err := decodeEntity[T](bucket, k, v)
+		if err == nil {
+			out = append(out, e)
+		}
+		return err
+	})
+	for _, k := range s.keys {
+		b, key, _ := strings.Cut(k, "\x00")
+		if v, live := s.dirty[k].(*T); live && b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
+			out = append(out, v)
+		}
+	}
+	return out, err
+}
+
+func (s *Tx) Projects() ([]*projection.Project, error) {
+	return list[projection.Project](s, BucketProjects, "")
+}
+func (s *Tx) Plans(p string) ([]*projection.Plan, error) {
+	return sortByID(list[projection.Plan](s, BucketPlans, p+"/"))
+}
+func (s *Tx) Tasks(p string) ([]*projection.Task, error) {
+	return sortByID(list[projection.Task](s, BucketTasks, p+"/"))
+}
+func (s *Tx) Approvals(p string) ([]*projection.Approval, error) {
+	return sortByID(list[projection.Approval](s, BucketApprovals, p+"/"))
+}
+func (s *Tx) Execs(p string) ([]*projection.Exec, error) {
+	return sortByID(list[projection.Exec](s, BucketExecs, p+"/"))
+}
+func (s *Tx) Checkpoints(p string) ([]*projection.Checkpoint, error) {
+	return sortByID(list[projection.Checkpoint](s, BucketCheckpts, p+"/"))
+}
+
+// Mem adapts a replay in memory to a Source.
+type Mem struct{ *projection.Memory }
+
+var _ Source = Mem{}
+
+func (m Mem) Projects() ([]*projection.Project, error) {
+	return sortProjects(m.Memory.Projects), nil
+}
+func (m Mem) Plans(p string) ([]*projection.Plan, error) { return m.PlansOf(p), nil }
+func (m Mem) Tasks(p string) ([]*projection.Task, error) { return m.TasksOf(p), nil }
+func (m Mem) Approvals(p string) ([]*projection.Approval, error) {
+	return m.ApprovalsOf(p), nil
+}
+func (m Mem) Execs(p string) ([]*projection.Exec, error) { return m.ExecsOf(p), nil }
+func (m Mem) Checkpoints(p string) ([]*projection.Checkpoint, error) {
+	return m.CheckpointsOf(p), nil
+}
+
+// sortByID orders entities of one kind by id number (T-2 before T-10).
+func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {
+	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(a.EntityID(), b.EntityID()) })
+	return items, err
+}
+
+func sortProjects(m map[string]*projection.Project) []*projection.Project {
+	out := make([]*projection.Project, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *projection.Project) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
