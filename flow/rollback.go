@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -22,6 +23,20 @@ type RollbackInput struct {
 	DryRun  bool   `json:"dry_run,omitempty"`
 	Write
 }
+
+// Change is what happened to one entity between two points, and
+// FieldChange one of its fields (see package flow/scopediff).
+type (
+	Change      = scopediff.Change
+	FieldChange = scopediff.FieldChange
+)
+
+// Change operations.
+const (
+	OpAdded   = scopediff.OpAdded
+	OpRemoved = scopediff.OpRemoved
+	OpChanged = scopediff.OpChanged
+)
 
 // RollbackResult says what a rollback did (or, dry, would do).
 type RollbackResult struct {
@@ -161,7 +176,7 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 			return nil, nil, err
 		}
 	}
-	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(diffScopes(current, target), current, target)}
+	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(scopediff.Of(current, target), current, target)}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
 		return res, nil, err
