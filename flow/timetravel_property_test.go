@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -270,7 +271,7 @@ func (m *ttMachine) Exec(t *rapid.T) {
 	project := m.project(t)
 	code := rapid.SampledFrom([]int{0, 0, 1}).Draw(t, "exitCode")
 	in := NewExec{Project: project, Command: "make test", ExitCode: code, Success: code == 0,
-		ElapsedMS: 12.5, Stdout: CaptureString("ok\n"), AddedVars: []string{"x"}}
+		ElapsedMS: 12.5, Stdout: capture.String("ok\n"), AddedVars: []string{"x"}}
 	if rapid.IntRange(0, 3).Draw(t, "onTask") > 0 {
 		in.Task = m.taskID(t, project, "task")
 	}
