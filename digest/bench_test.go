@@ -2,6 +2,7 @@ package digest
 
 import (
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/capture"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -30,7 +31,7 @@ func digestBenchEngine(b *testing.B) *flow.Engine {
 		must(e.AddStep(flow.NewStep{Project: "bench", Task: id, Title: "step"}))
 		must(e.MergeContext(flow.ContextPatch{Project: "bench", ID: id, Patch: `{"k":"v` + strconv.Itoa(i) + `"}`}))
 		must(e.AddNote(flow.NewNote{Project: "bench", Task: id, Kind: flow.NoteKindMemory, Text: "remember " + strconv.Itoa(i)}))
-		must(e.RecordExec(flow.NewExec{Project: "bench", Task: id, Command: "go test", Success: true, Stdout: flow.CaptureString("ok\n")}))
+		must(e.RecordExec(flow.NewExec{Project: "bench", Task: id, Command: "go test", Success: true, Stdout: capture.String("ok\n")}))
 	}
 	must(e.ClaimTask(flow.Claim{Project: "bench", ID: "T-1", Lease: 24 * time.Hour}))
 	return e

@@ -3,6 +3,10 @@ Package digest turns a project's state and history into documents for
 people and assistants: Prime, the digest an assistant reads at the start
 of a session, and ReportTask and ReportProject, the final reports. Each
 is markdown plus the structured parts it was made from (its -o json).
+It also holds the smaller digests the CLI prints: Stats (success and
+elapsed time of the exec records, per command, task and tool), Diff (what
+changed between two points, entity by entity) and Describe (one line of
+text per event, for flowctl watch; Subject and Summary are its parts).
 
 # Reads
 
@@ -10,7 +14,8 @@ A digest reads only through the engine's exported read API: one
 flow.Engine.Read for the projections, so that what it shows is the state
 at one head; then the events up to that head (flow.Engine.ProjectEvents,
 Events), which the projections already include. On a view At a point it
-shows that point. It writes nothing.
+shows that point. Diff reads both of its points in one
+flow.Engine.Scopes. It writes nothing.
 
 # Determinism
 

@@ -256,7 +256,7 @@ func (st *primeState) fold(ev flow.Event) {
 	f := st.folds[ev.Stream]
 	if f == nil {
 		kind, _, _, _ := projection.ParseStream(ev.Stream)
-		f = &primeFold{kind: kind, subject: ev.Subject(), first: ev.Seq}
+		f = &primeFold{kind: kind, subject: Subject(ev), first: ev.Seq}
 		st.folds[ev.Stream] = f
 	}
 	f.add(ev)
@@ -816,7 +816,7 @@ func (st *primeState) recentEvents(l *primeLayout) []int {
 	out := make([]int, len(st.recent))
 	for i, ev := range st.recent {
 		re := ReportEvent{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Type: ev.Type,
-			Subject: ev.Subject(), Summary: primeText(ev.Summary(), primeLineRunes)}
+			Subject: Subject(ev), Summary: primeText(Summary(ev), primeLineRunes)}
 		text := fmt.Sprintf("- #%d %s %s · %s · %s", re.Seq, mdTime(re.Time), primeText(re.Actor, 100),
 			primeText(re.Subject, 100), primeText(re.Type, 100))
 		if re.Summary != "" {

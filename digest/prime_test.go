@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
@@ -118,9 +119,9 @@ func primeFixture(tb testing.TB, w *primeWorld) {
 	primeMust(ann.MoveStep(flow.StepMove{Project: "web", ID: "T-2.1", To: projection.StepInProgress})).in(tb)
 	for i := 1; i <= 4; i++ {
 		x := flow.NewExec{Project: "web", Task: "T-2", Command: "go test ./run" + strconv.Itoa(i), Success: true,
-			Stdout: flow.CaptureString("ok run" + strconv.Itoa(i))}
+			Stdout: capture.String("ok run" + strconv.Itoa(i))}
 		if i == 4 {
-			x.Success, x.ExitCode, x.Stderr = false, 1, flow.CaptureString("FAIL: want 3, got 4\n")
+			x.Success, x.ExitCode, x.Stderr = false, 1, capture.String("FAIL: want 3, got 4\n")
 		}
 		primeMust(ann.RecordExec(x)).in(tb)
 	}
@@ -337,7 +338,7 @@ func TestEngine_PrimeCutsLongTexts(t *testing.T) {
 		primeMust(e.AddStep(flow.NewStep{Project: "p", Task: "T-1", Title: fmt.Sprint("step number ", i)})).in(t)
 	}
 	out := strings.Repeat("line of output\n", 100)
-	primeMust(e.RecordExec(flow.NewExec{Project: "p", Task: "T-1", Command: "make", Success: true, Stdout: flow.CaptureString(out)})).in(t)
+	primeMust(e.RecordExec(flow.NewExec{Project: "p", Task: "T-1", Command: "make", Success: true, Stdout: capture.String(out)})).in(t)
 	w.step = 0
 
 	p := primeMust(Prime(e, PrimeInput{Project: "p", Actor: "ann", Budget: 1000})).in(t)
@@ -696,9 +697,9 @@ func primeRandomProject(t *rapid.T, w *primeWorld) {
 			}
 		case 10:
 			ok := rapid.Bool().Draw(t, "success")
-			in := flow.NewExec{Project: "p", Command: primeWords(t, "command"), Success: ok, Stdout: flow.CaptureString(primeWords(t, "stdout") + "\n- not an item\n## nor a section\n")}
+			in := flow.NewExec{Project: "p", Command: primeWords(t, "command"), Success: ok, Stdout: capture.String(primeWords(t, "stdout") + "\n- not an item\n## nor a section\n")}
 			if !ok {
-				in.ExitCode, in.Stderr = 2, flow.CaptureString(strings.Repeat("err line\n", rapid.IntRange(1, 20).Draw(t, "stderr lines")))
+				in.ExitCode, in.Stderr = 2, capture.String(strings.Repeat("err line\n", rapid.IntRange(1, 20).Draw(t, "stderr lines")))
 			}
 			if tasks > 0 {
 				in.Task = task("exec task")

@@ -269,7 +269,7 @@ func timelineOf(evs []flow.Event) []ReportEvent {
 	out := make([]ReportEvent, len(evs))
 	for i, ev := range evs {
 		out[i] = ReportEvent{Seq: ev.Seq, Time: ev.Time, Actor: ev.Actor, Type: ev.Type,
-			Subject: ev.Subject(), Summary: mdClip(mdLine(ev.Summary()), reportSummary)}
+			Subject: Subject(ev), Summary: mdClip(mdLine(Summary(ev)), reportSummary)}
 	}
 	return out
 }

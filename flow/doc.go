@@ -21,11 +21,18 @@ Recover use the backend's optional store.Verifier, store.Compacter and
 store.Salvager.
 
 Two rooms beside the engine build on its exported API: package digest
-(prime, the session-start digest, and the task and project reports) reads
-through Engine.Read and the event readers (read_api.go), and package
-legacy imports the seeds' files (workflow.json, workflow_history.json,
-context dumps, the exec log) through Engine.ImportEntries and its
-Importer (import_api.go).
+(prime, the session-start digest, the task and project reports, the exec
+record statistics, the diff between two points, and Describe's line for
+an event) reads through Engine.Read, Engine.Scopes and the event readers
+(read_api.go), and package legacy imports the seeds' files (workflow.json,
+workflow_history.json, context dumps, the exec log) through
+Engine.ImportEntries and its Importer (import_api.go).
+
+Two small pure packages below the engine hold what it shares with them:
+flow/scopediff compares two states of a project (the changes Rollback
+reports and digest.Diff shows; Change is scopediff.Change), and
+flow/capture keeps the head and tail of a command's output for an exec
+record (OutputLimit is capture.Limit).
 
 # Buckets
 

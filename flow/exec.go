@@ -6,20 +6,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"math"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/projection"
 )
 
 // OutputLimit is how much of a command's stdout or stderr an exec record
-// keeps at each end: the first OutputLimit bytes (Head) and the last
-// OutputLimit bytes not already in Head (Tail).
-const OutputLimit = 16 << 10
+// keeps at each end (capture.Limit): the first OutputLimit bytes (Head)
+// and the last OutputLimit bytes not already in Head (Tail).
+const OutputLimit = capture.Limit
 
 // Bounds of an exec record's numbers: exit codes are those of a process
 // (0-255; a command killed by signal n is 128+n, as shells report it),
@@ -31,112 +31,6 @@ const (
 
 // kindExec names exec records in a Ref.
 const kindExec = "exec"
-
-// Capture is an io.Writer that keeps what an exec record stores of a
-// stream: its first and last OutputLimit bytes, its length and the
-// SHA-256 of all of it, in bounded memory. It is not safe for concurrent
-// use; give each stream its own.
-type Capture struct {
-	head []byte
-	tail []byte // the last bytes written: at least min(n, OutputLimit)
-	n    int64
-	sum  hash.Hash
-}
-
-// NewCapture returns an empty capture.
-func NewCapture() *Capture { return &Capture{sum: sha256.New()} }
-
-// Write keeps p; it never fails.
-func (c *Capture) Write(p []byte) (int, error) {
-	c.sum.Write(p)
-	c.n += int64(len(p))
-	if room := OutputLimit - len(c.head); room > 0 {
-		c.head = append(c.head, p[:min(room, len(p))]...)
-	}
-	if len(p) >= OutputLimit {
-		c.tail = append(c.tail[:0], p[len(p)-OutputLimit:]...)
-	} else if c.tail = append(c.tail, p...); len(c.tail) > 2*OutputLimit {
-		c.tail = append(c.tail[:0], c.tail[len(c.tail)-OutputLimit:]...)
-	}
-	return len(p), nil
-}
-
-// Output returns what is kept. Head is the stream's first OutputLimit
-// bytes, cut back so as not to split a UTF-8 sequence; Tail is its last
-// OutputLimit bytes that are not in Head, starting on a rune boundary
-// (empty when Head holds everything). Both are valid UTF-8 of at most
-// OutputLimit bytes: invalid bytes are replaced with U+FFFD. Bytes and
-// SHA256 are those of the exact stream.
-func (c *Capture) Output() projection.Output {
-	out := projection.Output{Bytes: c.n, SHA256: hex.EncodeToString(c.sum.Sum(nil))}
-	if c.n <= OutputLimit {
-		out.Head = validHead(c.head)
-		return out
-	}
-	cut := runeCut(c.head)
-	out.Head = validHead(c.head[:cut])
-	rest := c.n - int64(cut)
-	k := int(min(rest, OutputLimit))
-	tail := c.tail[len(c.tail)-k:]
-	if int64(k) < rest {
-		tail = skipContinuation(tail)
-	}
-	out.Tail = validTail(tail)
-	return out
-}
-
-// CaptureString returns the kept part of a whole stream s.
-func CaptureString(s string) projection.Output {
-	c := NewCapture()
-	c.Write([]byte(s))
-	return c.Output()
-}
-
-// runeCut returns len(b) less an incomplete UTF-8 sequence at its end.
-func runeCut(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
-}
-
-// skipContinuation drops the continuation bytes of a rune cut at b's start.
-func skipContinuation(b []byte) []byte {
-	i := 0
-	for i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]) {
-		i++
-	}
-	return b[i:]
-}
-
-func validHead(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if len(s) <= OutputLimit {
-		return s
-	}
-	i := OutputLimit
-	for !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
-
-func validTail(b []byte) string {
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if len(s) <= OutputLimit {
-		return s
-	}
-	i := len(s) - OutputLimit
-	for !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return s[i:]
-}
 
 // NewExec is the input of RecordExec: one command (or code snippet) that
 // was run, with what it printed already captured.
@@ -418,7 +312,7 @@ func DecodeExec(b []byte) (NewExec, error) {
 
 func (x ExecJSON) input() (NewExec, error) {
 	in := NewExec{Step: x.Step, Command: x.Command, Code: x.Code, Cwd: x.Cwd,
-		ElapsedMS: x.ElapsedMS, Stdout: CaptureString(x.Stdout), Stderr: CaptureString(x.Stderr),
+		ElapsedMS: x.ElapsedMS, Stdout: capture.String(x.Stdout), Stderr: capture.String(x.Stderr),
 		AddedVars: x.AddedVars, AddedImports: x.AddedImports}
 	var err error
 	if in.Task, err = seedName("task", x.Task, "task_id", x.TaskID, noTask); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -180,21 +179,4 @@ func (e *Engine) headSeq() (uint64, error) {
 		return nil
 	})
 	return seq, err
-}
-
-// describeRunes bounds the length of Describe's line.
-const describeRunes = 300
-
-// Describe says in one line of text what ev did, for people:
-// "#12 T-3 task.status_changed by ann: todo -> doing". The summary after
-// the colon needs the payload in ev.Raw (Filter.Raw); without it the line
-// ends after the actor.
-func Describe(ev Event) string {
-	s := "#" + strconv.FormatUint(ev.Seq, 10) + " " + streamSubject(ev.Stream) + " " + ev.Type + " by " + ev.Actor
-	if len(ev.Raw) > 0 {
-		if sum := summarizeEvent(ev); sum != "" {
-			s += ": " + sum
-		}
-	}
-	return mdClip(mdLine(s), describeRunes)
 }

@@ -272,31 +272,3 @@ func followHead(t *testing.T, path string) uint64 {
 	}
 	return head
 }
-
-func TestDescribe(t *testing.T) {
-	t.Parallel()
-	path := followFile(t)
-	followWrite(t, path, func(e *Engine) error {
-		_, err := e.MoveTask(Move{Project: "p", ID: "T-1", To: "doing"})
-		return err
-	})
-	e, err := Open(path, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	withRaw := collect(t, e, Filter{Raw: true})
-	plain := collect(t, e, Filter{})
-	for i, want := range []struct{ raw, plain string }{
-		{"#1 p project.created by ann: project p created", "#1 p project.created by ann"},
-		{"#2 T-1 task.created by ann: T-1 created: first", "#2 T-1 task.created by ann"},
-		{"#3 T-1 task.status_changed by ann: todo -> doing", "#3 T-1 task.status_changed by ann"},
-	} {
-		if got := Describe(withRaw[i]); got != want.raw {
-			t.Errorf("Describe(seq %d) = %q, want %q", i+1, got, want.raw)
-		}
-		if got := Describe(plain[i]); got != want.plain {
-			t.Errorf("Describe(seq %d, no payload) = %q, want %q", i+1, got, want.plain)
-		}
-	}
-}

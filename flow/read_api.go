@@ -3,6 +3,7 @@ package flow
 import (
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -120,6 +121,52 @@ func (e *Engine) ProjectEvents(project string, until uint64, fn func(Event) erro
 		from = next
 	}
 	return nil
+}
+
+// PointScope is a project's state at a point: the seq the point resolved
+// to and the project's entities there.
+type PointScope struct {
+	Seq   uint64
+	Scope *projection.Scope
+}
+
+// Scopes resolves each point (as At does) and returns the project's state
+// at each, all in one read transaction, so that HEAD is the same head for
+// every point. It returns ErrNotFound for an unknown project and the
+// errors of a point that does not resolve.
+func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
+	out := make([]PointScope, len(points))
+	err := e.view(func(tx store.Tx) error {
+		src := projstore.NewTx(tx)
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		for i, p := range points {
+			seq, s, err := e.scopeAt(tx, src, project, p)
+			if err != nil {
+				return err
+			}
+			out[i] = PointScope{Seq: seq, Scope: s}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scopeAt resolves p and returns its seq and the project's state there.
+func (e *Engine) scopeAt(tx store.Tx, src projection.Store, project string, p Point) (uint64, *projection.Scope, error) {
+	seq, err := resolvePoint(tx, src, project, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	mem, err := e.stateAt(tx, project, seq)
+	if err != nil {
+		return 0, nil, err
+	}
+	return seq, mem.Scope(project), nil
 }
 
 // ReadyTasks returns the tasks of tasks (all of one project's, so that

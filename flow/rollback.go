@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
+	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -24,6 +25,20 @@ type RollbackInput struct {
 	DryRun  bool   `json:"dry_run,omitempty"`
 	Write
 }
+
+// Change is what happened to one entity between two points, and
+// FieldChange one of its fields (see package flow/scopediff).
+type (
+	Change      = scopediff.Change
+	FieldChange = scopediff.FieldChange
+)
+
+// Change operations.
+const (
+	OpAdded   = scopediff.OpAdded
+	OpRemoved = scopediff.OpRemoved
+	OpChanged = scopediff.OpChanged
+)
 
 // RollbackResult says what a rollback did (or, dry, would do).
 type RollbackResult struct {
@@ -163,7 +178,7 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 			return nil, nil, err
 		}
 	}
-	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(diffScopes(current, target), current, target)}
+	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(scopediff.Of(current, target), current, target)}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
 		return res, nil, err

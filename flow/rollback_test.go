@@ -6,6 +6,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
+	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -97,7 +98,7 @@ func TestRollback_ItselfCanBeRolledBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := scopeNow(t, e)
-	if d := diffScopes(want, got); len(d) != 0 {
+	if d := scopediff.Of(want, got); len(d) != 0 {
 		t.Fatalf("after rolling the rollback back, the state differs: %+v", d)
 	}
 }
@@ -162,15 +163,18 @@ func TestAt_ReadsThePast(t *testing.T) {
 	}
 }
 
-func TestDiff(t *testing.T) {
+func TestEngine_Scopes(t *testing.T) {
 	e := rollbackFixture(t)
 	head, _, _ := storeHead(e.log)
-	d, err := e.Diff("p", Point{Checkpoint: "C-1"}, Point{Seq: head})
+	s, err := e.Scopes("p", Point{Checkpoint: "C-1"}, Point{Seq: head})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s[1].Seq != head {
+		t.Fatalf("HEAD resolved to seq %d, want %d", s[1].Seq, head)
+	}
 	var got []string
-	for _, c := range d.Changes {
+	for _, c := range scopediff.Of(s[0].Scope, s[1].Scope) {
 		got = append(got, c.Kind+" "+c.ID+" "+c.Op)
 	}
 	want := []string{"task T-2 changed", "task T-3 added", "approval A-1 added", "exec X-1 added"}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
+	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -271,7 +273,7 @@ func (m *ttMachine) Exec(t *rapid.T) {
 	project := m.project(t)
 	code := rapid.SampledFrom([]int{0, 0, 1}).Draw(t, "exitCode")
 	in := NewExec{Project: project, Command: "make test", ExitCode: code, Success: code == 0,
-		ElapsedMS: 12.5, Stdout: CaptureString("ok\n"), AddedVars: []string{"x"}}
+		ElapsedMS: 12.5, Stdout: capture.String("ok\n"), AddedVars: []string{"x"}}
 	if rapid.IntRange(0, 3).Draw(t, "onTask") > 0 {
 		in.Task = m.taskID(t, project, "task")
 	}
@@ -354,7 +356,7 @@ func (m *ttMachine) Rollback(t *rapid.T) {
 	}
 	m.rollback(t, in, true)
 	if after := m.scopeNow(t, project); !bytes.Equal(ttEncode(t, ttNormalize(t, after)), ttEncode(t, ttNormalize(t, before))) {
-		t.Fatalf("rolling back the rollback at seq %d did not restore the state before it: %s", r.Seq, ttJSON(t, diffScopes(before, after)))
+		t.Fatalf("rolling back the rollback at seq %d did not restore the state before it: %s", r.Seq, ttJSON(t, scopediff.Of(before, after)))
 	}
 }
 
@@ -520,11 +522,11 @@ func ttCheckRollback(t *rapid.T, before, target, after *projection.Scope, r *eve
 	if task != "" {
 		got, want = ttTaskPart(after, task), ttTaskPart(target, task)
 		if a, b := ttEncode(t, ttNormalize(t, ttOtherPart(after, task))), ttEncode(t, ttNormalize(t, ttOtherPart(before, task))); !bytes.Equal(a, b) {
-			t.Fatalf("task rollback of %s at seq %d changed other entities: %s", task, r.Seq, ttJSON(t, diffScopes(ttOtherPart(before, task), ttOtherPart(after, task))))
+			t.Fatalf("task rollback of %s at seq %d changed other entities: %s", task, r.Seq, ttJSON(t, scopediff.Of(ttOtherPart(before, task), ttOtherPart(after, task))))
 		}
 	}
 	if a, b := ttEncode(t, ttNormalize(t, got)), ttEncode(t, ttNormalize(t, want)); !bytes.Equal(a, b) {
-		t.Fatalf("after the rollback at seq %d the state differs from the target's: %s", r.Seq, ttJSON(t, diffScopes(want, got)))
+		t.Fatalf("after the rollback at seq %d the state differs from the target's: %s", r.Seq, ttJSON(t, scopediff.Of(want, got)))
 	}
 	exp := ttExpectedAfter(t, before, target, after, r, task)
 	if task == "" {

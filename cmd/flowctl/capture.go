@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -44,12 +44,12 @@ type teeResult struct {
 }
 
 // run runs the command to its end, copying its stdout and stderr through
-// while capturing both (flow.Capture). When ctx ends the command gets
+// while capturing both (capture.Writer). When ctx ends the command gets
 // SIGTERM, and SIGKILL execWaitDelay later.
 func (r teeRun) run(ctx context.Context) teeResult {
 	cmd := exec.CommandContext(ctx, r.argv[0], r.argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = r.dir, r.env, r.stdin
-	out, errOut := flow.NewCapture(), flow.NewCapture()
+	out, errOut := capture.New(), capture.New()
 	cmd.Stdout = io.MultiWriter(r.stdout, out)
 	cmd.Stderr = io.MultiWriter(r.stderr, errOut)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

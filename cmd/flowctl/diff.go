@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ func (a *app) diffCommand() *cobra.Command {
 				}
 			}
 			return a.withEngine(true, func(s *session) error {
-				d, err := s.eng.Diff(s.project, from, to)
+				d, err := digest.Diff(s.eng, s.project, from, to)
 				if err != nil {
 					return err
 				}
@@ -46,7 +47,7 @@ func (a *app) diffCommand() *cobra.Command {
 
 // writeDiff prints a diff for people: a header with the seqs it compares,
 // then one line per changed entity.
-func writeDiff(w io.Writer, d *flow.DiffResult) {
+func writeDiff(w io.Writer, d *digest.DiffResult) {
 	n := "no changes"
 	if len(d.Changes) > 0 {
 		n = plural(uint64(len(d.Changes)), "change")

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 )
 
-func travelDiff(t *testing.T, stdout string) flow.DiffResult {
+func travelDiff(t *testing.T, stdout string) digest.DiffResult {
 	t.Helper()
-	var d flow.DiffResult
+	var d digest.DiffResult
 	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
 		t.Fatalf("diff -o json printed %q: %v", stdout, err)
 	}

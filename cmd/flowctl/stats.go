@@ -5,12 +5,12 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/digest"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) statsCommand() *cobra.Command {
-	alpha := flow.DefaultAlpha
+	alpha := digest.DefaultAlpha
 	cmd := &cobra.Command{
 		Use:   "stats [--alpha A]",
 		Short: "Exec record statistics: success rate and elapsed time per command, task and tool",
@@ -22,13 +22,13 @@ func (a *app) statsCommand() *cobra.Command {
 		Example: "  flowctl stats\n  flowctl stats --alpha 0.1 -o json | jq '.tools[] | {tool, ewma}'",
 		Args:    cobra.NoArgs,
 	}
-	cmd.Flags().Float64Var(&alpha, "alpha", flow.DefaultAlpha, "weight of each new record in the weighted success rate, in (0, 1]")
+	cmd.Flags().Float64Var(&alpha, "alpha", digest.DefaultAlpha, "weight of each new record in the weighted success rate, in (0, 1]")
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		if !(alpha > 0 && alpha <= 1) {
 			return usageError{fmt.Errorf("--alpha %v: use a number in (0, 1]", alpha)}
 		}
 		return a.withEngine(true, func(s *session) error {
-			st, err := s.eng.Stats(s.project, flow.StatsOptions{Alpha: alpha})
+			st, err := digest.Stats(s.eng, s.project, digest.StatsOptions{Alpha: alpha})
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ func (a *app) statsCommand() *cobra.Command {
 }
 
 // writeStats prints the totals and one table per grouping.
-func writeStats(w io.Writer, st *flow.Stats) {
+func writeStats(w io.Writer, st *digest.ExecStats) {
 	t := st.Total
 	if t.Runs == 0 {
 		fmt.Fprintf(w, "No exec records in project %s.\n", printable(st.Project))
@@ -73,7 +73,7 @@ func writeStats(w io.Writer, st *flow.Stats) {
 	table(w, "TOOL\t"+cols+"\tWEIGHTED\tLAST SEQ", rows)
 }
 
-func statsCells(o flow.Outcomes) []string {
+func statsCells(o digest.Outcomes) []string {
 	return []string{strconv.Itoa(o.Runs), strconv.Itoa(o.Successes), strconv.Itoa(o.Failures), statsPercent(o.SuccessRate),
 		statsMS(o.Elapsed.Mean), statsMS(o.Elapsed.P50), statsMS(o.Elapsed.Max)}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/spf13/cobra"
@@ -133,7 +134,7 @@ func writeEventJSON(w io.Writer, ev flow.Event) error {
 // and then one line for people (which starts with "#<seq>", never with
 // "MCP::").
 func writeEventMCP(w io.Writer, ev flow.Event) error {
-	human := flow.Describe(ev)
+	human := digest.Describe(ev)
 	ev.Raw = nil
 	b, err := marshalJSON(ev)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -56,7 +57,7 @@ func Batch(e *flow.Engine, ops []workload.Op) error {
 }
 
 // execStdout is the captured output of every exec record.
-var execStdout = flow.CaptureString(workload.ExecStdout)
+var execStdout = capture.String(workload.ExecStdout)
 
 // Run runs one Op on e. It returns the command's error, or ErrOutOfStep
 // when the id the engine assigned is not the Op's.

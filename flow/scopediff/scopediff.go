@@ -1,4 +1,4 @@
-package flow
+package scopediff
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowctl/flowctl/flow/internal/projstore"
-	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -38,58 +36,15 @@ const (
 	OpChanged = "changed"
 )
 
-// DiffResult is the answer of Diff.
-type DiffResult struct {
-	Project string   `json:"project"`
-	From    uint64   `json:"from"`
-	To      uint64   `json:"to"`
-	Changes []Change `json:"changes"`
-}
-
-// Diff reports what changed in project between points a and b, entity by
-// entity.
-func (e *Engine) Diff(project string, a, b Point) (*DiffResult, error) {
-	var out *DiffResult
-	err := e.view(func(tx store.Tx) error {
-		src := projstore.NewTx(tx)
-		if _, err := mustProject(src, project); err != nil {
-			return err
-		}
-		from, sa, err := e.scopeAt(tx, src, project, a)
-		if err != nil {
-			return err
-		}
-		to, sb, err := e.scopeAt(tx, src, project, b)
-		if err != nil {
-			return err
-		}
-		out = &DiffResult{Project: project, From: from, To: to, Changes: diffScopes(sa, sb)}
-		return nil
-	})
-	return out, err
-}
-
-// scopeAt resolves p and returns its seq and the project's state there.
-func (e *Engine) scopeAt(tx store.Tx, src projection.Store, project string, p Point) (uint64, *projection.Scope, error) {
-	seq, err := resolvePoint(tx, src, project, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	mem, err := e.stateAt(tx, project, seq)
-	if err != nil {
-		return 0, nil, err
-	}
-	return seq, mem.Scope(project), nil
-}
-
 // item is one entity of a scope, flattened for comparison.
 type item struct {
 	kind, id, title string
 	fields          map[string]json.RawMessage
 }
 
-// diffScopes lists the entities that differ from a to b, by kind, then id.
-func diffScopes(a, b *projection.Scope) []Change {
+// Of lists the entities that differ from a to b, by kind, then id; never
+// nil.
+func Of(a, b *projection.Scope) []Change {
 	ia, ib := items(a), items(b)
 	var out []Change
 	for _, k := range sortedKeys(ia, ib) {

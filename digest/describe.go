@@ -1,32 +1,39 @@
-package flow
+package digest
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// This file says in words what an event did: Describe's line (follow.go),
-// and the subject and summary a digest's timeline shows (package digest).
+// This file says in words what an event did: Describe's line (flowctl
+// watch), and the subject and summary a digest's timeline shows.
+
+// describeRunes bounds the length of Describe's line.
+const describeRunes = 300
+
+// Describe says in one line of text what ev did, for people:
+// "#12 T-3 task.status_changed by ann: todo -> doing". The summary after
+// the colon needs the payload in ev.Raw (flow.Filter.Raw); without it the
+// line ends after the actor.
+func Describe(ev flow.Event) string {
+	s := "#" + strconv.FormatUint(ev.Seq, 10) + " " + Subject(ev) + " " + ev.Type + " by " + ev.Actor
+	if len(ev.Raw) > 0 {
+		if sum := Summary(ev); sum != "" {
+			s += ": " + sum
+		}
+	}
+	return mdClip(mdLine(s), describeRunes)
+}
 
 // Subject is the entity of the event's stream, as people name it: T-3,
 // P-1, or the project's name for the project's own stream.
-func (ev Event) Subject() string { return streamSubject(ev.Stream) }
-
-// Summary says in a few words what the event did ("todo -> doing",
-// "T-3 created: parse the input"), from its payload in Raw (Filter.Raw):
-// "" for a type without one, and a note instead of an error for an
-// unknown type or a payload that does not decode. It may span lines and
-// carry any character the payload does; a caller that prints it makes it
-// safe.
-func (ev Event) Summary() string { return summarizeEvent(ev) }
+func Subject(ev flow.Event) string { return streamSubject(ev.Stream) }
 
 func streamSubject(stream string) string {
 	kind, project, id, ok := projection.ParseStream(stream)
@@ -39,8 +46,13 @@ func streamSubject(stream string) string {
 	return id
 }
 
-// summarize says in a few words what ev did.
-func summarizeEvent(ev Event) string {
+// Summary says in a few words what the event did ("todo -> doing",
+// "T-3 created: parse the input"), from its payload in Raw
+// (flow.Filter.Raw): "" for a type without one, and a note instead of an
+// error for an unknown type or a payload that does not decode. It may span
+// lines and carry any character the payload does; a caller that prints it
+// makes it safe.
+func Summary(ev flow.Event) string {
 	if _, known := projection.Schema(ev.Type); !known {
 		return fmt.Sprintf("unknown event type (schema %d)", ev.Schema)
 	}
@@ -168,11 +180,6 @@ func stepSummary(p projection.StepStatusChanged) string {
 	return s
 }
 
-// join joins the non-empty words with spaces.
-func mdJoin(words ...string) string {
-	return strings.Join(slices.DeleteFunc(words, func(w string) bool { return w == "" }), " ")
-}
-
 func mdPrefixed(prefix string, ids []string) string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
@@ -181,79 +188,9 @@ func mdPrefixed(prefix string, ids []string) string {
 	return strings.Join(out, " ")
 }
 
-func mdParens(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "(" + s + ")"
-}
-
-func mdForced(f bool) string {
-	if f {
-		return "[forced]"
-	}
-	return ""
-}
-
 func mdForStep(step string) string {
 	if step == "" {
 		return ""
 	}
 	return "for " + step
-}
-
-func mdOK(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "failed"
-}
-
-func mdMS(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " ms" }
-
-// execLabel is what a record ran: its command, or the first line of its code.
-func execLabel(x *projection.ExecRecorded) string {
-	if x.Command != "" || x.Code == "" {
-		return x.Command
-	}
-	first, _, _ := strings.Cut(x.Code, "\n")
-	return "code: " + first
-}
-
-func mdTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
-
-// oneLine makes s one line of safe text: line breaks become spaces,
-// other control characters are escaped, invalid UTF-8 is replaced.
-func mdLine(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	return mdSafe(s)
-}
-
-// safeText escapes control characters other than newline and tab, so
-// that text from an event cannot move a terminal's cursor.
-func mdSafe(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsFunc(s, mdUnsafe) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if mdUnsafe(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func mdUnsafe(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
-
-// clip cuts s to at most n runes, marking the cut with "…".
-func mdClip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

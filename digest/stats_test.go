@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -98,7 +99,7 @@ func TestCommandKey(t *testing.T) {
 // statsFixture records, in this order: T-1 go test ok 10ms, T-1 go test
 // failed 30ms, T-2 npm test ok 20ms, code ok 5ms (no task), T-2 go vet ok
 // 40ms, T-1 go test ok 20ms.
-func statsFixture(tb testing.TB, e *Engine) {
+func statsFixture(tb testing.TB, e *flow.Engine) {
 	tb.Helper()
 	statusProject(tb, e, "alpha")
 	statusTask(tb, e, "alpha", "one")
@@ -117,11 +118,11 @@ func statsFixture(tb testing.TB, e *Engine) {
 	}
 }
 
-func TestEngine_Stats(t *testing.T) {
+func TestStats(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		e := mustOpen(t)
 		statsFixture(t, e)
-		st, err := e.Stats("alpha", StatsOptions{})
+		st, err := Stats(e, "alpha", StatsOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestEngine_Stats(t *testing.T) {
 	t.Run("Alpha", func(t *testing.T) {
 		e := mustOpen(t)
 		statsFixture(t, e)
-		st, err := e.Stats("alpha", StatsOptions{Alpha: 0.5})
+		st, err := Stats(e, "alpha", StatsOptions{Alpha: 0.5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +181,7 @@ func TestEngine_Stats(t *testing.T) {
 	t.Run("Empty", func(t *testing.T) {
 		e := mustOpen(t)
 		statusProject(t, e, "alpha")
-		st, err := e.Stats("alpha", StatsOptions{})
+		st, err := Stats(e, "alpha", StatsOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,14 +196,14 @@ func TestEngine_Stats(t *testing.T) {
 		e := mustOpen(t)
 		statusProject(t, e, "alpha")
 		for _, alpha := range []float64{-0.1, 1.5, math.NaN(), math.Inf(1)} {
-			if _, err := e.Stats("alpha", StatsOptions{Alpha: alpha}); !errors.Is(err, ErrInvalid) {
+			if _, err := Stats(e, "alpha", StatsOptions{Alpha: alpha}); !errors.Is(err, flow.ErrInvalid) {
 				t.Errorf("alpha %v: err = %v, want ErrInvalid", alpha, err)
 			}
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		e := mustOpen(t)
-		if _, err := e.Stats("nope", StatsOptions{}); !errors.Is(err, ErrNotFound) {
+		if _, err := Stats(e, "nope", StatsOptions{}); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package flow
+package digest
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -28,12 +29,12 @@ type StatsOptions struct {
 	Alpha float64 // in (0, 1]; 0 means DefaultAlpha
 }
 
-// Stats summarises a project's exec records: success and elapsed time
+// ExecStats summarises a project's exec records: success and elapsed time
 // overall, per command and per task, and a weighted success rate per tool.
 // Every list is sorted (commands and tools by name, tasks by id with
 // records of no task last) and never nil. Rates and means are rounded to
 // six decimals.
-type Stats struct {
+type ExecStats struct {
 	Project  string         `json:"project"`
 	Alpha    float64        `json:"alpha"`
 	Prior    float64        `json:"prior"`
@@ -89,27 +90,28 @@ type ToolStats struct {
 	Outcomes
 }
 
-// Stats computes the statistics of a project's exec records. It returns
-// ErrInvalid for an alpha outside (0, 1] and ErrNotFound for an unknown
-// project.
-func (e *Engine) Stats(project string, opts StatsOptions) (*Stats, error) {
+// Stats computes the statistics of a project's exec records, read in one
+// flow.Engine.Read (on a view At a point, the records at that point). It
+// returns flow.ErrInvalid for an alpha outside (0, 1] and flow.ErrNotFound
+// for an unknown project.
+func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error) {
 	alpha := opts.Alpha
 	if alpha == 0 {
 		alpha = DefaultAlpha
 	}
 	if !(alpha > 0 && alpha <= 1) {
-		return nil, fmt.Errorf("%w: alpha %v: use a number in (0, 1]", ErrInvalid, opts.Alpha)
+		return nil, fmt.Errorf("%w: alpha %v: use a number in (0, 1]", flow.ErrInvalid, opts.Alpha)
 	}
-	var out *Stats
-	err := e.read(func(src source) error {
-		if _, err := mustProject(src, project); err != nil {
+	var out *ExecStats
+	err := e.Read(func(r *flow.Reader) error {
+		if _, err := r.Project(project); err != nil {
 			return err
 		}
-		execs, err := src.Execs(project)
+		execs, err := r.Execs(project)
 		if err != nil {
 			return err
 		}
-		tasks, err := src.Tasks(project)
+		tasks, err := r.Tasks(project)
 		out = computeStats(project, alpha, execs, tasks)
 		return err
 	})
@@ -117,10 +119,10 @@ func (e *Engine) Stats(project string, opts StatsOptions) (*Stats, error) {
 }
 
 // computeStats is Stats on records already read.
-func computeStats(project string, alpha float64, execs []*projection.Exec, tasks []*projection.Task) *Stats {
+func computeStats(project string, alpha float64, execs []*projection.Exec, tasks []*projection.Task) *ExecStats {
 	execs = slices.Clone(execs)
 	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
-	st := &Stats{Project: project, Alpha: alpha, Prior: EWMAPrior}
+	st := &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior}
 	byCommand := map[string][]*projection.Exec{}
 	byTask := map[string][]*projection.Exec{}
 	byTool := map[string][]*projection.Exec{}
