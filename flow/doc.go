@@ -27,6 +27,14 @@ legacy imports the seeds' files (workflow.json, workflow_history.json,
 context dumps, the exec log) through Engine.ImportEntries and its
 Importer (import_api.go).
 
+Rooms below the engine, in flow/internal, import flow/store and projection,
+never flow. Package check holds the input checks: CheckJSON's rules, the
+one-line and multi-line text checks the commands run (check.Line,
+check.Text) and the clean-ups of legacy text; its ErrInvalid is the very
+value flow exports as ErrInvalid. Package eventview is the JSON view of
+event payloads: Event.Data shows stored JSON text as JSON values and unix
+nanoseconds as RFC 3339 times, and import reads the view back.
+
 # Buckets
 
 Besides the log's own (eventlog/doc.go), the engine keeps these buckets in
