@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -56,10 +57,10 @@ type NewApproval struct {
 }
 
 func (in *NewApproval) check() error {
-	if err := checkText("message", in.Message, MaxText, true); err != nil {
+	if err := check.Text("message", in.Message, MaxText, true); err != nil {
 		return err
 	}
-	if err := checkText("code", in.Code, MaxCode, false); err != nil {
+	if err := check.Text("code", in.Code, MaxCode, false); err != nil {
 		return err
 	}
 	if err := checkAction(in.Action); err != nil {
@@ -190,7 +191,7 @@ type Decision struct {
 // granting one that has expired, is a conflict. IfVersion is compared
 // with the approval's version.
 func (e *Engine) DecideApproval(in Decision) (*projection.Approval, error) {
-	if err := checkText("comment", in.Comment, MaxText, false); err != nil {
+	if err := check.Text("comment", in.Comment, MaxText, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "approval.decide", in, func(w *writer) (Ref, error) {

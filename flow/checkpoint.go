@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -18,10 +19,10 @@ type NewCheckpoint struct {
 // current head, which it also stores as a snapshot, in the same
 // transaction.
 func (e *Engine) CreateCheckpoint(in NewCheckpoint) (*projection.Checkpoint, error) {
-	if err := checkLine("label", in.Label, MaxTitle, false); err != nil {
+	if err := check.Line("label", in.Label, MaxTitle, false); err != nil {
 		return nil, err
 	}
-	if err := checkLine("git head", in.GitHead, MaxTitle, false); err != nil {
+	if err := check.Line("git head", in.GitHead, MaxTitle, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "checkpoint.new", in, func(w *writer) (Ref, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
@@ -122,7 +123,7 @@ type idemRecord struct {
 // projections and the idempotency record commit together or not at all.
 // name and input identify the command for idempotency.
 func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (Ref, error)) (Ref, error) {
-	if err := checkLine("idempotency key", wr.Key, MaxTitle, false); err != nil {
+	if err := check.Line("idempotency key", wr.Key, MaxTitle, false); err != nil {
 		return Ref{}, err
 	}
 	hash, err := commandHash(name, input)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -103,7 +104,7 @@ func keyPatch(in ContextKey, value string) ContextPatch {
 }
 
 func checkContextKey(key string) error {
-	return checkLine("context key", key, MaxTitle, true)
+	return check.Line("context key", key, MaxTitle, true)
 }
 
 // checkJSONText checks user JSON: size, UTF-8, duplicate keys, depth.

@@ -34,6 +34,14 @@ reports and digest.Diff shows; Change is scopediff.Change), and
 flow/capture keeps the head and tail of a command's output for an exec
 record (OutputLimit is capture.Limit).
 
+Rooms below the engine, in flow/internal, import flow/store and projection,
+never flow. Package check holds the input checks: CheckJSON's rules, the
+one-line and multi-line text checks the commands run (check.Line,
+check.Text) and the clean-ups of legacy text; its ErrInvalid is the very
+value flow exports as ErrInvalid. Package eventview is the JSON view of
+event payloads: Event.Data shows stored JSON text as JSON values and unix
+nanoseconds as RFC 3339 times, and import reads the view back.
+
 # Buckets
 
 Besides the log's own (eventlog/doc.go), the engine keeps these buckets in

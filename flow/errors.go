@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/snapshot"
@@ -13,8 +14,10 @@ import (
 // store.ErrConflict, store.ErrCorrupt, ...) pass through wrapped.
 var (
 	ErrNotFound = errors.New("flow: not found")
-	ErrInvalid  = errors.New("flow: invalid input")
-	ErrExists   = errors.New("flow: already exists")
+	// ErrInvalid: input the engine refuses. It is package check's
+	// sentinel, so that the checks below flow wrap this very value.
+	ErrInvalid = check.ErrInvalid
+	ErrExists  = errors.New("flow: already exists")
 	// ErrPending: an approval is not decided yet (exit 6).
 	ErrPending = errors.New("flow: pending")
 	// ErrDamagedProjection: a projection record (an entity or an entry

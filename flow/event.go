@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/eventview"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -53,7 +54,7 @@ func eventOf(r *store.Record) Event {
 		Project:     r.Project,
 		Correlation: optionalID(r.Correlation),
 		Causation:   optionalID(r.Causation),
-		Data:        payloadJSON(r.Type, r.Schema, r.Data),
+		Data:        eventview.JSON(r.Type, r.Schema, r.Data),
 		OccurredAt:  payloadOccurredAt(r.Data),
 		PrevHash:    hex.EncodeToString(r.Prev[:]),
 		Hash:        hex.EncodeToString(r.Hash[:]),
@@ -101,62 +102,4 @@ func stdTime(t projection.Time) *time.Time {
 	}
 	s := t.Std()
 	return &s
-}
-
-// payloadJSON renders a msgpack payload as JSON: the view of its event
-// type's rules (event_view.go) when the type and schema are known. A
-// payload that is not valid msgpack (a newer binary's format, say) is
-// shown as null; export still carries its exact bytes in Raw.
-func payloadJSON(typ string, schema uint32, data []byte) json.RawMessage {
-	if len(data) == 0 {
-		return json.RawMessage("null")
-	}
-	var v any
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&v); err != nil {
-		return json.RawMessage("null")
-	}
-	v = jsonable(v)
-	if rules := viewRulesOf(typ, schema); rules != nil {
-		v, _ = rules.walk(v, toView) // toView never fails
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return json.RawMessage("null")
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// jsonable turns what msgpack decodes into something encoding/json takes:
-// maps with non-string keys get their keys formatted.
-func jsonable(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			t[k] = jsonable(x)
-		}
-		return t
-	case map[any]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[toString(k)] = jsonable(x)
-		}
-		return m
-	case []any:
-		for i, x := range t {
-			t[i] = jsonable(x)
-		}
-		return t
-	}
-	return v
-}
-
-func toString(k any) string {
-	if s, ok := k.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(k)
-	return string(b)
 }

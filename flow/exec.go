@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/flow/capture"
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -64,8 +65,8 @@ func (in *NewExec) check() error {
 		field, v string
 		check    func(field, s string, limit int, required bool) error
 		limit    int
-	}{{"command", in.Command, checkText, MaxText}, {"code", in.Code, checkText, MaxCode},
-		{"cwd", in.Cwd, checkLine, 4096}, {"git_head", in.GitHead, checkLine, 128}}
+	}{{"command", in.Command, check.Text, MaxText}, {"code", in.Code, check.Text, MaxCode},
+		{"cwd", in.Cwd, check.Line, 4096}, {"git_head", in.GitHead, check.Line, 128}}
 	for _, t := range texts {
 		if err := t.check(t.field, t.v, t.limit, false); err != nil {
 			return err
@@ -120,7 +121,7 @@ func checkNames(field string, names []string) error {
 		return fmt.Errorf("%w: %s has %d entries, the limit is 10000", ErrInvalid, field, len(names))
 	}
 	for _, n := range names {
-		if err := checkLine(field+" entry", n, MaxTitle, true); err != nil {
+		if err := check.Line(field+" entry", n, MaxTitle, true); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
+	"github.com/flowctl/flowctl/flow/internal/eventview"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -301,13 +303,13 @@ func readImport(r io.Reader) ([]importEvent, error) {
 
 func parseImportLine(b []byte) (importEvent, error) {
 	// The view shows JSON text as values: a context MaxJSONDepth deep sits
-	// viewDepth levels down in the line.
-	if err := checkJSONDepth(b, MaxJSONDepth+viewDepth); err != nil {
+	// eventview.Depth levels down in the line.
+	if err := check.JSONDepth(b, MaxJSONDepth+eventview.Depth); err != nil {
 		return importEvent{}, err
 	}
 	var ev Event
 	if err := json.Unmarshal(b, &ev); err != nil {
-		return importEvent{}, fmt.Errorf("not an event object: %v", decodeError(err))
+		return importEvent{}, fmt.Errorf("not an event object: %v", check.DecodeError(err))
 	}
 	switch {
 	case ev.Stream == "":
@@ -351,8 +353,8 @@ func parseOptionalID(name, s string) (store.ID, error) {
 }
 
 // importPayload takes Raw when present (the exact stored bytes), else
-// turns Data from the view back into what is stored (fromView) and
-// encodes it as msgpack with sorted keys.
+// turns Data from the view back into what is stored (eventview.Unview)
+// and encodes it as msgpack with sorted keys.
 func importPayload(ev Event) ([]byte, error) {
 	if ev.Raw != nil {
 		return ev.Raw, nil
@@ -360,41 +362,9 @@ func importPayload(ev Event) ([]byte, error) {
 	if len(ev.Data) == 0 || string(ev.Data) == "null" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(ev.Data))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
+	v, err := eventview.Unview(ev.Type, ev.Schema, ev.Data)
 	if err != nil {
 		return nil, fmt.Errorf(`"data": %v`, err)
 	}
-	if rules := viewRulesOf(ev.Type, ev.Schema); rules != nil {
-		if v, err = rules.walk(v, fromView); err != nil {
-			return nil, fmt.Errorf(`"data": %v`, err)
-		}
-	}
-	return marshal(numbers(v))
-}
-
-// numbers turns json.Number into int64, uint64 or float64.
-func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		if u, err := strconv.ParseUint(t.String(), 10, 64); err == nil {
-			return u
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = numbers(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = numbers(x)
-		}
-	}
-	return v
+	return marshal(v)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -166,16 +167,16 @@ func (x ExecJSON) Input() (NewExec, error) { return x.input() }
 // no control character but newlines and tabs. Errors are ErrInvalid
 // naming field.
 func CheckText(field, s string, limit int, required bool) error {
-	return checkText(field, s, limit, required)
+	return check.Text(field, s, limit, required)
 }
 
 // CleanLine replaces every control character of s with a space: a line
 // of another system's file that must import even with a newline in it.
-func CleanLine(s string) string { return cleanLine(s) }
+func CleanLine(s string) string { return check.CleanLine(s) }
 
 // CleanText replaces the control characters of s that multi-line text
 // refuses with spaces: newlines, tabs and CRLF line ends stay.
-func CleanText(s string) string { return cleanText(s) }
+func CleanText(s string) string { return check.CleanText(s) }
 
 // ParseTimestamp reads a time given as JSON under key: a string in RFC
 // 3339, or Python's isoformat without a zone (taken as UTC), or a number

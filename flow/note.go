@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -54,7 +55,7 @@ func (e *Engine) AddNote(in NewNote) (*Note, error) {
 	if err := checkNoteKind(in.Kind); err != nil {
 		return nil, err
 	}
-	if err := checkText("note text", in.Text, MaxText, true); err != nil {
+	if err := check.Text("note text", in.Text, MaxText, true); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "note.add", in, func(w *writer) (Ref, error) {

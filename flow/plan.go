@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -15,10 +16,10 @@ type NewPlan struct {
 
 // AddPlan creates a plan with the next P-n of its project.
 func (e *Engine) AddPlan(in NewPlan) (*projection.Plan, error) {
-	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
+	if err := check.Line("title", in.Title, MaxTitle, true); err != nil {
 		return nil, err
 	}
-	if err := checkText("description", in.Description, MaxText, false); err != nil {
+	if err := check.Text("description", in.Description, MaxText, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "plan.new", in, func(w *writer) (Ref, error) {
@@ -47,7 +48,7 @@ type ClosePlan struct {
 
 // ClosePlan closes a plan; closing a closed plan changes nothing.
 func (e *Engine) ClosePlan(in ClosePlan) (*projection.Plan, error) {
-	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+	if err := check.Text("reason", in.Reason, MaxText, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "plan.close", in, func(w *writer) (Ref, error) {
@@ -114,7 +115,7 @@ type ArchiveProject struct {
 
 // ArchiveProject closes a project to new work; its history stays.
 func (e *Engine) ArchiveProject(in ArchiveProject) (*projection.Project, error) {
-	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+	if err := check.Text("reason", in.Reason, MaxText, false); err != nil {
 		return nil, err
 	}
 	_, err := e.command(in.Write, "project.archive", in, func(w *writer) (Ref, error) {

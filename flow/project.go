@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -37,7 +38,7 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 	if err := ValidProjectName(in.Name); err != nil {
 		return nil, err
 	}
-	if err := checkText("description", in.Description, MaxText, false); err != nil {
+	if err := check.Text("description", in.Description, MaxText, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "project.new", in, func(w *writer) (Ref, error) {

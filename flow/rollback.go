@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/scopediff"
@@ -58,7 +59,7 @@ type RollbackResult struct {
 // flowctl and are not undone there. DryRun computes the same and appends
 // nothing; so does a rollback that would change nothing.
 func (e *Engine) Rollback(in RollbackInput) (*RollbackResult, error) {
-	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+	if err := check.Text("reason", in.Reason, MaxText, false); err != nil {
 		return nil, err
 	}
 	var out *RollbackResult

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -33,7 +34,7 @@ type NewStep struct {
 // store.ErrConflict when the task is done or cancelled, the project
 // archived, or IfVersion stale.
 func (e *Engine) AddStep(in NewStep) (*TaskStep, error) {
-	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
+	if err := check.Line("title", in.Title, MaxTitle, true); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "step.add", in, func(w *writer) (Ref, error) {
@@ -138,7 +139,7 @@ func (in *StepMove) check() error {
 		}
 	}
 	for _, f := range [][2]string{{"note", in.Note}, {"result", in.Result}, {"error", in.Error}} {
-		if err := checkText(f[0], f[1], MaxText, false); err != nil {
+		if err := check.Text(f[0], f[1], MaxText, false); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -37,7 +38,7 @@ func checkPriority(p int) error {
 
 func checkTags(tags []string) error {
 	for _, t := range tags {
-		if err := checkLine("tag", t, 128, true); err != nil {
+		if err := check.Line("tag", t, 128, true); err != nil {
 			return err
 		}
 	}
@@ -68,16 +69,16 @@ func (e *Engine) AddTask(in NewTask) (*projection.Task, error) {
 }
 
 func (in *NewTask) check() error {
-	if err := checkLine("title", in.Title, MaxTitle, true); err != nil {
+	if err := check.Line("title", in.Title, MaxTitle, true); err != nil {
 		return err
 	}
-	if err := checkText("description", in.Description, MaxText, false); err != nil {
+	if err := check.Text("description", in.Description, MaxText, false); err != nil {
 		return err
 	}
-	if err := checkLine("owner", in.Owner, MaxTitle, false); err != nil {
+	if err := check.Line("owner", in.Owner, MaxTitle, false); err != nil {
 		return err
 	}
-	if err := checkLine("ref", in.Ref, MaxTitle, false); err != nil {
+	if err := check.Line("ref", in.Ref, MaxTitle, false); err != nil {
 		return err
 	}
 	if err := checkPriority(in.Priority); err != nil {
@@ -184,7 +185,7 @@ func (in *TaskEdit) check() error {
 		v     *string
 		check func(field, s string, limit int, required bool) error
 		limit int
-	}{{"title", in.Title, checkLine, MaxTitle}, {"description", in.Description, checkText, MaxText}, {"owner", in.Owner, checkLine, MaxTitle}}
+	}{{"title", in.Title, check.Line, MaxTitle}, {"description", in.Description, check.Text, MaxText}, {"owner", in.Owner, check.Line, MaxTitle}}
 	for _, c := range checks {
 		if c.v != nil {
 			if err := c.check(c.field, *c.v, c.limit, c.field == "title"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -29,7 +30,7 @@ func (e *Engine) MoveTask(in Move) (*projection.Task, error) {
 	if _, ok := transitions[in.To]; !ok {
 		return nil, fmt.Errorf("%w: status %q: use todo, doing, done, blocked or cancelled", ErrInvalid, in.To)
 	}
-	if err := checkText("reason", in.Reason, MaxText, false); err != nil {
+	if err := check.Text("reason", in.Reason, MaxText, false); err != nil {
 		return nil, err
 	}
 	ref, err := e.command(in.Write, "task.move", in, func(w *writer) (Ref, error) {

@@ -1,11 +1,6 @@
 package flow
 
-import (
-	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "github.com/flowctl/flowctl/flow/internal/check"
 
 // Limits on text fields, in bytes.
 const (
@@ -13,107 +8,18 @@ const (
 	MaxText  = 64 << 10 // descriptions, notes, messages
 )
 
-// checkLine checks one-line text — a title, label, name, id, tag or
-// path: valid UTF-8, at most limit bytes, not blank when required, and no
-// control character at all (no newline, tab, ESC, BEL or NUL). Errors are
-// ErrInvalid.
-func checkLine(field, s string, limit int, required bool) error {
-	if err := checkSize(field, s, limit, required); err != nil {
-		return err
-	}
-	return checkControls(field, s, "it must be one line of text without control characters", func(string, int) bool { return false })
-}
-
-// checkText checks multi-line text — a description, note, message,
-// reason or code: as checkLine, but newlines and tabs are kept (a
-// carriage return too, when a newline follows it: CRLF line ends). Every
-// other control character is ErrInvalid.
-func checkText(field, s string, limit int, required bool) error {
-	if err := checkSize(field, s, limit, required); err != nil {
-		return err
-	}
-	return checkControls(field, s, "only newlines and tabs are allowed", textControl)
-}
-
-func checkSize(field, s string, limit int, required bool) error {
-	switch {
-	case required && strings.TrimSpace(s) == "":
-		return fmt.Errorf("%w: %s is empty", ErrInvalid, field)
-	case len(s) > limit:
-		return fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrInvalid, field, len(s), limit)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, field)
-	}
-	return nil
-}
-
-// checkControls refuses the first control character of s (C0, DEL or
-// C1) that allowed does not let through.
-func checkControls(field, s, rule string, allowed func(s string, i int) bool) error {
-	for i, r := range s {
-		if unicode.IsControl(r) && !allowed(s, i) {
-			return fmt.Errorf("%w: %s has the control character %U at byte %d; %s", ErrInvalid, field, r, i, rule)
-		}
-	}
-	return nil
-}
-
-// textControl reports whether the control character at s[i] belongs in
-// multi-line text: a newline, a tab, or a carriage return before a newline.
-func textControl(s string, i int) bool {
-	switch s[i] {
-	case '\n', '\t':
-		return true
-	case '\r':
-		return i+1 < len(s) && s[i+1] == '\n'
-	}
-	return false
-}
-
-// cleanLine replaces every control character of s with a space, for text
-// imported from the legacy system's files, which must import even when a
-// title carries a newline.
-func cleanLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// cleanText replaces the control characters of s that multi-line text
-// refuses with spaces (see cleanLine): newlines, tabs and CRLF line ends
-// stay.
-func cleanText(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsControl(r) && !textControl(s, i) {
-			r = ' '
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // clean makes a task read from a legacy file pass the text checks: the
 // control characters of its one-line fields become spaces, and those of
 // its description that multi-line text refuses.
 func (in *NewTask) clean() {
-	in.Title, in.Owner, in.Description = cleanLine(in.Title), cleanLine(in.Owner), cleanText(in.Description)
-	cleanLines(in.Tags)
+	in.Title, in.Owner, in.Description = check.CleanLine(in.Title), check.CleanLine(in.Owner), check.CleanText(in.Description)
+	check.CleanLines(in.Tags)
 }
 
 // clean is NewTask.clean for an exec record read from a legacy log.
 func (in *NewExec) clean() {
-	in.Command, in.Code = cleanText(in.Command), cleanText(in.Code)
-	in.Cwd, in.GitHead = cleanLine(in.Cwd), cleanLine(in.GitHead)
-	cleanLines(in.AddedVars)
-	cleanLines(in.AddedImports)
-}
-
-func cleanLines(lines []string) {
-	for i, s := range lines {
-		lines[i] = cleanLine(s)
-	}
+	in.Command, in.Code = check.CleanText(in.Command), check.CleanText(in.Code)
+	in.Cwd, in.GitHead = check.CleanLine(in.Cwd), check.CleanLine(in.GitHead)
+	check.CleanLines(in.AddedVars)
+	check.CleanLines(in.AddedImports)
 }

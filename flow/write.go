@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
@@ -69,10 +70,10 @@ func (e *Engine) readTx(tx store.Tx, fn func(src source) error) error {
 // newEvent builds an event of this engine's actor and session with a
 // deterministic msgpack payload.
 func (e *Engine) newEvent(typ string, schema uint32, project string, payload any) (store.Event, error) {
-	if err := checkLine("actor", e.opts.Actor, MaxTitle, false); err != nil {
+	if err := check.Line("actor", e.opts.Actor, MaxTitle, false); err != nil {
 		return store.Event{}, err
 	}
-	if err := checkLine("session", e.opts.Session, MaxTitle, false); err != nil {
+	if err := check.Line("session", e.opts.Session, MaxTitle, false); err != nil {
 		return store.Event{}, err
 	}
 	data, err := marshal(payload)

@@ -21,6 +21,6 @@
 // others through.
 //
 // The payload of an event (Event.Data) is shaped by the engine itself
-// (flow/event_view.go), since export writes the same view and import
+// (flow/internal/eventview), since export writes the same view and import
 // reads it back.
 package view

@@ -287,7 +287,7 @@ func TestImport_BadInput(t *testing.T) {
 	t.Parallel()
 	good := importLine(newID1, "task/alpha/T-2", 1, "test.note") // a type this binary does not know: kept, not folded
 	// A line may be 68 levels deep: event data shows a context of 64
-	// levels 4 levels down (flow's viewDepth). Data of 68 makes 69.
+	// levels 4 levels down (eventview.Depth). Data of 68 makes 69.
 	deep := strings.Repeat("[", 68) + strings.Repeat("]", 68)
 	tests := []struct {
 		name  string

@@ -1,4 +1,4 @@
-package flow
+package eventview
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 var viewAt = time.Date(2026, 11, 1, 9, 0, 0, 5, time.UTC)
@@ -23,7 +25,19 @@ func viewOf(tb testing.TB, typ string, payload any) json.RawMessage {
 	if err != nil {
 		tb.Fatalf("marshal %s: %v", typ, err)
 	}
-	return payloadJSON(typ, projection.SchemaVersion, data)
+	return JSON(typ, projection.SchemaVersion, data)
+}
+
+// marshal encodes v as flow's writes do: msgpack with sorted map keys.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	enc.SetCustomStructTag("msgpack")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // field returns the JSON text at path in the object data ("" if absent);
@@ -52,9 +66,9 @@ func field(tb testing.TB, data json.RawMessage, path ...any) string {
 	return string(cur)
 }
 
-// TestPayloadJSON_View: event data shows stored JSON text as the JSON
+// TestJSON_View: event data shows stored JSON text as the JSON
 // value and stored unix nanoseconds as RFC 3339 times (null for 0).
-func TestPayloadJSON_View(t *testing.T) {
+func TestJSON_View(t *testing.T) {
 	ns := viewAt.UnixNano()
 	flat := []struct {
 		name, typ string
@@ -175,7 +189,7 @@ func viewPayloads(s, text string, n int64, b bool) map[string]any {
 }
 
 // checkView checks a view against its event type's rules: it is JSON, a
-// field of JSON text that CheckJSON accepts is shown as that value, and a
+// field of JSON text that check.JSON accepts is shown as that value, and a
 // time is null or an RFC 3339 string.
 func checkView(t *testing.T, typ string, data json.RawMessage, text string) {
 	t.Helper()
@@ -197,12 +211,12 @@ func checkView(t *testing.T, typ string, data json.RawMessage, text string) {
 func checkViewValue(kind viewKind, x any, text string) error {
 	switch kind {
 	case jsonText:
-		if CheckJSON([]byte(text)) != nil {
+		if check.JSON([]byte(text)) != nil {
 			var stored any // as a JSON string: invalid UTF-8 replaced
 			b, _ := json.Marshal(text)
 			_ = json.Unmarshal(b, &stored)
 			if x != stored {
-				return fmt.Errorf("JSON text CheckJSON refuses is shown as %v, not as stored", x)
+				return fmt.Errorf("JSON text check.JSON refuses is shown as %v, not as stored", x)
 			}
 			return nil
 		}
@@ -250,20 +264,24 @@ func FuzzEventView(f *testing.F) {
 }
 
 // checkUnview: data alone, in the view, imports as the payload it shows
-// (compared as JSON values), for the text flowctl stores: what CheckJSON
+// (compared as JSON values), for the text flowctl stores: what check.JSON
 // accepts. Not checked: a JSON string holding JSON text, which is shown as
 // that string and which import takes for the text.
 func checkUnview(t *testing.T, typ string, view json.RawMessage, text string) {
 	t.Helper()
 	var s string
-	if CheckJSON([]byte(text)) != nil || json.Unmarshal([]byte(text), &s) == nil && CheckJSON([]byte(s)) == nil {
+	if check.JSON([]byte(text)) != nil || json.Unmarshal([]byte(text), &s) == nil && check.JSON([]byte(s)) == nil {
 		return
 	}
-	data, err := importPayload(Event{Type: typ, Schema: projection.SchemaVersion, Data: view})
+	v, err := Unview(typ, projection.SchemaVersion, view)
 	if err != nil {
 		t.Fatalf("%s: import of the view %s: %v", typ, view, err)
 	}
-	if again := payloadJSON(typ, projection.SchemaVersion, data); !sameJSON(again, view) {
+	data, err := marshal(v)
+	if err != nil {
+		t.Fatalf("%s: marshal of the unviewed %s: %v", typ, view, err)
+	}
+	if again := JSON(typ, projection.SchemaVersion, data); !sameJSON(again, view) {
 		t.Fatalf("%s: view %s imports as %s", typ, view, again)
 	}
 }

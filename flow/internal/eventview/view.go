@@ -1,4 +1,4 @@
-package flow
+package eventview
 
 import (
 	"bytes"
@@ -7,15 +7,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/projection"
 )
-
-// The view of event data (Event.Data) follows the JSON contract: a field
-// that stores JSON text (a context patch, an approval's action, a task's
-// context in a rollback) is shown as that JSON value, and a field that
-// stores unix nanoseconds as an RFC 3339 time (null for 0). The stored
-// payload is unchanged; export carries its bytes in Raw. Import turns the
-// view back (unview) when an event comes with data alone.
 
 // viewKind says how a stored value is shown.
 type viewKind uint8
@@ -80,9 +74,9 @@ func everyOccurredAt(m map[string]viewRules) map[string]viewRules {
 	return m
 }
 
-// viewDepth is how deep in an event's JSON line the deepest field of JSON
+// Depth is how deep in an event's JSON line the deepest field of JSON
 // text starts: the line, data, a list of entities, an entity.
-const viewDepth = 4
+const Depth = 4
 
 // viewRulesOf returns the rules of an event type at a schema version, or
 // nil for a type or version this binary does not know.
@@ -125,12 +119,12 @@ func (rs viewRules) walk(v any, f func(viewKind, any) (any, error)) (any, error)
 	return v, nil
 }
 
-// toView shows one stored value. JSON text that CheckJSON refuses (stored
+// toView shows one stored value. JSON text that check.JSON refuses (stored
 // before a check existed) stays a string; so does anything unexpected.
 func toView(kind viewKind, v any) (any, error) {
 	switch kind {
 	case jsonText:
-		if s, ok := v.(string); ok && CheckJSON([]byte(s)) == nil {
+		if s, ok := v.(string); ok && check.JSON([]byte(s)) == nil {
 			return json.RawMessage(s), nil
 		}
 	case unixNanos:
@@ -149,12 +143,12 @@ func toView(kind viewKind, v any) (any, error) {
 func fromView(kind viewKind, v any) (any, error) {
 	switch kind {
 	case jsonText:
-		if s, ok := v.(string); ok && CheckJSON([]byte(s)) == nil {
+		if s, ok := v.(string); ok && check.JSON([]byte(s)) == nil {
 			return s, nil
 		}
 		s, err := jsonTextOf(v)
 		if err == nil {
-			err = CheckJSON([]byte(s))
+			err = check.JSON([]byte(s))
 		}
 		return s, err
 	case unixNanos:
