@@ -7,36 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowctl/flowctl/flow/internal/projstore"
-	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
-
-// wantTimesFollowSeq fails t unless every event's time is at or after the
-// time of the event before it.
-func wantTimesFollowSeq(t *testing.T, events []Event) {
-	t.Helper()
-	for i := 1; i < len(events); i++ {
-		if events[i].Time.Before(events[i-1].Time) {
-			t.Errorf("seq %d at %s is before seq %d at %s", events[i].Seq, events[i].Time, events[i-1].Seq, events[i-1].Time)
-		}
-	}
-}
-
-// seqAt resolves --at TIME in project.
-func seqAt(t *testing.T, e *Engine, project string, at time.Time) uint64 {
-	t.Helper()
-	var seq uint64
-	err := e.view(func(tx store.Tx) error {
-		var err error
-		seq, err = resolvePoint(tx, projstore.NewTx(tx), project, Point{Time: at})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("resolvePoint(%s): %v", at, err)
-	}
-	return seq
-}
 
 // TestTime_ClockStepsBack: an engine whose clock goes back writes the
 // time of the event before instead.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,20 +231,6 @@ func TestIJSON_OutOfRange(t *testing.T) {
 			t.Errorf("ctx get n = %q, want the integer as written", got)
 		}
 	})
-}
-
-// exportedRaw returns the stored payload of the event at seq, from export.
-func exportedRaw(t *testing.T, f *flowFile, seq uint64) []byte {
-	t.Helper()
-	line, _, _ := strings.Cut(f.mustRun("", "export", "--since", strconv.FormatUint(seq, 10)), "\n")
-	var ev struct {
-		Seq uint64 `json:"seq"`
-		Raw []byte `json:"raw"`
-	}
-	if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Seq != seq {
-		t.Fatalf("export --since %d: %q (%v)", seq, line, err)
-	}
-	return ev.Raw
 }
 
 // TestLog_OccurredAtView: an exec record's original time (seed 003's

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -19,17 +18,6 @@ import (
 // jsonObject is a JSON object in a result or an argument: its schema is
 // {"type":"object"}. Numbers are kept as written (json.Number).
 type jsonObject map[string]any
-
-// objectOf decodes a JSON object text; anything else gives {}.
-func objectOf(j projection.JSON) jsonObject {
-	obj := jsonObject{}
-	dec := json.NewDecoder(strings.NewReader(string(j)))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return jsonObject{}
-	}
-	return obj
-}
 
 // codeHeadLine is the first line of s, marked when there is more.
 func codeHeadLine(s string) string {
