@@ -1,173 +1,116 @@
 package cache
 
 import (
-	"fmt"
+	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 )
 
-// printSlice is a fingerprint of a []int: its text.
-func printSlice(s []int) string { return fmt.Sprint(s) }
+// flow's TestCache_* check the cache through the engine, on the logs its
+// commands write; these check Sync on a log written by hand.
 
-func TestCache_GetAdd(t *testing.T) {
-	t.Run("HitAtSameHead", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Add(0, "a", []int{1})
-		if v, ok := c.Get(0, "a"); !ok || !slices.Equal(v, []int{1}) {
-			t.Fatalf("Get = %v, %v", v, ok)
-		}
-	})
-	t.Run("MissAtOtherHead", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Add(0, "a", []int{1})
-		if _, ok := c.Get(1, "a"); ok {
-			t.Fatal("served a value for a head the cache is not at")
-		}
-	})
-	t.Run("AddAtOtherHeadIsDropped", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Add(7, "a", []int{1})
-		if c.Len() != 0 {
-			t.Fatal("kept a value read at another head")
-		}
-	})
-	t.Run("SharesValues", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		in := []int{1}
-		c.Add(0, "a", in)
-		if out, _ := c.Get(0, "a"); &out[0] != &in[0] {
-			t.Fatal("Get returned a copy, want the value Add stored")
-		}
-	})
-	t.Run("EvictsLeastRecentlyUsed", func(t *testing.T) {
-		c := New[string, []int](2, nil)
-		c.Add(0, "a", nil)
-		c.Add(0, "b", nil)
-		c.Get(0, "a")
-		c.Add(0, "c", nil)
-		if _, ok := c.Get(0, "b"); ok {
-			t.Fatal("b should have been evicted")
-		}
-		if _, ok := c.Get(0, "a"); !ok {
-			t.Fatal("a was used last and should be kept")
-		}
-	})
-}
-
-func TestCache_Advance(t *testing.T) {
-	t.Run("EvictsOnlyTouched", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Add(0, "a", []int{1})
-		c.Add(0, "b", []int{2})
-		c.Advance(0, 3, []string{"a"})
-		if c.Head() != 3 {
-			t.Fatalf("head = %d, want 3", c.Head())
-		}
-		if _, ok := c.Get(3, "a"); ok {
-			t.Error("touched key a still served")
-		}
-		if v, ok := c.Get(3, "b"); !ok || v[0] != 2 {
-			t.Error("untouched key b was evicted")
-		}
-	})
-	t.Run("PurgesOnStaleFrom", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Add(0, "b", []int{2})
-		c.Advance(1, 3, nil) // the caller saw head 1, the cache is at 0
-		if c.Len() != 0 || c.Head() != 3 {
-			t.Fatalf("len %d head %d, want a purged cache at 3", c.Len(), c.Head())
-		}
-	})
-	t.Run("PurgesWhenHeadGoesBack", func(t *testing.T) {
-		c := New[string, []int](4, nil)
-		c.Advance(0, 5, nil)
-		c.Add(5, "b", []int{2})
-		c.Advance(5, 2, nil)
-		if c.Len() != 0 || c.Head() != 2 {
-			t.Fatalf("len %d head %d, want a purged cache at 2", c.Len(), c.Head())
-		}
-	})
-}
-
-func TestCache_Concurrent(t *testing.T) {
-	c := New[int, []int](64, nil)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 1000 {
-				head := c.Head()
-				c.Add(head, i%100, []int{g})
-				c.Get(head, (i+g)%100)
-				if i%50 == 0 {
-					c.Advance(head, head+1, []int{i % 100})
-				}
-			}
-		}()
+// mustOpen opens a new log in tb's temporary directory.
+func mustOpen(tb testing.TB) store.Store {
+	tb.Helper()
+	l, err := eventlog.Open(filepath.Join(tb.TempDir(), "log.db"), eventlog.Options{Create: true, NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	wg.Wait()
-	if c.Len() > 64 {
-		t.Fatalf("len %d over the size", c.Len())
+	s := l.Store()
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// appendTo appends one event of type typ of project p to stream.
+func appendTo(tb testing.TB, s store.Store, stream, typ string) {
+	tb.Helper()
+	err := s.Update(func(tx store.Tx) error {
+		_, err := tx.Append(stream, store.Any, store.Event{Type: typ, Project: "p"})
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 
-// TestCache_Fingerprint: with a fingerprint, a value changed while the
-// cache shares it makes the cache panic when it next sees the value.
-func TestCache_Fingerprint(t *testing.T) {
-	for _, tc := range []struct {
-		name, when string
-		next       func(c *Cache[string, []int])
+// syncTo brings c to the head of s and returns it.
+func syncTo(tb testing.TB, s store.Store, c *Cache) uint64 {
+	tb.Helper()
+	var head uint64
+	if err := s.View(func(tx store.Tx) (err error) { head, err = c.Sync(tx); return err }); err != nil {
+		tb.Fatal(err)
+	}
+	return head
+}
+
+func TestCache_Sync(t *testing.T) {
+	t.Parallel()
+	task := func(id string) string { return projection.TaskStream("p", id) }
+	// fill returns a cache at the head of a log with project p and tasks
+	// T-1 and T-2, holding all three.
+	fill := func(t *testing.T) (store.Store, *Cache) {
+		s := mustOpen(t)
+		appendTo(t, s, projection.ProjectStream("p"), projection.TypeProjectCreated)
+		appendTo(t, s, task("T-1"), projection.TypeTaskCreated)
+		appendTo(t, s, task("T-2"), projection.TypeTaskCreated)
+		c := NewChecking(16, true)
+		head := syncTo(t, s, c)
+		c.Add(head, ProjectKey("p"), &projection.Project{Name: "p"})
+		c.Add(head, TaskKey("p", "T-1"), &projection.Task{ID: "T-1"})
+		c.Add(head, TaskKey("p", "T-2"), &projection.Task{ID: "T-2"})
+		return s, c
+	}
+	held := func(c *Cache, head uint64, keys ...Key) (got []bool) {
+		for _, k := range keys {
+			_, ok := c.Get(head, k)
+			got = append(got, ok)
+		}
+		return got
+	}
+	all := []Key{ProjectKey("p"), TaskKey("p", "T-1"), TaskKey("p", "T-2")}
+	for _, tt := range []struct {
+		name   string
+		stream string
+		typ    string
+		want   []bool // whether p, T-1, T-2 are still held
 	}{
-		{"PanicsOnGet", "read again", func(c *Cache[string, []int]) { c.Get(0, "a") }},
-		{"PanicsOnAdvance", "evicted", func(c *Cache[string, []int]) { c.Advance(0, 1, []string{"a"}) }},
-		{"PanicsOnPurge", "evicted", func(c *Cache[string, []int]) { c.Purge(5) }},
-		{"PanicsOnEviction", "evicted", func(c *Cache[string, []int]) { c.Add(0, "b", nil); c.Add(0, "c", nil) }},
-		{"PanicsOnReplace", "replaced", func(c *Cache[string, []int]) { c.Add(0, "a", []int{3}) }},
-		{"PanicsOnCheck", "checked", func(c *Cache[string, []int]) { c.Check() }},
+		{"EvictsWhatAnEventTouched", task("T-1"), projection.TypeTaskUpdated, []bool{false, false, true}},
+		{"PurgesOnRollback", projection.ProjectStream("p"), projection.TypeRollbackApplied, []bool{false, false, false}},
+		{"PurgesOnUnknownType", task("T-1"), "x.unknown", []bool{false, false, false}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := New[string, []int](2, printSlice)
-			c.Add(0, "a", []int{1})
-			v, _ := c.Get(0, "a")
-			v[0] = 2 // a caller changes the shared value
-			msg := panicOf(func() { tc.next(c) })
-			if !strings.Contains(msg, "changed while the cache shared it") || !strings.Contains(msg, tc.when) {
-				t.Fatalf("panic %q, want the cache's, noticed when %s", msg, tc.when)
+		t.Run(tt.name, func(t *testing.T) {
+			s, c := fill(t)
+			appendTo(t, s, tt.stream, tt.typ)
+			head := syncTo(t, s, c)
+			if head != 4 || c.Head() != 4 {
+				t.Fatalf("Sync = %d, Head = %d; want 4", head, c.Head())
+			}
+			if got := held(c, head, all...); !slices.Equal(got, tt.want) {
+				t.Fatalf("held after %s on %s = %v, want %v", tt.typ, tt.stream, got, tt.want)
 			}
 		})
 	}
-	t.Run("UnchangedValuesPass", func(t *testing.T) {
-		c := New[string, []int](2, printSlice)
-		c.Add(0, "a", []int{1})
-		c.Get(0, "a")
-		c.Add(0, "b", []int{2})
-		c.Add(0, "c", []int{3}) // evicts a
-		c.Add(0, "c", []int{4})
-		c.Check()
-		c.Purge(1)
-		if c.Len() != 0 {
-			t.Fatal("purge kept values")
+	t.Run("AtTheHeadKeepsAll", func(t *testing.T) {
+		s, c := fill(t)
+		head := syncTo(t, s, c)
+		if got := held(c, head, all...); !slices.Equal(got, []bool{true, true, true}) {
+			t.Fatalf("held = %v, want all", got)
 		}
 	})
 }
 
-// panicOf runs fn and returns the string it panicked with, "" if none.
-func panicOf(fn func()) (msg string) {
-	defer func() { msg, _ = recover().(string) }()
-	fn()
-	return ""
-}
-
-func BenchmarkCache_Hit(b *testing.B) {
-	c := New[string, []int](1024, nil)
-	c.Add(0, "task/T-1", []int{1, 2, 3})
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := c.Get(0, "task/T-1"); !ok {
-			b.Fatal("miss")
-		}
+func TestCache_AddClipsSlices(t *testing.T) {
+	t.Parallel()
+	c := NewChecking(4, true)
+	tags := make([]string, 1, 4)
+	tags[0] = "a"
+	c.Add(0, TaskKey("p", "T-1"), &projection.Task{ID: "T-1", Tags: tags})
+	v, _ := c.Get(0, TaskKey("p", "T-1"))
+	if got := v.(*projection.Task).Tags; cap(got) != len(got) {
+		t.Fatalf("a cached task's tags have capacity %d for %d: an append would write into the shared array", cap(got), len(got))
 	}
 }

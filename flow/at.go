@@ -20,7 +20,7 @@ type at struct {
 // about project as it stood at point p. A read of one entity by id (a
 // task, its context and steps, a plan, an approval, an exec record, a
 // checkpoint) folds only that entity's own stream and the rollbacks of
-// the project up to the point (see atSource); anything else reads the
+// the project up to the point (see history.Source); anything else reads the
 // project's whole state there: the nearest snapshot at or below the
 // point plus the events in between. Writes through it fail.
 func (e *Engine) At(project string, p Point) *Engine {
@@ -35,7 +35,7 @@ func (e *Engine) atState(tx store.Tx) (source, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return newAtSource(e, tx, e.at.project, seq), seq, nil
+	return history.NewSource(tx, e.at.project, seq, e.warn), seq, nil
 }
 
 // errAtWrite refuses a write through a point-in-time view.

@@ -85,7 +85,9 @@ changed (AddTask, EditTask, MoveTask, ClaimTask, AddDep, CreateProject,
 ...), may return the very entity the engine's cache holds, shared with
 every other reader, the way bbolt shares the values Get returns: do not
 modify it, its slices or its Claim; Clone it to change it. A test binary
-checks this: the cache panics when it finds a shared entity changed.
+checks this: the cache panics when it finds a shared entity changed. The
+cache, its sync against the log head and that check are package cache;
+the reads through it (cached) are here.
 
 # Snapshots
 
@@ -108,9 +110,10 @@ the point, which relies on every event being on the stream of the entity
 it changes (history.CheckPlacement; Import refuses others). Lists and
 overviews read the project's whole state: the nearest snapshot at or below
 the point plus the events after it. The machinery below the view (the
-entity folds, the placement check, the rollback index, the search of a
-time) is package flow/internal/history; Point, resolvePoint and the
-view's source (atSource) stay here.
+entity folds, the view's source that chooses between one entity's fold
+and the whole state, the placement check, the rollback index, the search
+of a time) is package flow/internal/history; Point, resolvePoint and
+Engine.At stay here.
 
 # Event times and occurred_at
 

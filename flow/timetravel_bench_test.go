@@ -209,7 +209,7 @@ func ttReads(b *testing.B, e *Engine, head uint64, n int) []ttRead {
 // FLOW_BENCH_EVENTS events (default 100000; 1000000 for the 1M figure of
 // DESIGN.md §11, whose target is <= 2 ms a read), each through a view at
 // that seq, which folds the task's own stream and its project's rollbacks
-// up to the seq (atSource). The sub-benchmarks measure, for the same
+// up to the seq (history.Source). The sub-benchmarks measure, for the same
 // reads: whole-state, the task read from the project's whole state there
 // (the nearest snapshot at or below the seq plus the events between: the
 // baseline of the view, what it did before it read entities on their

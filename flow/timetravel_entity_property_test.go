@@ -17,7 +17,7 @@ import (
 )
 
 // TestProperty_EntityAtEqualsWholeStateAt checks the fast path of
-// point-in-time reads (atSource, history.EntityAt) against the whole state: for
+// point-in-time reads (history.Source, history.EntityAt) against the whole state: for
 // random histories of two projects (tasks, deps, edits, claims, context
 // merges and replacements, steps, notes, approvals, exec records, plans,
 // archiving, checkpoints, rollbacks of a project or of one task, to seqs
@@ -28,7 +28,7 @@ import (
 //
 //   - history.EntityAt's fold of a task's or plan's own stream and the project's
 //     rollbacks, always (not only when the entity changed after the seq);
-//   - atSource, which also answers from the projections when the entity
+//   - history.Source, which also answers from the projections when the entity
 //     did not change after the seq, and folds approvals and exec records
 //     with their task; it must not fall back to the whole state for a
 //     task or a plan;
@@ -103,7 +103,7 @@ func (m *ttMachine) checkEntitiesAtEverySeq(t *rapid.T) {
 // tx (a failure is an error: rapid's t.Fatal panics, which a transaction
 // would report as a damaged page).
 func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p string, seq uint64, c projection.Counters) error {
-	at := func() *atSource { return newAtSource(m.e, tx, p, seq) }
+	at := func() *history.Source { return history.NewSource(tx, p, seq, m.e.warn) }
 	for _, id := range ttIDs(projection.PrefixTask, c.Tasks) {
 		want := whole.Tasks[projection.Key(p, id)]
 		mem, err := history.EntityAt(tx, p, projection.TaskStream(p, id), seq, m.e.warn)
@@ -121,10 +121,10 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 		if err != nil {
 			return err
 		}
-		if a.whole != nil {
-			return fmt.Errorf("%s %s at seq %d: atSource fell back to the whole state", p, id, seq)
+		if a.Whole() {
+			return fmt.Errorf("%s %s at seq %d: history.Source fell back to the whole state", p, id, seq)
 		}
-		if err := ttSameEntity("atSource", p, id, seq, got, want); err != nil {
+		if err := ttSameEntity("history.Source", p, id, seq, got, want); err != nil {
 			return err
 		}
 	}
@@ -145,10 +145,10 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 		if err != nil {
 			return err
 		}
-		if a.whole != nil {
-			return fmt.Errorf("%s %s at seq %d: atSource fell back to the whole state", p, id, seq)
+		if a.Whole() {
+			return fmt.Errorf("%s %s at seq %d: history.Source fell back to the whole state", p, id, seq)
 		}
-		if err := ttSameEntity("atSource", p, id, seq, got, want); err != nil {
+		if err := ttSameEntity("history.Source", p, id, seq, got, want); err != nil {
 			return err
 		}
 	}
@@ -157,7 +157,7 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 		if err != nil {
 			return err
 		}
-		if err := ttSameEntity("atSource", p, id, seq, got, whole.Approvals[projection.Key(p, id)]); err != nil {
+		if err := ttSameEntity("history.Source", p, id, seq, got, whole.Approvals[projection.Key(p, id)]); err != nil {
 			return err
 		}
 	}
@@ -166,7 +166,7 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 		if err != nil {
 			return err
 		}
-		if err := ttSameEntity("atSource", p, id, seq, got, whole.Execs[projection.Key(p, id)]); err != nil {
+		if err := ttSameEntity("history.Source", p, id, seq, got, whole.Execs[projection.Key(p, id)]); err != nil {
 			return err
 		}
 	}
@@ -175,7 +175,7 @@ func (m *ttMachine) checkEntitiesAt(tx store.Tx, whole *projection.Memory, p str
 		if err != nil {
 			return err
 		}
-		if err := ttSameEntity("atSource", p, id, seq, got, whole.Checkpoints[projection.Key(p, id)]); err != nil {
+		if err := ttSameEntity("history.Source", p, id, seq, got, whole.Checkpoints[projection.Key(p, id)]); err != nil {
 			return err
 		}
 	}

@@ -1,8 +1,9 @@
 /*
 Package history is the machinery of flow's reads at a point: what the
 engine's views at a seq, checkpoint or time (Engine.At) rest on, below the
-engine. It imports flow/store and projection, never flow; the engine keeps
-Point, its resolution and the view's source (atSource), and calls in here.
+engine. It imports flow/store, projection and its siblings projstore and
+snapstore, never flow; the engine keeps Point, its resolution and
+Engine.At, and calls in here.
 
 # Reads of one entity
 
@@ -11,8 +12,15 @@ exec record) is folded from its own stream and the project's rollbacks up
 to the point (EntityAt), which relies on every event being on the stream
 of the entity it changes (CheckPlacement; the engine's Import refuses
 others, as a *PlacementError it reports as invalid input). Lists and
-overviews read the project's whole state instead, which the engine builds:
-the nearest snapshot at or below the point plus the events after it.
+overviews read the project's whole state instead: the nearest snapshot
+at or below the point plus the events after it (snapstore.StateAt).
+
+Source is what a view at a point reads, a projstore.Source: a read of one
+entity by id is answered by the inline projections when the entity has
+not changed since the point, else by its fold (EntityAt); anything else,
+or a fold that fails, builds the whole state once and reads from it.
+Both ways give the same entity, byte for byte (flow's
+TestProperty_EntityAtEqualsWholeStateAt).
 
 # The rollback index
 
@@ -38,6 +46,8 @@ prefix of the log and SeqAtTime finds it by binary search.
 # Concurrency
 
 Every function works inside the store.Tx it is given and keeps nothing:
-the caller's transaction is the only state.
+the caller's transaction is the only state. A Source keeps what it read
+in its transaction (the whole state, entity folds): it is used in that
+transaction only, by one goroutine.
 */
 package history

@@ -22,7 +22,7 @@ import (
 // not linearly. A read of the whole state at a point folds, in exchange,
 // up to about S/B events after the nearest snapshot (a checkpoint's
 // snapshot may be nearer); reads of one entity do not use snapshots (see
-// flow's atSource).
+// history.Source).
 const BytesPerEvent = 64
 
 // FreeBytes is the size up to which snapshots are cheap enough to take

@@ -1,4 +1,4 @@
-package flow
+package history
 
 import (
 	"time"
@@ -9,7 +9,7 @@ import (
 // The summary index's queries read the whole state, as projstore.Mem does
 // (projstore/summary.go).
 
-func (a *atSource) SummaryCounts(bucket, project string) (map[string]int, error) {
+func (a *Source) SummaryCounts(bucket, project string) (map[string]int, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -17,7 +17,7 @@ func (a *atSource) SummaryCounts(bucket, project string) (map[string]int, error)
 	return projstore.Mem{Memory: mem}.SummaryCounts(bucket, project)
 }
 
-func (a *atSource) SummaryIDs(bucket, project, status string) ([]string, error) {
+func (a *Source) SummaryIDs(bucket, project, status string) ([]string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func (a *atSource) SummaryIDs(bucket, project, status string) ([]string, error) 
 	return projstore.Mem{Memory: mem}.SummaryIDs(bucket, project, status)
 }
 
-func (a *atSource) SummaryStatus(bucket, project, id string) (string, error) {
+func (a *Source) SummaryStatus(bucket, project, id string) (string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return "", err
@@ -33,7 +33,7 @@ func (a *atSource) SummaryStatus(bucket, project, id string) (string, error) {
 	return projstore.Mem{Memory: mem}.SummaryStatus(bucket, project, id)
 }
 
-func (a *atSource) ClaimedTaskIDs(project string, now time.Time) ([]string, error) {
+func (a *Source) ClaimedTaskIDs(project string, now time.Time) ([]string, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (a *atSource) ClaimedTaskIDs(project string, now time.Time) ([]string, erro
 	return projstore.Mem{Memory: mem}.ClaimedTaskIDs(project, now)
 }
 
-func (a *atSource) Summaries(bucket, project string) ([]IndexEntry, error) {
+func (a *Source) Summaries(bucket, project string) ([]projstore.IndexEntry, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,8 @@
-package flow
+package history
 
 import (
-	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -12,26 +12,27 @@ import (
 // a query that reads many entities by id is cheaper from one snapshot.
 const maxEntityFolds = 16
 
-// atSource is what a point-in-time view reads: project's state at seq.
+// Source is what a point-in-time view (flow's Engine.At) reads: project's
+// state at seq.
 //
 // A read of one entity by id is answered without the project's whole
 // state. When the inline projections are current and the entity's last
 // change (Meta.Seq) is at or below seq, it is the entity as it is now: no
 // later event changed it. Otherwise the entity is folded from what it
-// depends on (history.EntityAt): its own stream and the project's rollbacks, up
+// depends on (EntityAt): its own stream and the project's rollbacks, up
 // to seq. Approvals and exec records of a task are folded with their
 // task, whose stream holds their events. Anything else — lists, the
 // project itself, an entity of another project, an entity whose fold
 // fails — reads the whole state, built once: the nearest snapshot at or
-// below seq plus the project's events after it (Engine.stateAt).
+// below seq plus the project's events after it (snapstore.StateAt).
 //
 // Both ways give the same entity, encoded byte for byte alike
 // (TestProperty_EntityAtEqualsWholeStateAt).
-type atSource struct {
-	e       *Engine
+type Source struct {
 	tx      store.Tx
 	project string
 	seq     uint64
+	warn    func(string, ...any) // told of a snapshot or an index skipped
 
 	whole   *projection.Memory            // the whole state, once built
 	now     *projstore.Tx                 // the inline projections, when current
@@ -39,16 +40,23 @@ type atSource struct {
 	folds   map[string]*projection.Memory // entity folds by stream
 }
 
-var _ source = (*atSource)(nil)
+var _ projstore.Source = (*Source)(nil)
 
-func newAtSource(e *Engine, tx store.Tx, project string, seq uint64) *atSource {
-	return &atSource{e: e, tx: tx, project: project, seq: seq, folds: map[string]*projection.Memory{}}
+// NewSource returns project's state at seq, read in tx. warn is told of
+// what the reads skip: a damaged snapshot (snapstore.StateAt), a rollback
+// index that does not match the log (ProjectRollbacks).
+func NewSource(tx store.Tx, project string, seq uint64, warn func(string, ...any)) *Source {
+	return &Source{tx: tx, project: project, seq: seq, warn: warn, folds: map[string]*projection.Memory{}}
 }
 
+// Whole reports whether the source has built the project's whole state:
+// a read it was given could not be answered from one entity's fold.
+func (a *Source) Whole() bool { return a.whole != nil }
+
 // state returns the project's whole state at seq, building it once.
-func (a *atSource) state() (*projection.Memory, error) {
+func (a *Source) state() (*projection.Memory, error) {
 	if a.whole == nil {
-		mem, err := a.e.stateAt(a.tx, a.project, a.seq)
+		mem, err := snapstore.StateAt(a.tx, a.project, a.seq, a.warn)
 		if err != nil {
 			return nil, err
 		}
@@ -58,13 +66,13 @@ func (a *atSource) state() (*projection.Memory, error) {
 }
 
 // fast reports whether an entity of project may be read on its own.
-func (a *atSource) fast(project string) bool {
+func (a *Source) fast(project string) bool {
 	return a.whole == nil && project == a.project
 }
 
 // current returns the inline projections when they were built by this
 // binary's fold (nil otherwise: another version's entities may differ).
-func (a *atSource) current() (*projstore.Tx, error) {
+func (a *Source) current() (*projstore.Tx, error) {
 	if !a.checked {
 		ok, err := projstore.Current(a.tx)
 		if err != nil {
@@ -83,7 +91,7 @@ func (a *atSource) current() (*projstore.Tx, error) {
 func unchanged[T any, P interface {
 	*T
 	EntityMeta() *projection.Meta
-}](a *atSource, get func(s *projstore.Tx) (P, error)) (P, error) {
+}](a *Source, get func(s *projstore.Tx) (P, error)) (P, error) {
 	now, err := a.current()
 	if err != nil || now == nil {
 		return nil, err
@@ -96,15 +104,15 @@ func unchanged[T any, P interface {
 }
 
 // stream returns the fold of what the entity of stream depends on, up to
-// seq (history.EntityAt), or nil when it must be read from the whole state.
-func (a *atSource) stream(stream string) (*projection.Memory, error) {
+// seq (EntityAt), or nil when it must be read from the whole state.
+func (a *Source) stream(stream string) (*projection.Memory, error) {
 	if mem, ok := a.folds[stream]; ok {
 		return mem, nil
 	}
 	if len(a.folds) >= maxEntityFolds {
 		return nil, nil
 	}
-	mem, err := history.EntityAt(a.tx, a.project, stream, a.seq, a.e.warn)
+	mem, err := EntityAt(a.tx, a.project, stream, a.seq, a.warn)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +120,8 @@ func (a *atSource) stream(stream string) (*projection.Memory, error) {
 	return mem, nil
 }
 
-// Task reads a task at seq: see atSource.
-func (a *atSource) Task(project, id string) (*projection.Task, error) {
+// Task reads a task at seq: see Source.
+func (a *Source) Task(project, id string) (*projection.Task, error) {
 	if a.fast(project) {
 		t, err := unchanged(a, func(s *projstore.Tx) (*projection.Task, error) { return s.Task(project, id) })
 		if err != nil || t != nil {
@@ -139,8 +147,8 @@ func taskOf(mem *projection.Memory, project, id string) *projection.Task {
 	return t
 }
 
-// Plan reads a plan at seq: see atSource.
-func (a *atSource) Plan(project, id string) (*projection.Plan, error) {
+// Plan reads a plan at seq: see Source.
+func (a *Source) Plan(project, id string) (*projection.Plan, error) {
 	if a.fast(project) {
 		p, err := unchanged(a, func(s *projstore.Tx) (*projection.Plan, error) { return s.Plan(project, id) })
 		if err != nil || p != nil {
@@ -161,10 +169,10 @@ func (a *atSource) Plan(project, id string) (*projection.Plan, error) {
 	return mem.Plan(project, id)
 }
 
-// Approval reads an approval at seq: see atSource. Its task (which never
+// Approval reads an approval at seq: see Source. Its task (which never
 // changes) is taken from the projections; an approval that is not there
 // now, or has no task, is read from the whole state.
-func (a *atSource) Approval(project, id string) (*projection.Approval, error) {
+func (a *Source) Approval(project, id string) (*projection.Approval, error) {
 	if a.fast(project) {
 		v, mem, err := taskPart(a, project, func(s *projstore.Tx) (*projection.Approval, error) { return s.Approval(project, id) },
 			func(v *projection.Approval) string { return v.Task })
@@ -183,7 +191,7 @@ func (a *atSource) Approval(project, id string) (*projection.Approval, error) {
 }
 
 // Exec reads an exec record at seq, as Approval reads an approval.
-func (a *atSource) Exec(project, id string) (*projection.Exec, error) {
+func (a *Source) Exec(project, id string) (*projection.Exec, error) {
 	if a.fast(project) {
 		v, mem, err := taskPart(a, project, func(s *projstore.Tx) (*projection.Exec, error) { return s.Exec(project, id) },
 			func(v *projection.Exec) string { return v.Task })
@@ -208,7 +216,7 @@ func (a *atSource) Exec(project, id string) (*projection.Exec, error) {
 func taskPart[T any, P interface {
 	*T
 	EntityMeta() *projection.Meta
-}](a *atSource, project string, get func(s *projstore.Tx) (P, error), task func(P) string) (P, *projection.Memory, error) {
+}](a *Source, project string, get func(s *projstore.Tx) (P, error), task func(P) string) (P, *projection.Memory, error) {
 	now, err := a.current()
 	if err != nil || now == nil {
 		return nil, nil, err
@@ -228,7 +236,7 @@ func taskPart[T any, P interface {
 
 // Checkpoint reads a checkpoint at seq. A checkpoint never changes once
 // created: it is there at seq when it was created at or below it.
-func (a *atSource) Checkpoint(project, id string) (*projection.Checkpoint, error) {
+func (a *Source) Checkpoint(project, id string) (*projection.Checkpoint, error) {
 	if a.fast(project) {
 		now, err := a.current()
 		if err != nil {
@@ -250,7 +258,7 @@ func (a *atSource) Checkpoint(project, id string) (*projection.Checkpoint, error
 
 // Project reads the project from the whole state: its counters and event
 // count depend on every event.
-func (a *atSource) Project(name string) (*projection.Project, error) {
+func (a *Source) Project(name string) (*projection.Project, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -258,9 +266,9 @@ func (a *atSource) Project(name string) (*projection.Project, error) {
 	return mem.Project(name)
 }
 
-// The lists read the whole state, as memSource does.
+// The lists read the whole state, as projstore.Mem does.
 
-func (a *atSource) Projects() ([]*projection.Project, error) {
+func (a *Source) Projects() ([]*projection.Project, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -268,7 +276,7 @@ func (a *atSource) Projects() ([]*projection.Project, error) {
 	return projstore.Mem{Memory: mem}.Projects()
 }
 
-func (a *atSource) Plans(project string) ([]*projection.Plan, error) {
+func (a *Source) Plans(project string) ([]*projection.Plan, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -276,7 +284,7 @@ func (a *atSource) Plans(project string) ([]*projection.Plan, error) {
 	return mem.PlansOf(project), nil
 }
 
-func (a *atSource) Tasks(project string) ([]*projection.Task, error) {
+func (a *Source) Tasks(project string) ([]*projection.Task, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -284,7 +292,7 @@ func (a *atSource) Tasks(project string) ([]*projection.Task, error) {
 	return mem.TasksOf(project), nil
 }
 
-func (a *atSource) Approvals(project string) ([]*projection.Approval, error) {
+func (a *Source) Approvals(project string) ([]*projection.Approval, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -292,7 +300,7 @@ func (a *atSource) Approvals(project string) ([]*projection.Approval, error) {
 	return mem.ApprovalsOf(project), nil
 }
 
-func (a *atSource) Execs(project string) ([]*projection.Exec, error) {
+func (a *Source) Execs(project string) ([]*projection.Exec, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -300,7 +308,7 @@ func (a *atSource) Execs(project string) ([]*projection.Exec, error) {
 	return mem.ExecsOf(project), nil
 }
 
-func (a *atSource) Checkpoints(project string) ([]*projection.Checkpoint, error) {
+func (a *Source) Checkpoints(project string) ([]*projection.Checkpoint, error) {
 	mem, err := a.state()
 	if err != nil {
 		return nil, err
@@ -308,10 +316,10 @@ func (a *atSource) Checkpoints(project string) ([]*projection.Checkpoint, error)
 	return mem.CheckpointsOf(project), nil
 }
 
-// The writes of projection.Store go to the whole state, as memSource's do:
+// The writes of projection.Store go to the whole state, as projstore.Mem's do:
 // a view is read-only, and nothing writes through it.
 
-func (a *atSource) put(put func(m *projection.Memory) error) error {
+func (a *Source) put(put func(m *projection.Memory) error) error {
 	mem, err := a.state()
 	if err != nil {
 		return err
@@ -319,24 +327,24 @@ func (a *atSource) put(put func(m *projection.Memory) error) error {
 	return put(mem)
 }
 
-func (a *atSource) PutProject(v *projection.Project) error {
+func (a *Source) PutProject(v *projection.Project) error {
 	return a.put(func(m *projection.Memory) error { return m.PutProject(v) })
 }
-func (a *atSource) PutPlan(v *projection.Plan) error {
+func (a *Source) PutPlan(v *projection.Plan) error {
 	return a.put(func(m *projection.Memory) error { return m.PutPlan(v) })
 }
-func (a *atSource) PutTask(v *projection.Task) error {
+func (a *Source) PutTask(v *projection.Task) error {
 	return a.put(func(m *projection.Memory) error { return m.PutTask(v) })
 }
-func (a *atSource) PutApproval(v *projection.Approval) error {
+func (a *Source) PutApproval(v *projection.Approval) error {
 	return a.put(func(m *projection.Memory) error { return m.PutApproval(v) })
 }
-func (a *atSource) PutExec(v *projection.Exec) error {
+func (a *Source) PutExec(v *projection.Exec) error {
 	return a.put(func(m *projection.Memory) error { return m.PutExec(v) })
 }
-func (a *atSource) PutCheckpoint(v *projection.Checkpoint) error {
+func (a *Source) PutCheckpoint(v *projection.Checkpoint) error {
 	return a.put(func(m *projection.Memory) error { return m.PutCheckpoint(v) })
 }
-func (a *atSource) Delete(kind, project, id string) error {
+func (a *Source) Delete(kind, project, id string) error {
 	return a.put(func(m *projection.Memory) error { return m.Delete(kind, project, id) })
 }
