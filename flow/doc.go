@@ -4,6 +4,36 @@ state, turned into events and appended to the log with the projections
 they change, in one transaction; queries through the projections, a read
 cache, and views at any earlier point.
 
+# Using it
+
+Open a file (Options.Create makes it), then call the commands and queries
+of Engine; every command takes a Write whose IfVersion makes it fail with
+a conflict (errors.Is(err, store.ErrConflict)) when the entity moved past
+the version the caller read, and whose Key makes a retry a no-op:
+
+	e, err := flow.Open(".flow/flow.db", flow.Options{Create: true, Actor: "me"})
+	...
+	defer e.Close()
+	t, err := e.AddTask(flow.NewTask{Project: "demo", Title: "Write the parser"})
+	...
+	old, err := e.At("demo", flow.Point{Checkpoint: "C-1"}).Task("demo", t.ID)
+
+An Engine is safe for concurrent use, and several processes may open one
+file: writes serialize on the file and concurrent commits share fsyncs.
+Entities returned are shared with the read cache: read them, never change
+them (see "Entities are read-only" below). ErrorCode maps any error to the
+stable codes the CLI and MCP report. The examples show opening, a write
+with an expected version, and a read at a checkpoint followed by a
+rollback.
+
+The packages around it, by room: cmd/flowctl and internal/mcpserver are
+the adapters, printing through package view; digest and legacy build on
+the exported API; flow/store is the seam to storage and eventlog its
+bbolt backend; projection is the event catalog and the fold; snapshot and
+cache serve the reads; flow/internal holds the engine's inner rooms
+(projstore: the inline projections and status index; snapstore: snapshot
+storage; history: the machinery of reads at a point; check; eventview).
+
 # The seam
 
 The engine reaches storage only through package flow/store, which it owns:
