@@ -2,155 +2,145 @@ package cache
 
 import (
 	"fmt"
-	"slices"
-	"testing"
+	"sync"
 
-	"github.com/flowctl/flowctl/flow/store"
-	"github.com/flowctl/flowctl/projection"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
-// maxCatchUp is how many new events the cache reads to evict exactly what
-// they touched; past it, emptying the cache is cheaper.
-const maxCatchUp = 10000
-
-// Cache is the engine's read cache of decoded tasks and projects (flow's
-// Cache). It can outlive an engine (flow's Options.Cache): a long-running
-// process that opens the file per operation keeps it, and it stays
-// correct when other processes write in between, because every read
-// first brings it to the log head (Sync), evicting what the newer events
-// touched.
+// Cache is an LRU of values of type V by key K, tagged with the log head
+// (the seq of the last event) its contents reflect. It is safe for
+// concurrent use.
 //
-// The entities it holds are shared with every reader they were returned
-// to, and are read-only (see the package doc). In a test binary
-// (testing.Testing) the cache checks that: it keeps the msgpack of every
-// entity it shares and panics when it finds one changed, on a later hit,
-// on eviction, or on Check (which an engine calls when it closes).
-type Cache struct {
-	lru *LRU[Key, any]
+// Values are shared, not copied: Get returns the value Add stored, to
+// every caller. Nobody may change a value once it was added.
+type Cache[K comparable, V any] struct {
+	mu   sync.Mutex
+	lru  *simplelru.LRU[K, V]
+	head uint64
+	// fingerprint, when set, checks that shared values stay unchanged:
+	// prints holds the fingerprint of each value when it was added.
+	fingerprint func(V) string
+	prints      map[K]string
 }
 
-// Key names a cached entity. A struct rather than a string built from
-// the names, so that a lookup allocates nothing.
-type Key struct {
-	Kind    byte // 't' for a task, 'p' for a project
-	Project string
-	ID      string // the task's T-n; "" for a project
-}
-
-// TaskKey is the key of task id of project.
-func TaskKey(project, id string) Key { return Key{Kind: 't', Project: project, ID: id} }
-
-// ProjectKey is the key of project name.
-func ProjectKey(name string) Key { return Key{Kind: 'p', Project: name} }
-
-// New returns a cache of up to size entities.
+// New returns a cache of at most size entries.
 //
-// testing.Testing turns the check for changed entities on: it reaches
-// every engine a test opens, in flow and in its callers' (the CLI, the
-// MCP server), without an option that production code could set by
-// mistake, and benchmarks that must not pay for it use NewChecking.
-func New(size int) *Cache { return NewChecking(size, testing.Testing()) }
-
-// NewChecking returns a cache of up to size entities that, with
-// checkShared, panics when it finds that a caller changed an entity it
-// shares.
-func NewChecking(size int, checkShared bool) *Cache {
-	var fingerprint func(any) string
-	if checkShared {
-		fingerprint = fingerprintEntity
+// fingerprint, when not nil, turns on a check for tests: it must return
+// a digest of everything in a value that a caller could change (its
+// encoding, say). The cache keeps the digest of each value it is given
+// and compares it on every hit, on eviction and on Check, and panics when
+// it changed: someone modified a value the cache shares.
+func New[K comparable, V any](size int, fingerprint func(V) string) *Cache[K, V] {
+	c := &Cache[K, V]{fingerprint: fingerprint}
+	var onEvict simplelru.EvictCallback[K, V]
+	if fingerprint != nil {
+		c.prints = make(map[K]string)
+		onEvict = func(k K, v V) {
+			c.verify(k, v, "evicted")
+			delete(c.prints, k)
+		}
 	}
-	return &Cache{lru: NewLRU[Key, any](size, fingerprint)}
+	l, err := simplelru.NewLRU(max(size, 1), onEvict)
+	if err != nil {
+		panic(err) // only for size <= 0, excluded above
+	}
+	c.lru = l
+	return c
 }
 
-// fingerprintEntity returns the msgpack of a cached entity: all of it
-// that a caller could change.
-func fingerprintEntity(v any) string {
-	var s projection.Scope
-	switch v := v.(type) {
-	case *projection.Task:
-		s.Tasks = []*projection.Task{v}
-	case *projection.Project:
-		s.Project = v
-	default:
-		panic(fmt.Sprintf("cache: the cache holds only tasks and projects, not %T", v))
+// verify panics when v no longer has the fingerprint it was added with.
+func (c *Cache[K, V]) verify(k K, v V, when string) {
+	if c.fingerprint(v) != c.prints[k] {
+		panic(fmt.Sprintf("cache: the value for %v changed while the cache shared it (noticed when %s): "+
+			"values from the cache are read-only; clone one to change it. Now: %+v", k, when, v))
 	}
-	return string(projection.AppendScope(nil, &s))
-}
-
-// share readies a freshly loaded entity for the cache: its slices get no
-// spare capacity, so that a caller appending to one gets a new array
-// rather than writing into the one it shares with other readers.
-func share(v any) {
-	if t, ok := v.(*projection.Task); ok {
-		t.Tags, t.Deps = slices.Clip(t.Tags), slices.Clip(t.Deps)
-		t.Steps, t.PendingApprovals = slices.Clip(t.Steps), slices.Clip(t.PendingApprovals)
-	}
-}
-
-// Get returns the entity for key, if the cache holds it at head. It is
-// shared with the cache and every other caller: it must not be changed.
-func (c *Cache) Get(head uint64, key Key) (any, bool) { return c.lru.Get(head, key) }
-
-// Add keeps v, a *projection.Task or *projection.Project loaded at head
-// from committed state, for key, unless the cache has moved to another
-// head. From then on v is shared and read-only; its slices lose their
-// spare capacity first, so that a caller appending to one gets its own
-// array.
-func (c *Cache) Add(head uint64, key Key, v any) {
-	share(v)
-	c.lru.Add(head, key, v)
 }
 
 // Head returns the log head the cache reflects.
-func (c *Cache) Head() uint64 { return c.lru.Head() }
-
-// Len returns the number of cached entities.
-func (c *Cache) Len() int { return c.lru.Len() }
-
-// Check panics, in a test binary, when a caller changed an entity the
-// cache shares (see Cache).
-func (c *Cache) Check() { c.lru.Check() }
-
-// Sync brings the cache to the log head of tx and returns that head.
-func (c *Cache) Sync(tx store.Tx) (uint64, error) {
-	head, _ := tx.Head()
-	from := c.lru.Head()
-	if from == head {
-		return head, nil
-	}
-	// An empty cache has nothing to evict: reading the events would only
-	// cost time (a CLI command's first write read up to maxCatchUp of
-	// them) and touch pages that the command does not need.
-	if head < from || head-from > maxCatchUp || c.lru.Len() == 0 {
-		c.lru.Purge(head)
-		return head, nil
-	}
-	touched, purge, err := touchedBy(tx, from+1, head)
-	if err != nil {
-		return 0, err
-	}
-	if purge {
-		c.lru.Purge(head)
-	} else {
-		c.lru.Advance(from, head, touched)
-	}
-	return head, nil
+func (c *Cache[K, V]) Head() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.head
 }
 
-// touchedBy lists the cache keys the events from..to may have changed: the
-// task of a task stream and the project of any event. A rollback, or an
-// event the fold does not know, may touch anything: purge.
-func touchedBy(tx store.Tx, from, to uint64) (keys []Key, purge bool, err error) {
-	err = tx.Replay(from, to, func(r *store.Record) error {
-		if _, known := projection.Schema(r.Type); !known || r.Type == projection.TypeRollbackApplied {
-			purge = true
-			return store.ErrStop
+// Get returns the value for key, if the cache holds it at head. A cache
+// at another head holds nothing for the caller. The value is shared with
+// the cache and every other caller: it must not be changed.
+func (c *Cache[K, V]) Get(head uint64, key K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if head != c.head {
+		var zero V
+		return zero, false
+	}
+	v, ok := c.lru.Get(key)
+	if ok && c.fingerprint != nil {
+		c.verify(key, v, "read again")
+	}
+	return v, ok
+}
+
+// Add stores v for key, read at head; from then on v is shared and must
+// not be changed. Values read at another head than the cache's are not
+// kept.
+func (c *Cache[K, V]) Add(head uint64, key K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if head != c.head {
+		return
+	}
+	if c.fingerprint != nil {
+		if old, ok := c.lru.Peek(key); ok {
+			c.verify(key, old, "replaced")
 		}
-		keys = append(keys, ProjectKey(r.Project))
-		if kind, p, id, ok := projection.ParseStream(r.Stream); ok && kind == projection.KindTask {
-			keys = append(keys, TaskKey(p, id))
-		}
-		return nil
-	})
-	return keys, purge, err
+		c.prints[key] = c.fingerprint(v)
+	}
+	c.lru.Add(key, v)
+}
+
+// Advance moves the cache from its head to head, evicting the keys that
+// the events in between touched. from must be the cache's current head
+// (as returned by Head); if another Advance happened meanwhile, the cache
+// is purged instead, since it cannot know what the other one saw.
+func (c *Cache[K, V]) Advance(from, head uint64, touched []K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if from != c.head || head < from {
+		c.lru.Purge()
+		c.head = head
+		return
+	}
+	for _, k := range touched {
+		c.lru.Remove(k)
+	}
+	c.head = head
+}
+
+// Purge empties the cache and sets its head.
+func (c *Cache[K, V]) Purge(head uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Purge()
+	c.head = head
+}
+
+// Check verifies every value the cache holds against its fingerprint,
+// when New was given one, and panics at the first that changed.
+func (c *Cache[K, V]) Check() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fingerprint == nil {
+		return
+	}
+	for _, k := range c.lru.Keys() {
+		v, _ := c.lru.Peek(k)
+		c.verify(k, v, "checked")
+	}
+}
+
+// Len returns the number of cached values.
+func (c *Cache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
 }

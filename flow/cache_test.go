@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -63,8 +63,8 @@ func TestCache_SecondProcessWriteIsNeverServedStale(t *testing.T) {
 		t.Fatalf("first read = %q", got)
 	}
 	read("T-2")
-	if c.Len() != 2 {
-		t.Fatalf("cache holds %d entities, want 2 (T-1, T-2)", c.Len())
+	if c.lru.Len() != 2 {
+		t.Fatalf("cache holds %d entities, want 2 (T-1, T-2)", c.lru.Len())
 	}
 	runChildProcess(t, path, "retitle", "FLOW_TEST_TITLE=uno")
 	if got := read("T-1"); got != "uno/todo" {
@@ -75,8 +75,8 @@ func TestCache_SecondProcessWriteIsNeverServedStale(t *testing.T) {
 		t.Fatalf("after the other process started T-1, read %q, want uno/doing", got)
 	}
 	// T-2 was not touched by the other process: it stays cached.
-	head := c.Head()
-	if _, ok := c.Get(head, cache.TaskKey("p", "T-2")); !ok {
+	head := c.lru.Head()
+	if _, ok := c.lru.Get(head, taskKey("p", "T-2")); !ok {
 		t.Error("T-2 was evicted although no event touched it")
 	}
 }
@@ -103,7 +103,7 @@ func TestCache_SharedEntitiesAreChecked(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), cache.NewChecking(64, true), false)
+			e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), newCache(64, true), false)
 			defer e.Close()
 			addTaskTagged(t, e, "b", "a")
 			if _, err := e.ClaimTask(Claim{Project: "p", ID: "T-1"}); err != nil {
@@ -126,7 +126,7 @@ func TestCache_SharedEntitiesAreChecked(t *testing.T) {
 	}
 	t.Run("PanicsOnClose", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "flow.db")
-		e := openShared(t, path, cache.NewChecking(64, true), false)
+		e := openShared(t, path, newCache(64, true), false)
 		addTaskTagged(t, e, "a")
 		task, err := e.Task("p", "T-1")
 		if err != nil {
@@ -140,7 +140,7 @@ func TestCache_SharedEntitiesAreChecked(t *testing.T) {
 		openShared(t, path, NewCache(64), false).Close()
 	})
 	t.Run("AppendGetsItsOwnArray", func(t *testing.T) {
-		e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), cache.NewChecking(64, true), false)
+		e := openShared(t, filepath.Join(t.TempDir(), "flow.db"), newCache(64, true), false)
 		defer e.Close()
 		addTaskTagged(t, e, "a", "b")
 		first, err := e.Task("p", "T-1")
@@ -186,7 +186,7 @@ func BenchmarkEngine_TaskCacheHit(b *testing.B) {
 	}{{"Realistic", addRealisticTask}, {"Bare", addBareTask}} {
 		b.Run(bc.name, func(b *testing.B) {
 			// Without the check for changed entities a test binary turns on.
-			e := openShared(b, filepath.Join(b.TempDir(), "flow.db"), cache.NewChecking(DefaultCacheSize, false), false)
+			e := openShared(b, filepath.Join(b.TempDir(), "flow.db"), newCache(DefaultCacheSize, false), false)
 			defer e.Close()
 			if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
 				b.Fatal(err)
@@ -244,7 +244,7 @@ func addBareTaskTitled(tb testing.TB, e *Engine, title string) string {
 }
 
 // TestCache_OwnWritesAreSeenAtOnce: while an engine holds the file a
-// cache hit needs no transaction (cache.Held); a write through the engine,
+// cache hit needs no transaction (heldHead); a write through the engine,
 // from any goroutine, must still be seen by every read that starts after
 // it returned.
 func TestCache_OwnWritesAreSeenAtOnce(t *testing.T) {
@@ -288,4 +288,64 @@ func TestCache_OwnWritesAreSeenAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestHeldHead(t *testing.T) {
+	t.Run("UnknownAtFirst", func(t *testing.T) {
+		var h heldHead
+		if _, _, ok := h.current(); ok {
+			t.Fatal("a new heldHead knows a head")
+		}
+	})
+	t.Run("SetRecords", func(t *testing.T) {
+		var h heldHead
+		_, gen, _ := h.current()
+		h.set(gen, 7)
+		if head, _, ok := h.current(); !ok || head != 7 {
+			t.Fatalf("current = %d, %v; want 7, true", head, ok)
+		}
+	})
+	t.Run("SetAfterForgetIsRefused", func(t *testing.T) {
+		var h heldHead
+		_, gen, _ := h.current()
+		h.set(gen, 7)
+		_, gen, _ = h.current() // a read begins
+		h.forget()              // a write begins...
+		h.forget()              // ...and ends
+		h.set(gen, 7)           // the read saw the head before the write
+		if _, _, ok := h.current(); ok {
+			t.Fatal("a read that began before a write recorded its head as current")
+		}
+		_, gen, _ = h.current()
+		h.set(gen, 8)
+		if head, _, ok := h.current(); !ok || head != 8 {
+			t.Fatalf("current = %d, %v; want 8, true", head, ok)
+		}
+	})
+	t.Run("ConcurrentForgetsAllCount", func(t *testing.T) {
+		var h heldHead
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(2)
+			go func() { // a reader records heads
+				defer wg.Done()
+				for i := range 1000 {
+					_, gen, _ := h.current()
+					h.set(gen, uint64(g*1000+i))
+				}
+			}()
+			go func() { // a writer forgets before and after each commit
+				defer wg.Done()
+				for range 1000 {
+					h.forget()
+					h.forget()
+				}
+			}()
+		}
+		wg.Wait()
+		_, gen, _ := h.current()
+		if want := uint64(4 * 1000 * 2); gen != want {
+			t.Fatalf("gen %d after %d forgets", gen, want)
+		}
+	})
 }

@@ -115,9 +115,7 @@ changed (AddTask, EditTask, MoveTask, ClaimTask, AddDep, CreateProject,
 ...), may return the very entity the engine's cache holds, shared with
 every other reader, the way bbolt shares the values Get returns: do not
 modify it, its slices or its Claim; Clone it to change it. A test binary
-checks this: the cache panics when it finds a shared entity changed. The
-cache, its sync against the log head and that check are package cache;
-the reads through it (cached) are here.
+checks this: the cache panics when it finds a shared entity changed.
 
 # Snapshots
 

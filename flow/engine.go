@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -53,9 +52,9 @@ type Engine struct {
 	driver store.Driver // opens path; nil for an engine made by New
 	log    store.Store  // nil while released between pages of a long read
 	cache  *Cache
-	at     *at         // set on a point-in-time view (At)
-	tx     store.Tx    // set on the view of a Batch: every read and write joins it
-	held   *cache.Held // the head while the file is held; shared with views
+	at     *at       // set on a point-in-time view (At)
+	tx     store.Tx  // set on the view of a Batch: every read and write joins it
+	held   *heldHead // the head while the file is held; shared with views
 }
 
 // Open opens the engine on the store at path: a file's path, or a URL
@@ -93,7 +92,7 @@ func newEngine(path string, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &cache.Held{}}
+	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}}
 	if e.cache == nil {
 		e.cache = NewCache(DefaultCacheSize)
 	}
@@ -143,7 +142,7 @@ func (e *Engine) release() error {
 	if e.log == nil || !e.opts.ReadOnly || e.at != nil || e.driver == nil {
 		return nil
 	}
-	e.held.Forget()
+	e.held.forget()
 	err := e.log.Close()
 	e.log = nil
 	return err
@@ -155,10 +154,10 @@ func (e *Engine) Close() error {
 	if e.log == nil {
 		return nil
 	}
-	e.held.Forget()
+	e.held.forget()
 	err := e.log.Close()
 	e.log = nil
-	e.cache.Check()
+	e.cache.lru.Check()
 	return err
 }
 

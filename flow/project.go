@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -61,11 +60,11 @@ func (e *Engine) CreateProject(in NewProject) (*projection.Project, error) {
 // with the engine's cache and other readers: it is read-only (see the
 // package doc).
 func (e *Engine) Project(name string) (*projection.Project, error) {
-	return cached(e, cache.ProjectKey(name), loadProject)
+	return cached(e, projectKey(name), loadProject)
 }
 
-func loadProject(src source, k cache.Key) (*projection.Project, error) {
-	return mustProject(src, k.Project)
+func loadProject(src source, k cacheKey) (*projection.Project, error) {
+	return mustProject(src, k.project)
 }
 
 func mustProject(src projection.Store, name string) (*projection.Project, error) {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowctl/flowctl/cache"
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -129,11 +128,11 @@ func (w *writer) addTask(in NewTask) (Ref, error) {
 // Task returns a task, or ErrNotFound. The task may be shared with the
 // engine's cache and other readers: it is read-only (see the package doc).
 func (e *Engine) Task(project, id string) (*projection.Task, error) {
-	return cached(e, cache.TaskKey(project, id), loadTask)
+	return cached(e, taskKey(project, id), loadTask)
 }
 
-func loadTask(src source, k cache.Key) (*projection.Task, error) {
-	return mustTask(src, k.Project, k.ID)
+func loadTask(src source, k cacheKey) (*projection.Task, error) {
+	return mustTask(src, k.project, k.id)
 }
 
 // TaskFilter selects tasks for Tasks. Zero fields match everything.

@@ -22,8 +22,8 @@ func (e *Engine) update(fn func(tx store.Tx) error) error {
 	if err := e.acquire(); err != nil {
 		return err
 	}
-	e.held.Forget()
-	defer e.held.Forget()
+	e.held.forget()
+	defer e.held.forget()
 	return e.log.Update(fn)
 }
 

@@ -11,30 +11,30 @@ import (
 // printSlice is a fingerprint of a []int: its text.
 func printSlice(s []int) string { return fmt.Sprint(s) }
 
-func TestLRU_GetAdd(t *testing.T) {
+func TestCache_GetAdd(t *testing.T) {
 	t.Run("HitAtSameHead", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Add(0, "a", []int{1})
 		if v, ok := c.Get(0, "a"); !ok || !slices.Equal(v, []int{1}) {
 			t.Fatalf("Get = %v, %v", v, ok)
 		}
 	})
 	t.Run("MissAtOtherHead", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Add(0, "a", []int{1})
 		if _, ok := c.Get(1, "a"); ok {
 			t.Fatal("served a value for a head the cache is not at")
 		}
 	})
 	t.Run("AddAtOtherHeadIsDropped", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Add(7, "a", []int{1})
 		if c.Len() != 0 {
 			t.Fatal("kept a value read at another head")
 		}
 	})
 	t.Run("SharesValues", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		in := []int{1}
 		c.Add(0, "a", in)
 		if out, _ := c.Get(0, "a"); &out[0] != &in[0] {
@@ -42,7 +42,7 @@ func TestLRU_GetAdd(t *testing.T) {
 		}
 	})
 	t.Run("EvictsLeastRecentlyUsed", func(t *testing.T) {
-		c := NewLRU[string, []int](2, nil)
+		c := New[string, []int](2, nil)
 		c.Add(0, "a", nil)
 		c.Add(0, "b", nil)
 		c.Get(0, "a")
@@ -56,9 +56,9 @@ func TestLRU_GetAdd(t *testing.T) {
 	})
 }
 
-func TestLRU_Advance(t *testing.T) {
+func TestCache_Advance(t *testing.T) {
 	t.Run("EvictsOnlyTouched", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Add(0, "a", []int{1})
 		c.Add(0, "b", []int{2})
 		c.Advance(0, 3, []string{"a"})
@@ -73,7 +73,7 @@ func TestLRU_Advance(t *testing.T) {
 		}
 	})
 	t.Run("PurgesOnStaleFrom", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Add(0, "b", []int{2})
 		c.Advance(1, 3, nil) // the caller saw head 1, the cache is at 0
 		if c.Len() != 0 || c.Head() != 3 {
@@ -81,7 +81,7 @@ func TestLRU_Advance(t *testing.T) {
 		}
 	})
 	t.Run("PurgesWhenHeadGoesBack", func(t *testing.T) {
-		c := NewLRU[string, []int](4, nil)
+		c := New[string, []int](4, nil)
 		c.Advance(0, 5, nil)
 		c.Add(5, "b", []int{2})
 		c.Advance(5, 2, nil)
@@ -91,8 +91,8 @@ func TestLRU_Advance(t *testing.T) {
 	})
 }
 
-func TestLRU_Concurrent(t *testing.T) {
-	c := NewLRU[int, []int](64, nil)
+func TestCache_Concurrent(t *testing.T) {
+	c := New[int, []int](64, nil)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -116,20 +116,20 @@ func TestLRU_Concurrent(t *testing.T) {
 
 // TestCache_Fingerprint: with a fingerprint, a value changed while the
 // cache shares it makes the cache panic when it next sees the value.
-func TestLRU_Fingerprint(t *testing.T) {
+func TestCache_Fingerprint(t *testing.T) {
 	for _, tc := range []struct {
 		name, when string
-		next       func(c *LRU[string, []int])
+		next       func(c *Cache[string, []int])
 	}{
-		{"PanicsOnGet", "read again", func(c *LRU[string, []int]) { c.Get(0, "a") }},
-		{"PanicsOnAdvance", "evicted", func(c *LRU[string, []int]) { c.Advance(0, 1, []string{"a"}) }},
-		{"PanicsOnPurge", "evicted", func(c *LRU[string, []int]) { c.Purge(5) }},
-		{"PanicsOnEviction", "evicted", func(c *LRU[string, []int]) { c.Add(0, "b", nil); c.Add(0, "c", nil) }},
-		{"PanicsOnReplace", "replaced", func(c *LRU[string, []int]) { c.Add(0, "a", []int{3}) }},
-		{"PanicsOnCheck", "checked", func(c *LRU[string, []int]) { c.Check() }},
+		{"PanicsOnGet", "read again", func(c *Cache[string, []int]) { c.Get(0, "a") }},
+		{"PanicsOnAdvance", "evicted", func(c *Cache[string, []int]) { c.Advance(0, 1, []string{"a"}) }},
+		{"PanicsOnPurge", "evicted", func(c *Cache[string, []int]) { c.Purge(5) }},
+		{"PanicsOnEviction", "evicted", func(c *Cache[string, []int]) { c.Add(0, "b", nil); c.Add(0, "c", nil) }},
+		{"PanicsOnReplace", "replaced", func(c *Cache[string, []int]) { c.Add(0, "a", []int{3}) }},
+		{"PanicsOnCheck", "checked", func(c *Cache[string, []int]) { c.Check() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewLRU[string, []int](2, printSlice)
+			c := New[string, []int](2, printSlice)
 			c.Add(0, "a", []int{1})
 			v, _ := c.Get(0, "a")
 			v[0] = 2 // a caller changes the shared value
@@ -140,7 +140,7 @@ func TestLRU_Fingerprint(t *testing.T) {
 		})
 	}
 	t.Run("UnchangedValuesPass", func(t *testing.T) {
-		c := NewLRU[string, []int](2, printSlice)
+		c := New[string, []int](2, printSlice)
 		c.Add(0, "a", []int{1})
 		c.Get(0, "a")
 		c.Add(0, "b", []int{2})
@@ -161,8 +161,8 @@ func panicOf(fn func()) (msg string) {
 	return ""
 }
 
-func BenchmarkLRU_Hit(b *testing.B) {
-	c := NewLRU[string, []int](1024, nil)
+func BenchmarkCache_Hit(b *testing.B) {
+	c := New[string, []int](1024, nil)
 	c.Add(0, "task/T-1", []int{1, 2, 3})
 	b.ReportAllocs()
 	for b.Loop() {
