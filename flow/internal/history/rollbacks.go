@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -35,28 +36,11 @@ type Mark struct {
 	Entries      uint64 // the rollbacks among events 1..version
 }
 
-// Key is the key of project's rollback at seq in BucketRollbacks; seq 0
+// Key is the key of project's rollback at seq in BucketRollbacks, laid out
+// as a snapshot's key (snapstore.Prefix and the seq, 8 bytes BE); seq 0
 // is the key of its mark.
 func Key(project string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(prefix(project), seq)
-}
-
-// prefix is the key prefix of project's entries: its 2-byte length and
-// the name (the snapshots bucket's keys begin alike).
-func prefix(project string) []byte {
-	return append(binary.BigEndian.AppendUint16(nil, uint16(len(project))), project...)
-}
-
-// parseKey splits a key of BucketRollbacks into its project and seq.
-func parseKey(k []byte) (project string, seq uint64, ok bool) {
-	if len(k) < 2 {
-		return "", 0, false
-	}
-	n := int(binary.BigEndian.Uint16(k))
-	if len(k) != 2+n+8 {
-		return "", 0, false
-	}
-	return string(k[2 : 2+n]), binary.BigEndian.Uint64(k[2+n:]), true
+	return binary.BigEndian.AppendUint64(snapstore.Prefix(project), seq)
 }
 
 // Bytes is m as it is stored under Key(project, 0).
@@ -137,7 +121,7 @@ func validMark(tx store.Tx, project string) (Mark, bool, error) {
 // DropIndex deletes project's rollback index, mark and entries.
 func DropIndex(tx store.Tx, project string) error {
 	var keys [][]byte
-	err := tx.Scan(BucketRollbacks, prefix(project), func(k, v []byte) error {
+	err := tx.Scan(BucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
 		keys = append(keys, k)
 		return nil
 	})
@@ -199,7 +183,7 @@ func indexedRollbacks(tx store.Tx, project string, after, upTo uint64) (out []*s
 	if _, ok, err = validMark(tx, project); err != nil || !ok {
 		return nil, m, false, err
 	}
-	pre := prefix(project)
+	pre := snapstore.Prefix(project)
 	var seqs, versions []uint64
 	n := uint64(0)
 	ok = true
@@ -279,7 +263,7 @@ func CheckIndex(tx store.Tx) error {
 	marks := map[string]bool{}
 	var projects []string
 	err := tx.Scan(BucketRollbacks, nil, func(k, v []byte) error {
-		project, _, ok := parseKey(k)
+		project, _, ok := snapstore.ParseKey(k)
 		if !ok {
 			return rollbackIndexError("malformed key %x", k)
 		}
@@ -335,7 +319,7 @@ func checkProjectRollbacks(tx store.Tx, project string) error {
 		return rollbackIndexError("project %s: its mark counts %d rollbacks, its stream has %d", project, m.Entries, n)
 	}
 	seen := 0
-	err = tx.Scan(BucketRollbacks, prefix(project), func(k, v []byte) error {
+	err = tx.Scan(BucketRollbacks, snapstore.Prefix(project), func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
 			return rollbackIndexError("project %s: entry %x is not a rollback of its stream", project, k)
