@@ -2,12 +2,14 @@ package snapshot_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -15,6 +17,9 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/workload"
+	"github.com/flowctl/flowctl/internal/workload/flowrun"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 	"github.com/vmihailenco/msgpack/v5"
@@ -442,62 +447,37 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
-// workState is the state of a project worked the way flow's time-travel
-// benchmark generator works one (ttGen): per task created, doing, three
-// steps each added, started, half done and completed, six context
-// merges, two notes, three exec records, an approval requested and
-// granted, done. 2,000 tasks make a body of a few MB.
+// workState is the state of the project of the shared benchmark workload
+// (package internal/workload, what flowbench gen writes), run through the
+// engine until it has about tasks tasks (the workload makes about 28
+// events a task). 2,000 tasks make a body of a few MB.
 func workState(tb testing.TB, tasks int) *projection.Scope {
 	tb.Helper()
-	const p = "work"
-	events := []snapEvent{{projection.ProjectStream(p), projection.TypeProjectCreated, projection.ProjectCreated{Name: p, Description: "benchmark project"}}}
-	out := "ok  \tgithub.com/example/app/parser\t0.412s\nok  \tgithub.com/example/app/render\t0.207s\n"
-	stdout := projection.Output{Head: out, Bytes: int64(len(out)), SHA256: hexSHA(out)}
-	action := `{"cmd":"git push origin feature"}`
-	for n := 1; n <= tasks; n++ {
-		id := projection.ShortID(projection.PrefixTask, n)
-		ts := projection.TaskStream(p, id)
-		add := func(typ string, payload any) { events = append(events, snapEvent{ts, typ, payload}) }
-		in := projection.TaskCreated{ID: id, Title: fmt.Sprintf("implement part %d of the feature", n),
-			Description: "a description of the work, as an assistant would write it, a sentence or two long.",
-			Owner:       "agent", Tags: []string{"bench", "feature"}, Priority: n % 4}
-		if n > 1 {
-			in.Deps = []string{projection.ShortID(projection.PrefixTask, n-1)}
-		}
-		add(projection.TypeTaskCreated, in)
-		add(projection.TypeTaskStatusChanged, projection.TaskStatusChanged{From: projection.StatusTodo, To: projection.StatusDoing})
-		for s := 1; s <= 3; s++ {
-			step, half := projection.StepID(id, s), 50
-			add(projection.TypeStepAdded, projection.StepAdded{ID: step, Title: fmt.Sprintf("step %d: edit, build and test", s)})
-			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepInProgress})
-			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepInProgress, Progress: &half, Note: "halfway"})
-			add(projection.TypeStepStatusChanged, projection.StepStatusChanged{ID: step, To: projection.StepCompleted, Result: "done, tests pass"})
-		}
-		for c := range 6 {
-			add(projection.TypeTaskContextMerged, projection.TaskContextMerged{Patch: fmt.Sprintf(
-				`{"files":["parser/part%d.go","parser/part%d_test.go"],"k%d":{"decision":"use a table-driven parser","merge":%d},"phase":"p%d"}`, n, n, c, c, c)})
-		}
-		for range 2 {
-			add(projection.TypeNoteAdded, projection.NoteAdded{Task: id, Kind: "note", Text: "found that the parser needs a second pass for nested blocks"})
-		}
-		for x := range 3 {
-			add(projection.TypeExecRecorded, projection.ExecRecorded{ID: projection.ShortID(projection.PrefixExec, 3*(n-1)+x+1), Task: id,
-				Step: projection.StepID(id, x+1), Command: "go test ./...", Cwd: "/src/app", Success: true, ElapsedMS: 1234.5,
-				Stdout: stdout, AddedVars: []string{"result"}})
-		}
-		a := projection.ShortID(projection.PrefixApproval, n)
-		add(projection.TypeApprovalRequested, projection.ApprovalRequested{ID: a, Task: id, Message: "push the branch?", Action: action, ActionHash: hexSHA(action)})
-		add(projection.TypeApprovalDecided, projection.ApprovalDecided{ID: a, Decision: projection.ApprovalGranted, By: "agent", Comment: "ok"})
-		add(projection.TypeTaskStatusChanged, projection.TaskStatusChanged{From: projection.StatusDoing, To: projection.StatusDone})
+	e, err := flow.Open(filepath.Join(tb.TempDir(), "work.db"), flow.Options{Create: true, NoSync: true, Actor: "bench"})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return foldEvents(tb, p, events).Scope(p)
+	defer e.Close()
+	g := workload.New(workload.Options{Projects: 1, Seed: 1})
+	if err := flowrun.Write(context.Background(), e, g, uint64(28*tasks), nil); err != nil {
+		tb.Fatal(err)
+	}
+	var head uint64
+	if err := e.Read(func(r *flow.Reader) error { head = r.Head(); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	ps, err := e.Scopes(workload.ProjectName(0), flow.Point{Seq: head})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ps[0].Scope
 }
 
 // BenchmarkEncodeWork and BenchmarkDecodeWork: workState(2000), a body
 // of a few MB.
 func BenchmarkEncodeWork(b *testing.B) {
 	s := workState(b, 2000)
-	h := testHeader("work")
+	h := testHeader(workload.ProjectName(0))
 	b.SetBytes(int64(len(mustEncode(b, h, s))))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -508,7 +488,7 @@ func BenchmarkEncodeWork(b *testing.B) {
 }
 
 func BenchmarkDecodeWork(b *testing.B) {
-	blob := mustEncode(b, testHeader("work"), workState(b, 2000))
+	blob := mustEncode(b, testHeader(workload.ProjectName(0)), workState(b, 2000))
 	b.SetBytes(int64(len(blob)))
 	b.ReportAllocs()
 	for b.Loop() {
