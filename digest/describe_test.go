@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 )
 
 func TestDescribe(t *testing.T) {
@@ -23,8 +24,8 @@ func TestDescribe(t *testing.T) {
 	if _, err := e.MoveTask(flow.Move{Project: "p", ID: "T-1", To: "doing"}); err != nil {
 		t.Fatal(err)
 	}
-	withRaw := collect(t, e, flow.Filter{Raw: true})
-	plain := collect(t, e, flow.Filter{})
+	withRaw := flowtest.Events(t, e, flow.Filter{Raw: true})
+	plain := flowtest.Events(t, e, flow.Filter{})
 	for i, want := range []struct{ raw, plain string }{
 		{"#1 p project.created by ann: project p created", "#1 p project.created by ann"},
 		{"#2 T-1 task.created by ann: T-1 created: first", "#2 T-1 task.created by ann"},

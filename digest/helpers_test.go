@@ -6,63 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
-
-// mustOpen opens a new engine under tb.TempDir() and, on cleanup, checks
-// that the whole file verifies before closing it.
-func mustOpen(tb testing.TB) *flow.Engine {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), flow.DefaultDir, flow.DefaultFile)
-	e, err := flow.Open(path, flow.Options{Create: true, NoSync: true, Actor: "tester", Session: "s1", Now: fixedClock()})
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	tb.Cleanup(func() {
-		if _, err := e.Verify(); err != nil {
-			tb.Errorf("Verify on cleanup: %v", err)
-		}
-		if err := e.Close(); err != nil {
-			tb.Errorf("Close: %v", err)
-		}
-	})
-	return e
-}
-
-// fixedClock returns a clock that starts at a fixed time and ticks one
-// second per call, so event times are distinct and predictable.
-func fixedClock() func() time.Time {
-	t := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		t = t.Add(time.Second)
-		return t
-	}
-}
-
-func collect(tb testing.TB, e *flow.Engine, f flow.Filter) []flow.Event {
-	tb.Helper()
-	var out []flow.Event
-	if err := e.Events(f, func(ev flow.Event) error { out = append(out, ev); return nil }); err != nil {
-		tb.Fatalf("Events(%+v): %v", f, err)
-	}
-	return out
-}
-
-func seqs(events []flow.Event) []uint64 {
-	out := make([]uint64, len(events))
-	for i, ev := range events {
-		out[i] = ev.Seq
-	}
-	return out
-}
 
 // statusEmit appends one event as the engine's actor would, through
 // Import (the commands for steps, approvals and exec records check what
@@ -71,7 +23,7 @@ func seqs(events []flow.Event) []uint64 {
 func statusEmit(tb testing.TB, e *flow.Engine, stream, project, typ string, payload any) {
 	tb.Helper()
 	var version uint64
-	for _, ev := range collect(tb, e, flow.Filter{Stream: stream}) {
+	for _, ev := range flowtest.Events(tb, e, flow.Filter{Stream: stream}) {
 		version = ev.Version
 	}
 	var raw bytes.Buffer

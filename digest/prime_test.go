@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/capture"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
@@ -141,7 +142,7 @@ func TestEngine_Prime(t *testing.T) {
 	w.step = 0
 	e := w.as("ann")
 	t.Cleanup(w.close)
-	events := collect(t, e, flow.Filter{Project: "web"})
+	events := flowtest.Events(t, e, flow.Filter{Project: "web"})
 	head := events[len(events)-1].Seq
 
 	t.Run("OK", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -42,7 +43,7 @@ func reportFixture(tb testing.TB, e *flow.Engine) {
 
 func TestEngine_TaskReport(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		reportFixture(t, e)
 		r, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
@@ -76,14 +77,14 @@ func TestEngine_TaskReport(t *testing.T) {
 		}
 	})
 	t.Run("Timeline", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		reportFixture(t, e)
 		r, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		var want []uint64
-		for _, ev := range collect(t, e, flow.Filter{Project: "alpha"}) {
+		for _, ev := range flowtest.Events(t, e, flow.Filter{Project: "alpha"}) {
 			if ev.Stream == projection.TaskStream("alpha", "T-1") || strings.Contains(string(ev.Data), "from the project stream") {
 				want = append(want, ev.Seq)
 			}
@@ -104,7 +105,7 @@ func TestEngine_TaskReport(t *testing.T) {
 		}
 	})
 	t.Run("Deterministic", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		reportFixture(t, e)
 		a, err := ReportTask(e, "alpha", "T-1")
 		if err != nil {
@@ -121,7 +122,7 @@ func TestEngine_TaskReport(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		reportFixture(t, e)
 		if _, err := ReportTask(e, "alpha", "T-9"); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("unknown task: err = %v, want ErrNotFound", err)
@@ -134,7 +135,7 @@ func TestEngine_TaskReport(t *testing.T) {
 
 func TestEngine_ProjectReport(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		reportFixture(t, e)
 		r, err := ReportProject(e, "alpha")
 		if err != nil {
@@ -157,7 +158,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 		}
 	})
 	t.Run("Limits", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statusProject(t, e, "alpha")
 		statusTask(t, e, "alpha", "one")
 		for i := range ReportRecentExecs + 5 {
@@ -174,14 +175,14 @@ func TestEngine_ProjectReport(t *testing.T) {
 		if len(r.Execs) != ReportRecentExecs || r.Execs[0].ID != "X-6" || r.Execs[len(r.Execs)-1].ID != "X-15" {
 			t.Errorf("execs = %d from %s, want the last %d (X-6..X-15)", len(r.Execs), r.Execs[0].ID, ReportRecentExecs)
 		}
-		all := collect(t, e, flow.Filter{Project: "alpha"})
+		all := flowtest.Events(t, e, flow.Filter{Project: "alpha"})
 		if len(r.Timeline) != ReportTimeline || r.Timeline[len(r.Timeline)-1].Seq != all[len(all)-1].Seq ||
 			r.Timeline[0].Seq != all[len(all)-ReportTimeline].Seq {
 			t.Errorf("timeline = %d events ending at %d, want the last %d of alpha", len(r.Timeline), r.Timeline[len(r.Timeline)-1].Seq, ReportTimeline)
 		}
 	})
 	t.Run("TimelineBehindOtherProjects", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statusProject(t, e, "alpha")
 		for range ReportTimeline + 10 {
 			statusTask(t, e, "alpha", "a")
@@ -194,8 +195,8 @@ func TestEngine_ProjectReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all := collect(t, e, flow.Filter{Project: "alpha"})
-		want := seqs(all[len(all)-ReportTimeline:])
+		all := flowtest.Events(t, e, flow.Filter{Project: "alpha"})
+		want := flowtest.Seqs(all[len(all)-ReportTimeline:])
 		var got []uint64
 		for _, ev := range r.Timeline {
 			got = append(got, ev.Seq)
@@ -205,7 +206,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 		}
 	})
 	t.Run("Empty", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statusProject(t, e, "alpha")
 		r, err := ReportProject(e, "alpha")
 		if err != nil {
@@ -224,7 +225,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		if _, err := ReportProject(e, "nope"); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -120,7 +121,7 @@ func statsFixture(tb testing.TB, e *flow.Engine) {
 
 func TestStats(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statsFixture(t, e)
 		st, err := Stats(e, "alpha", StatsOptions{})
 		if err != nil {
@@ -167,7 +168,7 @@ func TestStats(t *testing.T) {
 		}
 	})
 	t.Run("Alpha", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statsFixture(t, e)
 		st, err := Stats(e, "alpha", StatsOptions{Alpha: 0.5})
 		if err != nil {
@@ -179,7 +180,7 @@ func TestStats(t *testing.T) {
 		}
 	})
 	t.Run("Empty", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statusProject(t, e, "alpha")
 		st, err := Stats(e, "alpha", StatsOptions{})
 		if err != nil {
@@ -193,7 +194,7 @@ func TestStats(t *testing.T) {
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		statusProject(t, e, "alpha")
 		for _, alpha := range []float64{-0.1, 1.5, math.NaN(), math.Inf(1)} {
 			if _, err := Stats(e, "alpha", StatsOptions{Alpha: alpha}); !errors.Is(err, flow.ErrInvalid) {
@@ -202,7 +203,7 @@ func TestStats(t *testing.T) {
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		if _, err := Stats(e, "nope", StatsOptions{}); !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}

@@ -1,58 +1,19 @@
 package legacy
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 )
-
-// mustOpen opens a new engine under tb.TempDir() and, on cleanup, checks
-// that the whole file verifies before closing it.
-func mustOpen(tb testing.TB) *flow.Engine {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), flow.DefaultDir, flow.DefaultFile)
-	e, err := flow.Open(path, flow.Options{Create: true, NoSync: true, Actor: "tester", Session: "s1", Now: fixedClock()})
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	tb.Cleanup(func() {
-		if _, err := e.Verify(); err != nil {
-			tb.Errorf("Verify on cleanup: %v", err)
-		}
-		if err := e.Close(); err != nil {
-			tb.Errorf("Close: %v", err)
-		}
-	})
-	return e
-}
-
-// fixedClock returns a clock that starts at a fixed time and ticks one
-// second per call, so event times are distinct and predictable.
-func fixedClock() func() time.Time {
-	t := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		t = t.Add(time.Second)
-		return t
-	}
-}
-
-func collect(tb testing.TB, e *flow.Engine, f flow.Filter) []flow.Event {
-	tb.Helper()
-	var out []flow.Event
-	if err := e.Events(f, func(ev flow.Event) error { out = append(out, ev); return nil }); err != nil {
-		tb.Fatalf("Events(%+v): %v", f, err)
-	}
-	return out
-}
 
 // textFixture opens an engine with project "p", task T-1 (doing) with
 // step T-1.1, and plan P-1.
 func textFixture(t *testing.T) *flow.Engine {
 	t.Helper()
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	steps := []func() error{
 		func() error { _, err := e.CreateProject(flow.NewProject{Name: "p"}); return err },
 		func() error { _, err := e.AddTask(flow.NewTask{Project: "p", Title: "t"}); return err },

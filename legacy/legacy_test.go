@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -107,7 +108,7 @@ type legacyState struct {
 }
 
 func TestImportLegacy_Golden(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	steps := []struct {
 		format, file, golden string
 		project              string
@@ -139,7 +140,7 @@ func TestImportLegacy_Golden(t *testing.T) {
 }
 
 func TestImportLegacy_ReimportChangesNothing(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	steps := []struct{ format, file, project string }{
 		{FromWorkflowJSON, "workflow.json", ""},
 		{FromHistoryJSON, "workflow_history.json", "myproj"},
@@ -179,7 +180,7 @@ func TestImportLegacy_MalformedEntryImportsNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := mustOpen(t)
+			e := flowtest.Open(t)
 			legacyImport(t, e, FromWorkflowJSON, "workflow.json", "myproj")
 			before := legacyFileBytes(t, e)
 			_, err := Import(e, Input{Format: c.format, Path: legacyPath(c.file), Name: c.file, Project: "myproj"})
@@ -196,7 +197,7 @@ func TestImportLegacy_MalformedEntryImportsNothing(t *testing.T) {
 		})
 	}
 	t.Run("ContextNotAnObject", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		before := legacyFileBytes(t, e)
 		_, err := Import(e, Input{Format: FromContextDir, Path: legacyPath("context_bad"), Name: "context_bad", Project: "myproj"})
@@ -240,7 +241,7 @@ func wantImportError(t *testing.T, e *flow.Engine, before []byte, err error, lin
 
 func TestImportLegacy_Workflow(t *testing.T) {
 	t.Run("FileOrderWhereDepsAllow", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		res := legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		got := map[string]string{}
 		for _, x := range res.Tasks {
@@ -258,7 +259,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 	})
 	t.Run("NewEntriesOnly", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		grown := `{"project": "myproj", "tasks": [
   {"id": "T001", "name": "데이터 수집 (이름 바뀜)", "status": "todo"},
@@ -281,7 +282,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 	})
 	t.Run("ProjectOverridesFile", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		res := legacyImport(t, e, FromWorkflowJSON, "workflow.json", "other")
 		if res.Project != "other" || res.Created.Projects != 1 {
 			t.Errorf("result = %+v, want project other created", res)
@@ -291,7 +292,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 	})
 	t.Run("IntoExistingProject", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +328,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 		for name, c := range cases {
 			t.Run(name, func(t *testing.T) {
-				e := mustOpen(t)
+				e := flowtest.Open(t)
 				before := legacyFileBytes(t, e)
 				_, err := importText(e, FromWorkflowJSON, "workflow.json", "", c.doc)
 				wantImportError(t, e, before, err, c.line, flow.ErrInvalid)
@@ -335,19 +336,19 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 	})
 	t.Run("UnknownDependency", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		before := legacyFileBytes(t, e)
 		_, err := importText(e, FromWorkflowJSON, "w.json", "", "{\"project\": \"p\", \"tasks\": [\n{\"id\": \"T1\", \"name\": \"a\", \"deps\": [\"T9\"]}]}")
 		wantImportError(t, e, before, err, 2, flow.ErrNotFound)
 	})
 	t.Run("SelfDependency", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		before := legacyFileBytes(t, e)
 		_, err := importText(e, FromWorkflowJSON, "w.json", "", "{\"project\": \"p\", \"tasks\": [\n{\"id\": 7, \"name\": \"a\", \"deps\": [7]}]}")
 		wantImportError(t, e, before, err, 2, eventlog.ErrConflict)
 	})
 	t.Run("ArchivedProject", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +362,7 @@ func TestImportLegacy_Workflow(t *testing.T) {
 		}
 	})
 	t.Run("UnknownKeysAreWarnings", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		res := legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], `"meta.estimate"`) || !strings.Contains(res.Warnings[0], "workflow.json:23") {
 			t.Errorf("warnings = %q, want one naming meta.estimate at workflow.json:23", res.Warnings)
@@ -387,7 +388,7 @@ func TestLegacyStatus(t *testing.T) {
 }
 
 func TestImportLegacy_History(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 	res := legacyImport(t, e, FromHistoryJSON, "workflow_history.json", "myproj")
 	if res.Created.Notes != 6 {
@@ -462,7 +463,7 @@ func TestImportLegacy_History(t *testing.T) {
 
 func TestImportLegacy_ContextDir(t *testing.T) {
 	t.Run("MergesInNameOrder", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		res := legacyImport(t, e, FromContextDir, "context_dump", "myproj")
 		if res.Read != 4 || res.Created.Contexts != 4 {
@@ -477,7 +478,7 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		}
 	})
 	t.Run("NoChangeAppendsNothing", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		if _, err := e.MergeContext(flow.ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"deploy/staging"}`}); err != nil {
 			t.Fatal(err)
@@ -494,7 +495,7 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		}
 	})
 	t.Run("LaterChangesSurviveReimport", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		legacyImport(t, e, FromContextDir, "context_dump", "myproj")
 		if _, err := e.MergeContext(flow.ContextPatch{Project: "myproj", ID: "T-5", Patch: `{"branch":"main"}`}); err != nil {
@@ -506,7 +507,7 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		}
 	})
 	t.Run("UnknownTask", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		dir := t.TempDir()
 		writeLegacy(t, dir, "a.json", `{"task_id": "T001", "context": {"k": 1}}`)
@@ -522,7 +523,7 @@ func TestImportLegacy_ContextDir(t *testing.T) {
 		}
 	})
 	t.Run("NotADirectory", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		_, err := Import(e, Input{Format: FromContextDir, Path: legacyPath("exec.jsonl"), Project: "myproj"})
 		if !errors.Is(err, flow.ErrInvalid) {
@@ -565,7 +566,7 @@ func TestImportLegacy_ContextDirPathEscape(t *testing.T) {
 				t.Skipf("symlinks: %v", err)
 			}
 			defer os.Remove(link)
-			e := mustOpen(t)
+			e := flowtest.Open(t)
 			legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 			before := legacyFileBytes(t, e)
 			res, err := Import(e, Input{Format: FromContextDir, Path: dir, Name: "dump", Project: "myproj"})
@@ -591,7 +592,7 @@ func TestImportLegacy_ContextDirPathEscape(t *testing.T) {
 
 func TestImportLegacy_ExecLog(t *testing.T) {
 	t.Run("OriginalTimesAndTasks", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		res := legacyImport(t, e, FromExecJSONL, "exec.jsonl", "myproj")
 		if res.Read != 4 || res.Created.Execs != 4 {
@@ -620,7 +621,7 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 		}
 	})
 	t.Run("FutureTimeKept", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		line := `{"task_id": "T001", "timestamp": "2100-01-01T00:00:00Z", "code": "x", "success": true}`
 		if _, err := importText(e, FromExecJSONL, "x.jsonl", "myproj", line); err != nil {
@@ -633,7 +634,7 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 		}
 	})
 	t.Run("UnknownTaskImportsNothing", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		before := legacyFileBytes(t, e)
 		doc := `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true}
@@ -644,7 +645,7 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 		wantImportError(t, e, before, err, 3, flow.ErrNotFound)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		e := mustOpen(t)
+		e := flowtest.Open(t)
 		legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
 		before := legacyFileBytes(t, e)
 		good := `{"task_id": "T001", "timestamp": "2025-07-23T18:54:03Z", "code": "a", "success": true}` + "\n"
@@ -670,7 +671,7 @@ func TestImportLegacy_ExecLog(t *testing.T) {
 }
 
 func TestImportLegacy_UnknownFormat(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	_, err := Import(e, Input{Format: "yaml", Path: legacyPath("workflow.json")})
 	if !errors.Is(err, flow.ErrInvalid) {
 		t.Errorf("err = %v, want ErrInvalid", err)
@@ -691,7 +692,7 @@ func FuzzImportLegacy(f *testing.F) {
 	f.Add([]byte(`{"task_id": "T001", "context": {"a": {"b": null}}}`))
 	// One engine for the whole run, as FuzzImport: inputs meet the tasks
 	// of earlier inputs, which makes skips and dependencies reachable.
-	e := mustOpen(f)
+	e := flowtest.Open(f)
 	if _, err := e.CreateProject(flow.NewProject{Name: "myproj"}); err != nil {
 		f.Fatal(err)
 	}
@@ -737,7 +738,7 @@ func BenchmarkImportLegacy(b *testing.B) {
 		b.Run(c.format, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				e := mustOpen(b)
+				e := flowtest.Open(b)
 				if c.format == FromExecJSONL {
 					if _, err := importText(e, FromWorkflowJSON, "w.json", "", wf.String()); err != nil {
 						b.Fatal(err)
@@ -774,7 +775,7 @@ func TestNumbers_LegacySignalExitCodes(t *testing.T) {
 // TestText_LegacyTitlesAreCleaned: a seed file's title with a newline or
 // an escape imports, with its control characters turned into spaces.
 func TestText_LegacyTitlesAreCleaned(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	doc := `{"project": "seed", "description": "a\u0007b", "tasks": [
 {"id": "T1", "name": "fix\nthe \u001b[31mparser", "description": "one\ntwo\u0000", "meta": {"owner": "ann\r", "tags": ["x\ty"]}}]}`
 	if _, err := Import(e, Input{Format: FromWorkflowJSON, Name: "workflow.json", Input: strings.NewReader(doc)}); err != nil {
@@ -796,13 +797,13 @@ func TestText_LegacyTitlesAreCleaned(t *testing.T) {
 // file whose events are of 2026 get the time of the import, keep their own
 // as occurred_at, and --at a time before the import leaves them out.
 func TestTime_LegacyImportFollowsSeq(t *testing.T) {
-	e := mustOpen(t)
+	e := flowtest.Open(t)
 	legacyImport(t, e, FromWorkflowJSON, "workflow.json", "")
-	before := collect(t, e, flow.Filter{})
+	before := flowtest.Events(t, e, flow.Filter{})
 	last := before[len(before)-1]
 	legacyImport(t, e, FromExecJSONL, "exec.jsonl", "myproj")
 	legacyImport(t, e, FromHistoryJSON, "workflow_history.json", "myproj")
-	all := collect(t, e, flow.Filter{})
+	all := flowtest.Events(t, e, flow.Filter{})
 	wantTimesFollowSeq(t, all)
 
 	if got := seqAt(t, e, "myproj", last.Time); got != last.Seq {
