@@ -1,10 +1,12 @@
 package flow
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // Filter selects events for Events. Zero fields match everything.
@@ -39,6 +41,21 @@ func (f *Filter) match(r *store.Record) bool {
 // in its seq range matches.
 func (f *Filter) bySeqOnly() bool {
 	return f.Stream == "" && f.Project == "" && f.Type == "" && f.Actor == "" && f.Since.IsZero() && f.Until.IsZero()
+}
+
+// CheckTypePattern refuses a Filter.Type pattern (a type, or a prefix
+// ending in "*") that matches no event type this binary knows, listing
+// them. Its error is a bare message, for the adapter to name the flag or
+// argument.
+func CheckTypePattern(pattern string) error {
+	types := projection.Types()
+	for _, t := range types {
+		if matchType(pattern, t) {
+			return nil
+		}
+	}
+	return fmt.Errorf("matches no event type; use one of: %s, or a prefix with a trailing * (task.*)",
+		strings.Join(types, ", "))
 }
 
 func matchType(pattern, typ string) bool {

@@ -78,23 +78,11 @@ func (p typePattern) String() string { return *p.dst }
 func (p typePattern) Type() string   { return "string" }
 
 func (p typePattern) Set(v string) error {
-	if err := matchesAType(v); err != nil {
+	if err := flow.CheckTypePattern(v); err != nil {
 		return err
 	}
 	*p.dst = v
 	return nil
-}
-
-// matchesAType refuses a type pattern that matches no event type.
-func matchesAType(v string) error {
-	prefix, glob := strings.CutSuffix(v, "*")
-	for _, t := range eventTypes {
-		if t == v || glob && strings.HasPrefix(t, prefix) {
-			return nil
-		}
-	}
-	return fmt.Errorf("matches no event type; use one of: %s, or a prefix with a trailing * (task.*)",
-		strings.Join(eventTypes, ", "))
 }
 
 // versionValue is --if-version: a stream version, which starts at 1.

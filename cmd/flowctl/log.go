@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/view"
 	"github.com/spf13/cobra"
 )
 
@@ -132,12 +131,6 @@ func writeEventLine(w io.Writer, ev flow.Event) {
 		printable(ev.Stream)+"@"+strconv.FormatUint(ev.Version, 10), typ, printable(ev.Actor), occurred, ev.Data)
 }
 
-// printable escapes control characters, so that text from an imported
-// event cannot move the cursor or recolour a terminal.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
+// printable is view.Printable: text from an imported event cannot move
+// the cursor or recolour a terminal.
+func printable(s string) string { return view.Printable(s) }

@@ -38,17 +38,3 @@ func oneOf(v string, valid []string) error {
 	}
 	return nil
 }
-
-// matchesAType refuses a type pattern (a type, or a prefix ending in *)
-// that matches no event type.
-func matchesAType(v string) error {
-	prefix, glob := strings.CutSuffix(v, "*")
-	types := projection.Types()
-	for _, t := range types {
-		if t == v || glob && strings.HasPrefix(t, prefix) {
-			return nil
-		}
-	}
-	return fmt.Errorf("matches no event type; use one of: %s, or a prefix with a trailing * (task.*)",
-		strings.Join(types, ", "))
-}

@@ -182,7 +182,7 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Limit: in.Limit}
 	out := historyOut{Project: c.project, Events: []view.Event{}}
 	if in.Type != "" {
-		if err := matchesAType(in.Type); err != nil {
+		if err := flow.CheckTypePattern(in.Type); err != nil {
 			return out, "", invalid("type %q: %v", in.Type, err)
 		}
 	}
