@@ -15,6 +15,7 @@ type Filter struct {
 	Project  string
 	Type     string // exact type, or a prefix ending in "*": "task.*"
 	Actor    string
+	Session  string
 	SinceSeq uint64 // seq >= SinceSeq
 	UntilSeq uint64 // seq <= UntilSeq
 	Since    time.Time
@@ -27,6 +28,7 @@ func (f *Filter) match(r *store.Record) bool {
 	switch {
 	case f.Type != "" && !matchType(f.Type, r.Type),
 		f.Actor != "" && r.Actor != f.Actor,
+		f.Session != "" && r.Session != f.Session,
 		f.Project != "" && r.Project != f.Project,
 		f.Stream != "" && r.Stream != f.Stream,
 		f.UntilSeq != 0 && r.Seq > f.UntilSeq,
@@ -40,7 +42,7 @@ func (f *Filter) match(r *store.Record) bool {
 // bySeqOnly reports whether f selects by seq alone, so that every record
 // in its seq range matches.
 func (f *Filter) bySeqOnly() bool {
-	return f.Stream == "" && f.Project == "" && f.Type == "" && f.Actor == "" && f.Since.IsZero() && f.Until.IsZero()
+	return f.Stream == "" && f.Project == "" && f.Type == "" && f.Actor == "" && f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
 }
 
 // CheckTypePattern refuses a Filter.Type pattern (a type, or a prefix
@@ -189,4 +191,31 @@ func (r *ring) items() []Event {
 		return r.buf[:r.next]
 	}
 	return append(append([]Event(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// ErrStop, returned by the callback of Events or EventsBack, ends the
+// walk early; the walk then returns nil.
+var ErrStop = store.ErrStop
+
+// EventsBack calls fn for each event matching f, newest first: from the
+// head as it was when EventsBack started (or f.UntilSeq) back to
+// f.SinceSeq, at most f.Limit events when Limit is set. fn returning
+// ErrStop ends the walk and EventsBack returns nil.
+//
+// This first version reads forwards and hands the matches back in
+// reverse; the reverse cursors over the indexes replace it.
+func (e *Engine) EventsBack(f Filter, fn func(Event) error) error {
+	var all []Event
+	if err := e.Events(f, func(ev Event) error { all = append(all, ev); return nil }); err != nil {
+		return err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if err := fn(all[i]); err != nil {
+			if err == ErrStop {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
 }
