@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
@@ -251,15 +252,77 @@ type ContextEntry struct {
 // context changes, and the rollbacks (of the task or of its project) that
 // restored it. With key, only that key's changes. A key whose value a
 // change left as it was is not listed for that change.
+//
+// It reads the task's own stream and the rollbacks of the whole project
+// after the task's first event (the project's rollback index), never the
+// rest of the project's history: every event that changes a task's
+// context is on its stream but those rollbacks (see history.EntityAt).
 func (e *Engine) ContextHistory(project, id, key string) ([]ContextEntry, error) {
 	if _, err := e.Task(project, id); err != nil {
 		return nil, err
 	}
 	h := contextWalk{cur: map[string]projection.JSON{}, key: key, task: id, stream: projection.TaskStream(project, id)}
-	if err := e.Events(Filter{Project: project, Raw: true}, h.event); err != nil {
+	recs, err := e.contextEvents(project, h.stream)
+	if err != nil {
 		return nil, err
 	}
+	for _, r := range recs {
+		ev := eventOf(r)
+		ev.Raw = r.Data
+		if err := h.event(ev); err != nil {
+			return nil, err
+		}
+	}
 	return h.out, nil
+}
+
+// contextEvents returns, in seq order, the events that can change the
+// context of the task whose stream is stream: its context changes and
+// rollbacks, and the rollbacks of its whole project after its first
+// event, all up to the head of one read transaction.
+func (e *Engine) contextEvents(project, stream string) ([]*store.Record, error) {
+	var own, rollbacks []*store.Record
+	first := uint64(0)
+	err := e.view(func(tx store.Tx) error {
+		head, _ := tx.Head()
+		err := tx.ReadStream(stream, 1, func(r *store.Record) error {
+			if r.Seq > head || r.Project != project {
+				return nil
+			}
+			if first == 0 {
+				first = r.Seq
+			}
+			if r.Type == projection.TypeTaskContextMerged || r.Type == projection.TypeRollbackApplied {
+				own = append(own, r)
+			}
+			return nil
+		})
+		if err != nil || first == 0 {
+			return err
+		}
+		rollbacks, err = history.ProjectRollbacks(tx, project, first, head, e.warn)
+		return err
+	})
+	if err == nil {
+		err = e.release()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mergeRecords(own, rollbacks), nil
+}
+
+// mergeRecords merges two lists of records, each in seq order, into one.
+func mergeRecords(a, b []*store.Record) []*store.Record {
+	out := make([]*store.Record, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Seq < b[0].Seq {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // contextWalk folds a task's context changes, noting what each changed.
