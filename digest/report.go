@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -78,6 +79,11 @@ type ReportEvent struct {
 // ReportTask reports one task of project: its fields, steps, context,
 // approvals, exec records, notes and the timeline of its events, as of
 // one head. It returns flow.ErrNotFound for an unknown project or task.
+//
+// It reads the task, its dependencies, the task's stream, the project's
+// own stream (checkpoints and what belongs to no task) and the approvals
+// and exec records those streams name, never the rest of the project:
+// the cost is the task's, not the project's history.
 func ReportTask(e *flow.Engine, project, id string) (*TaskReport, error) {
 	r := &TaskReport{Project: project}
 	err := e.Read(func(src *flow.Reader) error {
@@ -85,9 +91,6 @@ func ReportTask(e *flow.Engine, project, id string) (*TaskReport, error) {
 		return r.read(src, project, id)
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := taskEvents(e, r); err != nil {
 		return nil, err
 	}
 	r.Markdown = r.markdown()
@@ -110,47 +113,20 @@ func (r *TaskReport) read(src *flow.Reader, project, id string) error {
 		}
 		r.Deps = append(r.Deps, flow.BriefOf(dt))
 	}
-	approvals, err := src.Approvals(project)
-	r.Approvals = keepIf(approvals, func(a *projection.Approval) bool { return a.Task == id })
+	evs, named, err := taskStream(src, project, id)
 	if err != nil {
 		return err
 	}
-	execs, err := src.Execs(project)
-	r.Execs = keepIf(execs, func(x *projection.Exec) bool { return x.Task == id })
-	return err
-}
-
-func keepIf[T any](items []T, keep func(T) bool) []T {
-	out := []T{}
-	for _, v := range items {
-		if keep(v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// taskEvents fills the timeline and notes: the events of the task's
-// stream, and those of the project's stream that name the task or one of
-// its approvals, up to the report's head.
-func taskEvents(e *flow.Engine, r *TaskReport) error {
-	approvals := map[string]bool{}
-	for _, a := range r.Approvals {
-		approvals[a.ID] = true
-	}
-	var evs []flow.Event
-	keep := func(ev flow.Event) error { evs = append(evs, ev); return nil }
-	f := flow.Filter{Stream: projection.TaskStream(r.Project, r.Task.ID), UntilSeq: r.HeadSeq, Raw: true}
-	if err := e.Events(f, keep); err != nil {
+	if r.Approvals, err = namedEntities(named[projection.TypeApprovalRequested], func(x string) (*projection.Approval, error) {
+		return src.Approval(project, x)
+	}, func(a *projection.Approval) bool { return a.Task == id }); err != nil {
 		return err
 	}
-	f.Stream = projection.ProjectStream(r.Project)
-	err := e.Events(f, func(ev flow.Event) error {
-		if namesTask(ev, r.Task.ID, approvals) {
-			evs = append(evs, ev)
-		}
-		return nil
-	})
+	if r.Execs, err = namedEntities(named[projection.TypeExecRecorded], func(x string) (*projection.Exec, error) {
+		return src.Exec(project, x)
+	}, func(x *projection.Exec) bool { return x.Task == id }); err != nil {
+		return err
+	}
 	slices.SortFunc(evs, func(a, b flow.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	r.Timeline, r.Notes = timelineOf(evs), []ReportNote{}
 	for _, ev := range evs {
@@ -158,7 +134,68 @@ func taskEvents(e *flow.Engine, r *TaskReport) error {
 			r.Notes = append(r.Notes, n)
 		}
 	}
-	return err
+	return nil
+}
+
+// taskStream returns the events of a task's stream and those of the
+// project's stream that name the task or decide one of its approvals (see
+// namesTask), up to the reader's head, and the ids of the approvals and
+// exec records those events requested and recorded, by event type. Every
+// approval and exec record of a task is requested or recorded on the
+// task's stream (flow puts them there and refuses an import that does
+// not: history.CheckPlacement); the project's stream, which holds its
+// checkpoints and what belongs to no task, is read for events an older
+// file put there.
+func taskStream(src *flow.Reader, project, id string) ([]flow.Event, map[string][]string, error) {
+	var evs []flow.Event
+	named := map[string][]string{}
+	approvals := map[string]bool{}
+	take := func(ev flow.Event) {
+		evs = append(evs, ev)
+		if ev.Type == projection.TypeApprovalRequested || ev.Type == projection.TypeExecRecorded {
+			var p struct {
+				ID string `msgpack:"id"`
+			}
+			if msgpack.Unmarshal(ev.Raw, &p) == nil && p.ID != "" {
+				named[ev.Type] = append(named[ev.Type], p.ID)
+				approvals[p.ID] = ev.Type == projection.TypeApprovalRequested
+			}
+		}
+	}
+	err := src.StreamEvents(projection.TaskStream(project, id), func(ev flow.Event) error {
+		take(ev)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = src.StreamEvents(projection.ProjectStream(project), func(ev flow.Event) error {
+		if namesTask(ev, id, approvals) {
+			take(ev)
+		}
+		return nil
+	})
+	return evs, named, err
+}
+
+// namedEntities reads the entities ids name that still exist and keep
+// accepts, sorted by id, each once; never nil.
+func namedEntities[T any](ids []string, get func(id string) (*T, error), keep func(*T) bool) ([]*T, error) {
+	ids = slices.Compact(slices.SortedFunc(slices.Values(ids), projection.CompareIDs))
+	out := []*T{}
+	for _, id := range ids {
+		v, err := get(id)
+		switch {
+		case errors.Is(err, flow.ErrNotFound):
+			continue // a rollback removed it
+		case err != nil:
+			return nil, err
+		}
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // namesTask reports whether ev's payload names task (its "task" field) or
@@ -674,4 +711,14 @@ func planRows(plans []*projection.Plan, tasks []*projection.Task) [][]string {
 		rows[i] = []string{p.ID, p.Status, fmt.Sprintf("%d/%d", done, total), p.Title}
 	}
 	return rows
+}
+
+func keepIf[T any](items []T, keep func(T) bool) []T {
+	out := []T{}
+	for _, v := range items {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -84,6 +84,9 @@ func (w *writer) autoSnapshot() error {
 		if err := history.IndexRollbacks(w.tx, project); err != nil {
 			return err
 		}
+		if err := projstore.IndexDigestLog(w.tx, project); err != nil {
+			return err
+		}
 		if every == 0 {
 			continue
 		}

@@ -49,9 +49,9 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 			return err
 		}
 		rep = r
-		// The rollback index is derived from the log too: dropped here,
+		// The rollback and digest log indexes are derived from the log too: dropped here,
 		// it is filled again by the next command (and read around until).
-		for _, b := range append(slices.Clone(projstore.Buckets), history.BucketRollbacks) {
+		for _, b := range append(slices.Clone(projstore.Buckets), history.BucketRollbacks, projstore.BucketDigestLog) {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
@@ -22,6 +23,7 @@ import (
 // (see "Entities are read-only" in doc.go).
 type Reader struct {
 	src  source
+	tx   store.Tx
 	head uint64
 }
 
@@ -29,8 +31,16 @@ type Reader struct {
 // At a point, of that point). fn runs inside one read transaction: keep
 // it short, and do no writes through the engine from inside it.
 func (e *Engine) Read(fn func(r *Reader) error) error {
-	return e.readHead(func(src source, head uint64) error {
-		return fn(&Reader{src: src, head: head})
+	return e.view(func(tx store.Tx) error {
+		if e.at != nil {
+			src, seq, err := e.atState(tx)
+			if err != nil {
+				return err
+			}
+			return fn(&Reader{src: src, tx: tx, head: seq})
+		}
+		head, _ := tx.Head()
+		return e.readTx(tx, func(src source) error { return fn(&Reader{src: src, tx: tx, head: head}) })
 	})
 }
 
@@ -43,6 +53,111 @@ func (r *Reader) Project(name string) (*projection.Project, error) { return must
 // Task returns a task of project, or ErrNotFound.
 func (r *Reader) Task(project, id string) (*projection.Task, error) {
 	return mustTask(r.src, project, id)
+}
+
+// Plan returns a plan of project, or ErrNotFound.
+func (r *Reader) Plan(project, id string) (*projection.Plan, error) {
+	return found(r.src.Plan(project, id))("plan", project, id)
+}
+
+// Approval returns an approval of project, or ErrNotFound.
+func (r *Reader) Approval(project, id string) (*projection.Approval, error) {
+	return found(r.src.Approval(project, id))("approval", project, id)
+}
+
+// Exec returns an exec record of project, or ErrNotFound.
+func (r *Reader) Exec(project, id string) (*projection.Exec, error) {
+	return found(r.src.Exec(project, id))("exec record", project, id)
+}
+
+// Checkpoint returns a checkpoint of project, or ErrNotFound.
+func (r *Reader) Checkpoint(project, id string) (*projection.Checkpoint, error) {
+	return found(r.src.Checkpoint(project, id))("checkpoint", project, id)
+}
+
+// found turns a nil entity into ErrNotFound naming it.
+func found[T any](v *T, err error) func(what, project, id string) (*T, error) {
+	return func(what, project, id string) (*T, error) {
+		if err == nil && v == nil {
+			err = fmt.Errorf("%w: %s %s in project %s", ErrNotFound, what, id, project)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// TaskIDs returns the ids of project's tasks with status, from the status
+// index (sorted by number), without reading the tasks.
+func (r *Reader) TaskIDs(project, status string) ([]string, error) {
+	return r.src.SummaryIDs(projstore.BucketTasks, project, status)
+}
+
+// ApprovalIDs returns the ids of project's approvals with status, from
+// the status index (sorted by number).
+func (r *Reader) ApprovalIDs(project, status string) ([]string, error) {
+	return r.src.SummaryIDs(projstore.BucketApprovals, project, status)
+}
+
+// PlanCounts returns how many plans of project have each status, from
+// the status index.
+func (r *Reader) PlanCounts(project string) (map[string]int, error) {
+	return r.src.SummaryCounts(projstore.BucketPlans, project)
+}
+
+// PlanIDs returns the ids of project's plans with status, from the status
+// index (sorted by number).
+func (r *Reader) PlanIDs(project, status string) ([]string, error) {
+	return r.src.SummaryIDs(projstore.BucketPlans, project, status)
+}
+
+// TaskCounts counts project's tasks by status, from the status index.
+func (r *Reader) TaskCounts(project string) (TaskCounts, error) {
+	var c TaskCounts
+	counts, err := r.src.SummaryCounts(projstore.BucketTasks, project)
+	for status, n := range counts {
+		c.add(status, n)
+	}
+	return c, err
+}
+
+// ClaimedTaskIDs returns the ids of project's tasks whose claim holds at
+// now, from the status index (sorted by number).
+func (r *Reader) ClaimedTaskIDs(project string, now time.Time) ([]string, error) {
+	return r.src.ClaimedTaskIDs(project, now)
+}
+
+// StreamEvents calls fn for each event of stream up to the reader's head,
+// oldest first, in the reader's transaction: events with their envelope
+// and Raw, as ProjectEvents gives them. It reads the stream's index, not
+// the rest of the log.
+func (r *Reader) StreamEvents(stream string, fn func(Event) error) error {
+	return r.tx.ReadStream(stream, 1, func(rec *store.Record) error {
+		if rec.Seq > r.head {
+			return store.ErrStop
+		}
+		return fn(rawEvent(rec))
+	})
+}
+
+// EventAt returns the event at seq (at most the reader's head) as
+// StreamEvents gives it, or ErrNotFound.
+func (r *Reader) EventAt(seq uint64) (Event, error) {
+	rec, err := r.tx.Record(seq)
+	if err == nil && (rec == nil || seq > r.head) {
+		err = fmt.Errorf("%w: event %d", ErrNotFound, seq)
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	return rawEvent(rec), nil
+}
+
+// rawEvent is r as ProjectEvents gives it: the envelope and Raw.
+func rawEvent(r *store.Record) Event {
+	return Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, Type: r.Type, Schema: r.Schema,
+		Time: r.Time, Actor: r.Actor, Session: r.Session, Project: r.Project, Raw: r.Data}
 }
 
 // Tasks returns the tasks of project, sorted by id.
@@ -101,8 +216,7 @@ func (e *Engine) ProjectEvents(project string, until uint64, fn func(Event) erro
 					next = r.Seq
 					return store.ErrStop
 				}
-				page = append(page, Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, Type: r.Type, Schema: r.Schema,
-					Time: r.Time, Actor: r.Actor, Session: r.Session, Project: r.Project, Raw: r.Data})
+				page = append(page, rawEvent(r))
 				return nil
 			})
 		})

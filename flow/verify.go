@@ -56,6 +56,9 @@ func (e *Engine) Verify() (VerifyReport, error) {
 		if err := history.CheckIndex(tx); err != nil {
 			return err
 		}
+		if err := projstore.CheckDigestLog(tx); err != nil {
+			return err
+		}
 		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
 			return err
 		}

@@ -155,6 +155,9 @@ func (s *Tx) Flush() error {
 		if err := flushSummary(s.tx, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
+		if err := flushPlanCounts(s.tx, bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
 		if _, gone := s.dirty[k].(deleted); gone {
 			if err := s.tx.Delete(bucket, []byte(key)); err != nil {
 				return err

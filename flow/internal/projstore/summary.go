@@ -240,6 +240,7 @@ func wantSummaries(mem *projection.Memory) map[string][]byte {
 	for k, n := range counts {
 		want[k] = countValue([]byte(k), n)
 	}
+	wantPlanCounts(mem, want)
 	return want
 }
 
