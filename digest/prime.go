@@ -2,6 +2,7 @@ package digest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -125,6 +127,12 @@ type PrimeOmission struct {
 	Task   string   `json:"task,omitempty"` // the held task, for held_task
 	IDs    []string `json:"ids"`
 	Events int      `json:"events,omitempty"` // summaries: the older events they fold
+	// More counts the items left out that IDs does not name: summaries of
+	// streams and memory notes past what the budget could show, which
+	// Prime does not read. They are the least recently active streams
+	// (the last summaries in the document's order) and the oldest memory
+	// notes (the first).
+	More int `json:"more,omitempty"`
 }
 
 // Prime builds the digest an assistant reads at the start of a session,
@@ -168,18 +176,20 @@ func Prime(e *flow.Engine, in PrimeInput) (*PrimeDoc, error) {
 	if in.Budget == 0 {
 		in.Budget = DefaultPrimeBudget
 	}
-	st := &primeState{in: in, now: e.Now(), folds: map[string]*primeFold{}}
+	var doc *PrimeDoc
 	err := e.Read(func(src *flow.Reader) error {
-		st.head = src.Head()
-		return st.read(src)
+		st := &primeState{in: in, now: e.Now(), head: src.Head()}
+		if err := st.read(src); err != nil {
+			return err
+		}
+		var err error
+		doc, err = st.prime()
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.ProjectEvents(in.Project, st.head, st.add); err != nil {
-		return nil, err
-	}
-	return st.prime(), nil
+	return doc, nil
 }
 
 func (in *PrimeInput) check() error {
@@ -192,74 +202,302 @@ func (in *PrimeInput) check() error {
 	return nil
 }
 
-// primeState is what Prime gathered: the projections at one head, and the
-// project's events folded into short- and long-term memory.
+// primeState is what Prime gathered at one head: the open work from the
+// status index, the project's last events, and the long-term memory read
+// as far as the budget can show it.
 type primeState struct {
 	in          PrimeInput
 	now         time.Time
 	head        uint64
 	project     *projection.Project
-	tasks       []*projection.Task
-	plans       []*projection.Plan
-	approvals   []*projection.Approval
-	execs       []*projection.Exec
-	checkpoints []*projection.Checkpoint
-	recent      []flow.Event          // the last PrimeRecentEvents events
-	folds       map[string]*primeFold // older events, by stream
+	counts      flow.TaskCounts
+	held        []*projection.Task            // live claims of the actor: its session's first, then by id
+	ready       []*projection.Task            // highest priority first
+	deps        map[string]flow.TaskBrief     // the dependencies of the held tasks
+	execs       map[string][]*projection.Exec // a held task's last PrimeExecs records, oldest first
+	pending     []*projection.Approval        // by id
+	plans       []PrimePlan                   // open plans, by id
+	checkpoint  *projection.Checkpoint        // the last
+	checkpoints int
+	recent      []flow.Event // the last PrimeRecentEvents events, oldest first
+	events      int          // the project's events
+	// memory are the newest notes of kind memory (oldest first), as many
+	// as the budget could show of memoryTotal.
 	memory      []flow.Note
-	events      int
+	memoryTotal int
+	// summaries returns the folds of the streams with older events, the
+	// most recently active first, until their lines take more than room
+	// bytes; olderStreams and olderEvents count all of them.
+	summaries                 func(room int) ([]primeSummary, error)
+	olderStreams, olderEvents int
 }
 
+// primeSummary is a stream's fold and what the document says of it.
+type primeSummary struct {
+	s    PrimeSummary
+	text string
+}
+
+// read gathers what the document can show: nothing grows with the
+// project's history but what the budget bounds.
 func (st *primeState) read(src *flow.Reader) error {
-	var err error
-	if st.project, err = src.Project(st.in.Project); err != nil {
-		return err
-	}
 	p := st.in.Project
-	if st.tasks, err = src.Tasks(p); err != nil {
+	var err error
+	if st.project, err = src.Project(p); err != nil {
 		return err
 	}
-	if st.plans, err = src.Plans(p); err != nil {
+	if st.counts, err = src.TaskCounts(p); err != nil {
 		return err
 	}
-	if st.approvals, err = src.Approvals(p); err != nil {
+	if err := st.readHeld(src); err != nil {
 		return err
 	}
-	if st.execs, err = src.Execs(p); err != nil {
+	if st.ready, err = src.ReadyTasks(p, st.in.Actor, st.now); err != nil {
 		return err
 	}
-	slices.SortStableFunc(st.execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
-	st.checkpoints, err = src.Checkpoints(p)
-	return err
-}
-
-// add takes the project's events in seq order: the newest stay in recent,
-// the older are folded per stream.
-func (st *primeState) add(ev flow.Event) error {
-	st.events++
-	n, ok, err := ev.Note()
+	slices.SortStableFunc(st.ready, func(a, b *projection.Task) int { return cmp.Compare(b.Priority, a.Priority) })
+	ids, err := src.ApprovalIDs(p, projection.ApprovalPending)
 	if err != nil {
 		return err
 	}
-	if ok && n.Kind == flow.NoteKindMemory {
-		st.memory = append(st.memory, n)
+	for _, id := range ids {
+		a, err := src.Approval(p, id)
+		if err != nil {
+			return err
+		}
+		st.pending = append(st.pending, a)
 	}
-	st.recent = append(st.recent, ev)
-	if len(st.recent) > PrimeRecentEvents {
-		st.fold(st.recent[0])
-		st.recent = slices.Delete(st.recent, 0, 1)
+	if err := st.readPlans(src); err != nil {
+		return err
+	}
+	checkpoints, err := src.Checkpoints(p)
+	if err != nil {
+		return err
+	}
+	if st.checkpoints = len(checkpoints); st.checkpoints > 0 {
+		st.checkpoint = checkpoints[len(checkpoints)-1]
+	}
+	return st.readLog(src)
+}
+
+// readHeld reads the tasks the actor holds by a live claim, their
+// dependencies and their last exec records.
+func (st *primeState) readHeld(src *flow.Reader) error {
+	p := st.in.Project
+	st.deps, st.execs = map[string]flow.TaskBrief{}, map[string][]*projection.Exec{}
+	if st.in.Actor == "" {
+		return nil
+	}
+	ids, err := src.ClaimedTaskIDs(p, st.now)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		t, err := src.Task(p, id)
+		if err != nil {
+			return err
+		}
+		if !t.Claim.Live(st.now) || t.Claim.Actor != st.in.Actor {
+			continue
+		}
+		st.held = append(st.held, t)
+		for _, d := range t.Deps {
+			dt, err := src.Task(p, d)
+			switch {
+			case errors.Is(err, flow.ErrNotFound):
+				continue
+			case err != nil:
+				return err
+			}
+			st.deps[d] = flow.BriefOf(dt)
+		}
+		if st.execs[id], err = lastExecs(src, p, id); err != nil {
+			return err
+		}
+	}
+	mine := func(t *projection.Task) int {
+		if st.in.Session != "" && t.Claim.Session == st.in.Session {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(st.held, func(a, b *projection.Task) int { return cmp.Compare(mine(a), mine(b)) })
+	return nil
+}
+
+// lastExecs returns the last PrimeExecs exec records of a task, oldest
+// first: those its stream recorded (see taskStream).
+func lastExecs(src *flow.Reader, project, task string) ([]*projection.Exec, error) {
+	_, named, err := taskStream(src, project, task)
+	if err != nil {
+		return nil, err
+	}
+	execs, err := namedEntities(named[projection.TypeExecRecorded], func(x string) (*projection.Exec, error) {
+		return src.Exec(project, x)
+	}, func(x *projection.Exec) bool { return x.Task == task })
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
+	return execs[max(0, len(execs)-PrimeExecs):], nil
+}
+
+// readPlans reads the open plans and their task counts.
+func (st *primeState) readPlans(src *flow.Reader) error {
+	p := st.in.Project
+	counts, err := src.PlanCounts(p)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for status := range counts {
+		if status != "closed" {
+			more, err := src.PlanIDs(p, status)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
+		}
+	}
+	slices.SortFunc(ids, projection.CompareIDs)
+	for _, id := range ids {
+		pl, err := src.Plan(p, id)
+		if err != nil {
+			return err
+		}
+		pp := PrimePlan{ID: pl.ID, Title: pl.Title}
+		if pp.Tasks, pp.Done, err = src.PlanCount(p, id); err != nil {
+			return err
+		}
+		st.plans = append(st.plans, pp)
 	}
 	return nil
 }
 
-func (st *primeState) fold(ev flow.Event) {
-	f := st.folds[ev.Stream]
-	if f == nil {
-		kind, _, _, _ := projection.ParseStream(ev.Stream)
-		f = &primeFold{kind: kind, subject: Subject(ev), first: ev.Seq}
-		st.folds[ev.Stream] = f
+// readLog reads the project's last events, its newest memory notes (as
+// many as the budget could show) and the counts of what is older, and
+// sets up the folds of older streams.
+func (st *primeState) readLog(src *flow.Reader) error {
+	p := st.in.Project
+	room := st.in.Budget * PrimeCharsPerToken
+	var memErr error
+	log, err := src.ProjectLog(p, func(seq uint64) error {
+		ev, err := src.EventAt(seq)
+		if err != nil {
+			memErr = err
+			return flow.ErrStop
+		}
+		n, ok, err := ev.Note()
+		if err != nil || !ok {
+			memErr = cmp.Or(err, error(&store.CorruptionError{Seq: seq, Reason: "the digest index lists it as a memory note (run 'flowctl rebuild')"}))
+			return flow.ErrStop
+		}
+		st.memory = append(st.memory, n)
+		if room -= len(memoryText(n)); room < 0 {
+			return flow.ErrStop
+		}
+		return nil
+	})
+	if err = cmp.Or(err, memErr); err != nil {
+		return err
 	}
-	f.add(ev)
+	slices.Reverse(st.memory)
+	st.events, st.memoryTotal = log.Events, log.Memory
+	err = src.ProjectEventsBack(p, st.head, func(ev flow.Event) error {
+		st.recent = append(st.recent, ev)
+		if len(st.recent) == PrimeRecentEvents {
+			return flow.ErrStop
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Reverse(st.recent)
+	st.olderStreams, st.olderEvents = log.Streams, log.Events-len(st.recent)
+	for _, ev := range st.recent {
+		if ev.Version == 1 { // the stream's first event: it has no older one
+			st.olderStreams--
+		}
+	}
+	cutoff := st.head
+	if len(st.recent) > 0 {
+		cutoff = st.recent[0].Seq - 1
+	}
+	if st.olderEvents == 0 {
+		cutoff = 0
+	}
+	st.summaries = func(room int) ([]primeSummary, error) { return st.foldStreams(src, cutoff, room) }
+	return nil
+}
+
+// foldStreams folds the streams with events up to cutoff, the most
+// recently active first, each from its own stream, until their lines take
+// more than room bytes.
+func (st *primeState) foldStreams(src *flow.Reader, cutoff uint64, room int) ([]primeSummary, error) {
+	var out []primeSummary
+	seen := map[string]bool{}
+	var ferr error
+	err := src.ProjectEventsBack(st.in.Project, cutoff, func(ev flow.Event) error {
+		if seen[ev.Stream] {
+			return nil
+		}
+		seen[ev.Stream] = true
+		f := &primeFold{}
+		ferr = src.StreamEvents(ev.Stream, func(sev flow.Event) error {
+			if sev.Seq > cutoff {
+				return flow.ErrStop
+			}
+			if sev.Project == st.in.Project {
+				f.add(sev)
+			}
+			return nil
+		})
+		f.kind, _, _, _ = projection.ParseStream(ev.Stream)
+		if ferr != nil {
+			return flow.ErrStop
+		}
+		title, now, err := subjectNow(st.project, f, func(id string) (string, string, bool, error) {
+			return entityNow(src, st.in.Project, f.kind, id)
+		})
+		if err != nil {
+			ferr = err
+			return flow.ErrStop
+		}
+		sum := primeSummaryOf(f, title, now)
+		out = append(out, sum)
+		if room -= len(sum.text); room < 0 || len(out) == st.olderStreams {
+			return flow.ErrStop
+		}
+		return nil
+	})
+	return out, cmp.Or(err, ferr)
+}
+
+// entityNow returns the title and status of the task or plan id now;
+// ok is false when it is gone.
+func entityNow(src *flow.Reader, project, kind, id string) (title, status string, ok bool, err error) {
+	switch kind {
+	case projection.KindTask:
+		t, err := src.Task(project, id)
+		if errors.Is(err, flow.ErrNotFound) {
+			return "", "", false, nil
+		}
+		if err != nil {
+			return "", "", false, err
+		}
+		return t.Title, t.Status, true, nil
+	case projection.KindPlan:
+		pl, err := src.Plan(project, id)
+		if errors.Is(err, flow.ErrNotFound) {
+			return "", "", false, nil
+		}
+		if err != nil {
+			return "", "", false, err
+		}
+		return pl.Title, pl.Status, true, nil
+	}
+	return "", "", false, nil
 }
 
 // primeFold counts the older events of one stream.
@@ -294,6 +532,9 @@ var primePhrases = [...]struct{ typ, one, many string }{
 }
 
 func (f *primeFold) add(ev flow.Event) {
+	if f.n == 0 {
+		f.subject, f.first = Subject(ev), ev.Seq
+	}
 	f.n++
 	f.last = ev.Seq
 	switch ev.Type {
@@ -379,16 +620,18 @@ func plural(n int, one, many string) string {
 }
 
 // prime lays the gathered state out, fits it to the budget and renders it.
-func (st *primeState) prime() *PrimeDoc {
+func (st *primeState) prime() (*PrimeDoc, error) {
 	p := &PrimeDoc{
 		Project: st.in.Project, Actor: st.in.Actor, Session: st.in.Session, HeadSeq: st.head,
 		Budget: st.in.Budget, Limit: st.in.Budget * PrimeCharsPerToken,
 		Held: []*PrimeTask{}, PendingApprovals: []flow.PendingBrief{}, Ready: []flow.TaskBrief{}, Plans: []PrimePlan{},
 		Memory: []flow.Note{}, Recent: []ReportEvent{}, Summaries: []PrimeSummary{}, LeftOut: []PrimeOmission{},
 	}
-	p.Tasks = flow.CountTasks(st.tasks)
+	p.Tasks = st.counts
 	l := &primeLayout{}
-	st.layout(l, p.Limit)
+	if err := st.layout(l, p.Limit); err != nil {
+		return nil, err
+	}
 	l.fit(p.Limit)
 	p.Markdown, p.Clipped = l.render(p.Limit)
 	p.Bytes = len(p.Markdown)
@@ -398,14 +641,14 @@ func (st *primeState) prime() *PrimeDoc {
 		}
 	}
 	p.LeftOut = l.omissions()
-	return p
+	return p, nil
 }
 
 // layout builds the header and every candidate item: sections in display
 // order, and the order in which items are dropped.
-func (st *primeState) layout(l *primeLayout, limit int) {
-	held := st.held()
-	ready := st.ready()
+func (st *primeState) layout(l *primeLayout, limit int) error {
+	held := st.held
+	ready := st.ready
 	l.header = st.header(held, len(ready))
 	share := max(primeMinBlock, limit/5)
 	var heldDrops [][]int
@@ -418,43 +661,21 @@ func (st *primeState) layout(l *primeLayout, limit int) {
 	checkpoint := st.lastCheckpoint(l)
 	memory := st.memoryNotes(l)
 	recent := st.recentEvents(l)
-	summaries := st.summaries(l)
+	summaries, err := st.summaryLines(l, limit)
+	if err != nil {
+		return err
+	}
 	l.order = slices.Concat(reversed(summaries), recent, checkpoint, reversed(plans), memory,
 		reversed(readyDrops), reversed(approvals))
 	for i := len(heldDrops) - 1; i >= 0; i-- {
 		l.order = append(l.order, heldDrops[i]...)
 	}
+	return nil
 }
 
 func reversed(s []int) []int {
 	out := slices.Clone(s)
 	slices.Reverse(out)
-	return out
-}
-
-// held returns the tasks the actor holds by a live claim: those of its
-// session first, then by id.
-func (st *primeState) held() []*projection.Task {
-	var out []*projection.Task
-	for _, t := range st.tasks {
-		if st.in.Actor != "" && t.Claim.Live(st.now) && t.Claim.Actor == st.in.Actor {
-			out = append(out, t)
-		}
-	}
-	mine := func(t *projection.Task) int {
-		if st.in.Session != "" && t.Claim.Session == st.in.Session {
-			return 0
-		}
-		return 1
-	}
-	slices.SortStableFunc(out, func(a, b *projection.Task) int { return cmp.Compare(mine(a), mine(b)) })
-	return out
-}
-
-// ready returns the tasks ready for the actor, highest priority first.
-func (st *primeState) ready() []*projection.Task {
-	out := flow.ReadyTasks(st.tasks, st.in.Actor, st.now)
-	slices.SortStableFunc(out, func(a, b *projection.Task) int { return cmp.Compare(b.Priority, a.Priority) })
 	return out
 }
 
@@ -479,15 +700,9 @@ func (st *primeState) header(held []*projection.Task, ready int) string {
 	}
 	d.line("- for: %s, at seq %d", who, st.head)
 	d.line("- holding: %s", holdingLine(held))
-	d.line("- tasks: %s", countsLine(st.tasks))
-	pending := 0
-	for _, a := range st.approvals {
-		if a.Status == projection.ApprovalPending {
-			pending++
-		}
-	}
+	d.line("- tasks: %s", countsLine(st.counts))
 	d.line("- ready: %d · pending approvals: %d · open plans: %d · checkpoints: %d · memory notes: %d · events: %d",
-		ready, pending, len(st.openPlanList()), len(st.checkpoints), len(st.memory), st.events)
+		ready, len(st.pending), len(st.plans), st.checkpoints, st.memoryTotal, st.events)
 	return d.String()
 }
 
@@ -506,8 +721,7 @@ func holdingLine(held []*projection.Task) string {
 	return s
 }
 
-func countsLine(tasks []*projection.Task) string {
-	c := flow.CountTasks(tasks)
+func countsLine(c flow.TaskCounts) string {
 	var parts []string
 	for _, kv := range []struct {
 		n    int
@@ -530,7 +744,7 @@ func primeText(s string, n int) string { return mdClip(mdLine(s), n) }
 // order: exec results oldest first, context, steps, the task.
 func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []int {
 	pt := &PrimeTask{ID: t.ID, Title: t.Title, Status: t.Status, Plan: t.Plan, Priority: t.Priority,
-		Description: t.Description, Deps: st.deps(t), PendingApprovals: slices.Clone(t.PendingApprovals),
+		Description: t.Description, Deps: st.taskDeps(t), PendingApprovals: slices.Clone(t.PendingApprovals),
 		Claim: t.Claim, Version: t.Version, ContextVersion: t.ContextVersion, Execs: []*projection.Exec{}}
 	if pt.PendingApprovals == nil {
 		pt.PendingApprovals = []string{}
@@ -553,7 +767,7 @@ func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []
 			}
 		})
 	}
-	execs := st.taskExecs(t.ID)
+	execs := st.execs[t.ID]
 	for i := len(execs) - 1; i >= 0; i-- { // newest first; it carries the heading and goes last
 		x := execs[i]
 		item(x.ID, execBlock(x, i == len(execs)-1), func(*PrimeDoc) { pt.Execs = append(pt.Execs, shownExec(x)) })
@@ -562,11 +776,11 @@ func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []
 	return drops
 }
 
-func (st *primeState) deps(t *projection.Task) []flow.TaskBrief {
+func (st *primeState) taskDeps(t *projection.Task) []flow.TaskBrief {
 	out := []flow.TaskBrief{}
 	for _, d := range t.Deps {
-		if i := slices.IndexFunc(st.tasks, func(x *projection.Task) bool { return x.ID == d }); i >= 0 {
-			out = append(out, flow.BriefOf(st.tasks[i]))
+		if b, ok := st.deps[d]; ok {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -652,18 +866,6 @@ func contextBlock(t *projection.Task, share int) (string, bool) {
 	return d.String(), clipped
 }
 
-// taskExecs returns the last PrimeExecs exec records of a task, oldest
-// first.
-func (st *primeState) taskExecs(task string) []*projection.Exec {
-	var out []*projection.Exec
-	for _, x := range st.execs {
-		if x.Task == task {
-			out = append(out, x)
-		}
-	}
-	return out[max(0, len(out)-PrimeExecs):]
-}
-
 func execBlock(x *projection.Exec, heading bool) string {
 	var d mdDoc
 	if heading {
@@ -708,10 +910,7 @@ func primeHead(s string) string {
 func (st *primeState) pendingApprovals(l *primeLayout) []int {
 	sec := l.section("Pending approvals")
 	var out []int
-	for _, a := range st.approvals {
-		if a.Status != projection.ApprovalPending {
-			continue
-		}
+	for _, a := range st.pending {
 		where := ""
 		if a.Step != "" {
 			where = " on " + a.Step
@@ -751,35 +950,22 @@ func (st *primeState) readyTasks(l *primeLayout, ready []*projection.Task) []int
 	return out
 }
 
-func (st *primeState) openPlanList() []*projection.Plan {
-	return keepIf(st.plans, func(p *projection.Plan) bool { return p.Status != "closed" })
-}
-
 func (st *primeState) openPlans(l *primeLayout) []int {
 	sec := l.section("Open plans")
 	var out []int
-	for _, pl := range st.openPlanList() {
-		pp := PrimePlan{ID: pl.ID, Title: pl.Title}
-		for _, t := range st.tasks {
-			if t.Plan == pl.ID {
-				pp.Tasks++
-				if t.Status == projection.StatusDone {
-					pp.Done++
-				}
-			}
-		}
-		text := fmt.Sprintf("- %s %s: %d of %d tasks done\n", pl.ID, primeText(pl.Title, primeTitleRunes), pp.Done, pp.Tasks)
-		out = append(out, l.add(primeBlock{part: PrimePartPlans, id: pl.ID, sec: sec, text: text,
+	for _, pp := range st.plans {
+		text := fmt.Sprintf("- %s %s: %d of %d tasks done\n", pp.ID, primeText(pp.Title, primeTitleRunes), pp.Done, pp.Tasks)
+		out = append(out, l.add(primeBlock{part: PrimePartPlans, id: pp.ID, sec: sec, text: text,
 			keep: func(p *PrimeDoc) { p.Plans = append(p.Plans, pp) }}))
 	}
 	return out
 }
 
 func (st *primeState) lastCheckpoint(l *primeLayout) []int {
-	if len(st.checkpoints) == 0 {
+	c := st.checkpoint
+	if c == nil {
 		return nil
 	}
-	c := st.checkpoints[len(st.checkpoints)-1]
 	sec := l.section("Last checkpoint")
 	text := "- " + c.ID
 	if c.Label != "" {
@@ -800,15 +986,22 @@ func (st *primeState) memoryNotes(l *primeLayout) []int {
 	sec := l.section("Long-term memory")
 	out := make([]int, len(st.memory))
 	for i, n := range st.memory {
-		on := ""
-		if n.Task != "" {
-			on = " on " + n.Task
-		}
-		text := fmt.Sprintf("- #%d%s, %s %s: %s\n", n.Seq, on, primeText(n.Actor, 100), mdTime(n.Time), primeText(n.Text, primeLineRunes))
-		out[i] = l.add(primeBlock{part: PrimePartMemory, id: "#" + strconv.FormatUint(n.Seq, 10), sec: sec, text: text,
+		out[i] = l.add(primeBlock{part: PrimePartMemory, id: "#" + strconv.FormatUint(n.Seq, 10), sec: sec, text: memoryText(n),
 			keep: func(p *PrimeDoc) { p.Memory = append(p.Memory, n) }})
 	}
+	if more := st.memoryTotal - len(st.memory); more > 0 {
+		l.more(PrimePartMemory, more, 0)
+	}
 	return out
+}
+
+// memoryText is a memory note's line.
+func memoryText(n flow.Note) string {
+	on := ""
+	if n.Task != "" {
+		on = " on " + n.Task
+	}
+	return fmt.Sprintf("- #%d%s, %s %s: %s\n", n.Seq, on, primeText(n.Actor, 100), mdTime(n.Time), primeText(n.Text, primeLineRunes))
 }
 
 func (st *primeState) recentEvents(l *primeLayout) []int {
@@ -828,49 +1021,60 @@ func (st *primeState) recentEvents(l *primeLayout) []int {
 	return out
 }
 
-// summaries adds one line per stream with older events, the most
-// recently active first.
-func (st *primeState) summaries(l *primeLayout) []int {
-	folds := make([]*primeFold, 0, len(st.folds))
-	for _, f := range st.folds {
-		folds = append(folds, f)
-	}
-	slices.SortFunc(folds, func(a, b *primeFold) int { return cmp.Compare(b.last, a.last) })
+// summaryLines adds one line per stream with older events, the most
+// recently active first: as many as could fit in what the document has
+// left (the rest are dropped first anyway), and counts the others.
+func (st *primeState) summaryLines(l *primeLayout, limit int) ([]int, error) {
 	sec := l.section("Older history (long-term memory)")
-	out := make([]int, len(folds))
-	for i, f := range folds {
-		title, now := st.subjectNow(f)
-		s := PrimeSummary{Subject: f.subject, Title: title, Summary: f.line(now), Events: f.n, FirstSeq: f.first, LastSeq: f.last}
-		text := "- " + primeText(s.Subject, 100)
-		if title != "" {
-			text += " " + primeText(title, primeTitleRunes)
-		}
-		text += ": " + primeText(s.Summary, primeLineRunes) + "\n"
-		out[i] = l.add(primeBlock{part: PrimePartSummaries, id: f.subject, sec: sec, text: text, events: f.n,
+	if st.summaries == nil || st.olderStreams == 0 {
+		return nil, nil
+	}
+	sums, err := st.summaries(limit - l.size() - len(l.sections[sec].title))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(sums))
+	events := 0
+	for i, sum := range sums {
+		s := sum.s
+		events += s.Events
+		out[i] = l.add(primeBlock{part: PrimePartSummaries, id: s.Subject, sec: sec, text: sum.text, events: s.Events,
 			keep: func(p *PrimeDoc) { p.Summaries = append(p.Summaries, s) }})
 	}
-	return out
+	if more := st.olderStreams - len(sums); more > 0 {
+		l.more(PrimePartSummaries, more, st.olderEvents-events)
+	}
+	return out, nil
+}
+
+// primeSummaryOf is what the document says of a stream's fold.
+func primeSummaryOf(f *primeFold, title, now string) primeSummary {
+	s := PrimeSummary{Subject: f.subject, Title: title, Summary: f.line(now), Events: f.n, FirstSeq: f.first, LastSeq: f.last}
+	text := "- " + primeText(s.Subject, 100)
+	if title != "" {
+		text += " " + primeText(title, primeTitleRunes)
+	}
+	text += ": " + primeText(s.Summary, primeLineRunes) + "\n"
+	return primeSummary{s: s, text: text}
 }
 
 // subjectNow returns a summary's title (the entity's current one, else
-// the last its events named) and its status now.
-func (st *primeState) subjectNow(f *primeFold) (title, now string) {
-	switch {
-	case f.kind == projection.KindProject:
-		if st.project.Archived {
-			return "(project)", "archived"
+// the last its events named) and its status now; lookup returns a task's
+// or plan's title and status, ok false when it is gone.
+func subjectNow(project *projection.Project, f *primeFold, lookup func(id string) (title, status string, ok bool, err error)) (string, string, error) {
+	switch f.kind {
+	case projection.KindProject:
+		if project.Archived {
+			return "(project)", "archived", nil
 		}
-		return "(project)", ""
-	case f.kind == projection.KindTask:
-		if i := slices.IndexFunc(st.tasks, func(t *projection.Task) bool { return t.ID == f.subject }); i >= 0 {
-			return st.tasks[i].Title, st.tasks[i].Status
-		}
-	case f.kind == projection.KindPlan:
-		if i := slices.IndexFunc(st.plans, func(p *projection.Plan) bool { return p.ID == f.subject }); i >= 0 {
-			return st.plans[i].Title, st.plans[i].Status
+		return "(project)", "", nil
+	case projection.KindTask, projection.KindPlan:
+		title, status, ok, err := lookup(f.subject)
+		if err != nil || ok {
+			return title, status, err
 		}
 	}
-	return f.title, "removed"
+	return f.title, "removed", nil
 }
 
 // primeLayout holds the candidate items of a prime and fits them.
@@ -889,10 +1093,15 @@ type primeSection struct {
 }
 
 // primeGroup is what one part (of one held task) had dropped so far.
+// More counts the items of the part that were never candidates (a
+// summary or memory note past what the budget could show), and
+// moreEvents the events of those summaries: they are always left out.
 type primeGroup struct {
 	part, task string
 	dropped    []string // ids
 	events     int
+	more       int
+	moreEvents int
 }
 
 // primeBlock is one item of the document.
@@ -914,14 +1123,41 @@ func (l *primeLayout) section(title string) int {
 // order they are added within a section, sections in the order they were
 // made.
 func (l *primeLayout) add(b primeBlock) int {
-	b.group = slices.IndexFunc(l.groups, func(g primeGroup) bool { return g.part == b.part && g.task == b.task })
-	if b.group < 0 {
-		l.groups = append(l.groups, primeGroup{part: b.part, task: b.task})
-		b.group = len(l.groups) - 1
-	}
+	b.group = l.group(b.part, b.task)
 	l.blocks = append(l.blocks, b)
 	l.sections[b.sec].kept++
 	return len(l.blocks) - 1
+}
+
+// more notes n more items of part that are left out, folding events
+// events (summaries), which the layout has no block of.
+func (l *primeLayout) more(part string, n, events int) {
+	g := l.group(part, "")
+	l.groups[g].more, l.groups[g].moreEvents = n, events
+}
+
+func (l *primeLayout) group(part, task string) int {
+	g := slices.IndexFunc(l.groups, func(g primeGroup) bool { return g.part == part && g.task == task })
+	if g < 0 {
+		l.groups = append(l.groups, primeGroup{part: part, task: task})
+		g = len(l.groups) - 1
+	}
+	return g
+}
+
+// size is the length of the document with every block added so far and
+// no left-out line.
+func (l *primeLayout) size() int {
+	n := len(l.header)
+	for _, s := range l.sections {
+		if s.kept > 0 {
+			n += len(s.title)
+		}
+	}
+	for _, b := range l.blocks {
+		n += len(b.text)
+	}
+	return n
 }
 
 // display returns block indices in display order: by section, then in
@@ -940,15 +1176,7 @@ func (l *primeLayout) display() []int {
 
 // fit drops blocks in drop order until the document fits limit bytes.
 func (l *primeLayout) fit(limit int) {
-	body := len(l.header)
-	for _, s := range l.sections {
-		if s.kept > 0 {
-			body += len(s.title)
-		}
-	}
-	for _, b := range l.blocks {
-		body += len(b.text)
-	}
+	body := l.size()
 	for _, i := range l.order {
 		if body+len(l.leftOutLine()) <= limit {
 			return
@@ -1015,6 +1243,17 @@ func (l *primeLayout) omissions() []PrimeOmission {
 		}
 		out = append(out, PrimeOmission{Part: b.part, Task: b.task, IDs: []string{b.id}, Events: b.events})
 	}
+	for _, g := range l.groups {
+		if g.more == 0 {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o PrimeOmission) bool { return o.Part == g.part && o.Task == g.task })
+		if i < 0 {
+			out = append(out, PrimeOmission{Part: g.part, Task: g.task, IDs: []string{}})
+			i = len(out) - 1
+		}
+		out[i].More, out[i].Events = g.more, out[i].Events+g.moreEvents
+	}
 	return out
 }
 
@@ -1023,7 +1262,7 @@ func (l *primeLayout) omissions() []PrimeOmission {
 func (l *primeLayout) leftOutLine() string {
 	var phrases []string
 	for _, g := range l.groups {
-		if len(g.dropped) > 0 {
+		if len(g.dropped)+g.more > 0 {
 			phrases = append(phrases, g.phrase())
 		}
 	}
@@ -1034,7 +1273,7 @@ func (l *primeLayout) leftOutLine() string {
 }
 
 func (g *primeGroup) phrase() string {
-	n := len(g.dropped)
+	n := len(g.dropped) + g.more
 	switch g.part {
 	case PrimePartHeldTask:
 		return g.heldPhrase()
@@ -1051,7 +1290,7 @@ func (g *primeGroup) phrase() string {
 	case PrimePartRecent:
 		return plural(n, "recent event", "recent events")
 	}
-	return plural(n, "summary", "summaries") + " of " + plural(g.events, "older event", "older events")
+	return plural(n, "summary", "summaries") + " of " + plural(g.events+g.moreEvents, "older event", "older events")
 }
 
 // heldPhrase names what a held task lost: "your task T-3" when all of it,

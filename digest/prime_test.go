@@ -434,16 +434,18 @@ func checkPrime(tb primeTB, e *flow.Engine, p *PrimeDoc) int {
 	}
 	seq := primeDropSequence(full)
 	var left []primeItem
+	n := 0 // items left out, named (IDs) or counted (More)
 	for _, o := range p.LeftOut {
 		for _, id := range o.IDs {
 			left = append(left, primeItem{o.Part, o.Task, id})
 		}
+		n += len(o.IDs) + o.More
 	}
-	if len(left) > len(seq) {
-		tb.Fatalf("left out %d items of %d", len(left), len(seq))
+	if n > len(seq) {
+		tb.Fatalf("left out %d items of %d", n, len(seq))
 	}
 	dropped := map[primeItem]bool{}
-	for _, it := range seq[:len(left)] {
+	for _, it := range seq[:n] {
 		dropped[it] = true
 	}
 	for _, it := range left {
@@ -451,7 +453,7 @@ func checkPrime(tb primeTB, e *flow.Engine, p *PrimeDoc) int {
 			tb.Errorf("left out %+v before items that matter less; drop order %v, left out %v", it, seq, left)
 		}
 	}
-	if !slices.Equal(primeShown(p), primeShown(full)[len(left):]) && !p.Clipped {
+	if !slices.Equal(primeShown(p), primeShown(full)[n:]) && !p.Clipped {
 		tb.Errorf("shown items %v, want %v less what was left out", primeShown(p), primeShown(full))
 	}
 	got := primeSections(p.Markdown)
@@ -466,7 +468,7 @@ func checkPrime(tb primeTB, e *flow.Engine, p *PrimeDoc) int {
 			tb.Errorf("section %q is shown but has no items in the parts\n%s", title, p.Markdown)
 		}
 	}
-	return len(left)
+	return n
 }
 
 // primeShown lists the items of a prime's structured parts, sorted in

@@ -160,6 +160,140 @@ func rawEvent(r *store.Record) Event {
 		Time: r.Time, Actor: r.Actor, Session: r.Session, Project: r.Project, Raw: r.Data}
 }
 
+// ReadyTasks returns project's tasks that are ready for actor at now, by
+// the rule of ReadyFor, sorted by id. It reads the tasks the status index
+// lists as todo or blocked, and the status of their dependencies, as
+// Status does: never every task of the project.
+func (r *Reader) ReadyTasks(project, actor string, now time.Time) ([]*projection.Task, error) {
+	var ids []string
+	for _, status := range []string{projection.StatusTodo, projection.StatusBlocked} {
+		more, err := r.src.SummaryIDs(projstore.BucketTasks, project, status)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, more...)
+	}
+	tasks, status, err := summarizedTasks(r.src, project, projstore.SortIDs(ids))
+	if err != nil {
+		return nil, err
+	}
+	var out []*projection.Task
+	for _, t := range tasks {
+		if len(notReady(t, status, actor, now)) == 0 {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// PlanCount returns how many tasks plan has and how many of them are
+// done: from the status index on the file, from the tasks on a view at a
+// point.
+func (r *Reader) PlanCount(project, plan string) (tasks, done int, err error) {
+	if tx, ok := r.src.(*projstore.Tx); ok {
+		return tx.PlanCount(project, plan)
+	}
+	all, err := r.src.Tasks(project)
+	for _, t := range all {
+		if t.Plan == plan {
+			tasks++
+			if t.Status == projection.StatusDone {
+				done++
+			}
+		}
+	}
+	return tasks, done, err
+}
+
+// ProjectLog is what a project's log holds up to a reader's head, as
+// counted without reading it: its events, its streams and its notes of
+// kind memory.
+type ProjectLog struct {
+	Events, Streams, Memory int
+}
+
+// ProjectLog counts project's events, streams (those with an event) and
+// notes of kind memory up to the reader's head, and calls memory with the
+// seqs of those notes, newest first, until it returns ErrStop (memory may
+// be nil). It reads the digest log index that every command keeps, and
+// the project's events after its mark (all of them on a file no command
+// of this flowctl has written to since the last rebuild, or on a view at
+// an earlier point).
+func (r *Reader) ProjectLog(project string, memory func(seq uint64) error) (ProjectLog, error) {
+	m, err := projstore.ReadDigestMark(r.tx, project)
+	if err != nil {
+		return ProjectLog{}, err
+	}
+	if m.Seq > r.head {
+		m = projstore.DigestMark{}
+	}
+	indexed := m.Seq
+	var tail []uint64
+	err = r.tx.ReadProject(project, m.Seq+1, func(rec *store.Record) error {
+		if rec.Seq > r.head {
+			return store.ErrStop
+		}
+		if m.DigestCount(rec) {
+			tail = append(tail, rec.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		return ProjectLog{}, err
+	}
+	out := ProjectLog{Events: int(m.Events), Streams: int(m.Streams), Memory: int(m.Memory)}
+	if memory == nil {
+		return out, nil
+	}
+	for i := len(tail) - 1; i >= 0; i-- {
+		if err := memory(tail[i]); err != nil {
+			if err == ErrStop {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+	if indexed == 0 {
+		return out, nil
+	}
+	return out, projstore.DigestMemory(r.tx, project, memory)
+}
+
+// ProjectEventsBack calls fn for each event of project up to seq until
+// (at most the reader's head), newest first, as ProjectEvents gives them,
+// until fn returns ErrStop. It reads windows of seqs backwards, each
+// four times the last, through the project's index.
+func (r *Reader) ProjectEventsBack(project string, until uint64, fn func(Event) error) error {
+	hi := min(until, r.head)
+	for window := uint64(256); hi > 0; window *= 4 {
+		lo := uint64(1)
+		if hi > window {
+			lo = hi - window + 1
+		}
+		var page []Event
+		err := r.tx.ReadProject(project, lo, func(rec *store.Record) error {
+			if rec.Seq > hi {
+				return store.ErrStop
+			}
+			page = append(page, rawEvent(rec))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := len(page) - 1; i >= 0; i-- {
+			if err := fn(page[i]); err != nil {
+				if err == ErrStop {
+					return nil
+				}
+				return err
+			}
+		}
+		hi = lo - 1
+	}
+	return nil
+}
+
 // Tasks returns the tasks of project, sorted by id.
 func (r *Reader) Tasks(project string) ([]*projection.Task, error) { return r.src.Tasks(project) }
 
