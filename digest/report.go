@@ -22,9 +22,12 @@ import (
 const (
 	ReportTimeline    = 50 // events in a project report's timeline
 	ReportRecentExecs = 10 // exec records in a project report
-	reportOutputLines = 10 // lines of an exec record's stdout/stderr head
-	reportOutputBytes = 1000
-	reportSummary     = 120 // runes of a timeline summary
+	// ReportRecentApprovals is how many of the last approvals a project
+	// report shows besides the pending ones.
+	ReportRecentApprovals = 10
+	reportOutputLines     = 10 // lines of an exec record's stdout/stderr head
+	reportOutputBytes     = 1000
+	reportSummary         = 120 // runes of a timeline summary
 )
 
 // TaskReport is the report of one task: Markdown is the document, the
@@ -42,9 +45,12 @@ type TaskReport struct {
 }
 
 // ProjectReport is the report of a project: Markdown is the document, the
-// other fields are the parts it was made from. Execs holds the last
+// other fields are the parts it was made from. Tasks holds the open tasks
+// (todo, doing, blocked) and Plans the open plans, by id; Approvals the
+// pending ones and the last ReportRecentApprovals, by id; Execs the last
 // ReportRecentExecs records and Timeline the last ReportTimeline events,
-// oldest first.
+// oldest first. PlanTasks counts the tasks of each plan shown, and how
+// many of them are done.
 type ProjectReport struct {
 	Markdown  string                 `json:"markdown"`
 	Project   *projection.Project    `json:"project"`
@@ -54,6 +60,13 @@ type ProjectReport struct {
 	Approvals []*projection.Approval `json:"approvals"`
 	Execs     []*projection.Exec     `json:"execs"`
 	Timeline  []ReportEvent          `json:"timeline"`
+	PlanTasks map[string]PlanTasks   `json:"plan_tasks"`
+}
+
+// PlanTasks counts a plan's tasks.
+type PlanTasks struct {
+	Tasks int `json:"tasks"`
+	Done  int `json:"done"`
 }
 
 // ReportNote is a note of a task (note.added carries its text).
@@ -270,6 +283,9 @@ func lastEvents(e *flow.Engine, f flow.Filter, n int) ([]flow.Event, error) {
 	}
 }
 
+// read reads what the report shows, from the status index and entity by
+// entity: the open work, the last approvals and exec records. Nothing it
+// reads grows with the project's history but the open work.
 func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.Time) error {
 	var err error
 	if r.Status, err = src.Status(project, actor, now); err != nil {
@@ -278,20 +294,100 @@ func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.T
 	if r.Project, err = src.Project(project); err != nil {
 		return err
 	}
-	if r.Tasks, err = src.Tasks(project); err != nil {
+	var ids []string
+	for _, status := range []string{projection.StatusTodo, projection.StatusDoing, projection.StatusBlocked} {
+		more, err := src.TaskIDs(project, status)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, more...)
+	}
+	if r.Tasks, err = readAll(slices.SortedFunc(slices.Values(ids), projection.CompareIDs), func(id string) (*projection.Task, error) {
+		return src.Task(project, id)
+	}); err != nil {
 		return err
 	}
-	if r.Plans, err = src.Plans(project); err != nil {
+	if err := r.readPlans(src, project); err != nil {
 		return err
 	}
-	if r.Approvals, err = src.Approvals(project); err != nil {
+	pending, err := src.ApprovalIDs(project, projection.ApprovalPending)
+	if err != nil {
 		return err
 	}
-	execs, err := src.Execs(project)
-	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
-	r.Execs = execs[max(0, len(execs)-ReportRecentExecs):]
+	approvals := lastIDs(projection.PrefixApproval, r.Project.Counters.Approvals, ReportRecentApprovals)
+	if r.Approvals, err = readAll(slices.Compact(slices.SortedFunc(slices.Values(append(approvals, pending...)), projection.CompareIDs)),
+		func(id string) (*projection.Approval, error) { return src.Approval(project, id) }); err != nil {
+		return err
+	}
+	if r.Execs, err = lastExecRecords(src, project, r.Project.Counters.Execs); err != nil {
+		return err
+	}
 	r.Tasks, r.Plans, r.Approvals, r.Execs = reportList(r.Tasks), reportList(r.Plans), reportList(r.Approvals), reportList(r.Execs)
-	return err
+	return nil
+}
+
+// readPlans reads the open plans and their task counts.
+func (r *ProjectReport) readPlans(src *flow.Reader, project string) error {
+	counts, err := src.PlanCounts(project)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for status := range counts {
+		if status != "closed" {
+			more, err := src.PlanIDs(project, status)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, more...)
+		}
+	}
+	r.PlanTasks = map[string]PlanTasks{}
+	for _, id := range slices.SortedFunc(slices.Values(ids), projection.CompareIDs) {
+		p, err := src.Plan(project, id)
+		if err != nil {
+			return err
+		}
+		var c PlanTasks
+		if c.Tasks, c.Done, err = src.PlanCount(project, id); err != nil {
+			return err
+		}
+		r.Plans, r.PlanTasks[id] = append(r.Plans, p), c
+	}
+	return nil
+}
+
+// lastIDs returns the ids prefix-(used-n+1) to prefix-used.
+func lastIDs(prefix string, used, n int) []string {
+	var out []string
+	for i := max(1, used-n+1); i <= used; i++ {
+		out = append(out, projection.ShortID(prefix, i))
+	}
+	return out
+}
+
+// lastExecRecords returns the project's last ReportRecentExecs exec
+// records, oldest first: ids are handed out in the order records are
+// recorded, so they are the highest ids that still exist.
+func lastExecRecords(src *flow.Reader, project string, used int) ([]*projection.Exec, error) {
+	var out []*projection.Exec
+	for i := used; i >= 1 && len(out) < ReportRecentExecs; i-- {
+		x, err := src.Exec(project, projection.ShortID(projection.PrefixExec, i))
+		switch {
+		case errors.Is(err, flow.ErrNotFound):
+			continue // a rollback removed it
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	slices.SortStableFunc(out, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
+}
+
+// readAll reads the entities with ids that exist, in the order given.
+func readAll[T any](ids []string, get func(id string) (*T, error)) ([]*T, error) {
+	return namedEntities(ids, get, func(*T) bool { return true })
 }
 
 func reportList[T any](s []T) []T {
@@ -622,11 +718,12 @@ func (r *ProjectReport) markdown() string {
 	}
 	d.line("## Status\n")
 	writeStatus(&d, r.Status)
-	d.section("Tasks")
-	d.table("No tasks.", []string{"id", "status", "pri", "plan", "owner", "steps", "deps", "title"}, taskRows(r.Tasks))
-	d.section("Plans")
-	d.table("No plans.", []string{"id", "status", "tasks done", "title"}, planRows(r.Plans, r.Tasks))
-	d.section("Approvals")
+	c := r.Status.Tasks
+	d.section(fmt.Sprintf("Open tasks (%d of %d; flowctl task ls lists them all)", len(r.Tasks), c.Total))
+	d.table("No open tasks.", []string{"id", "status", "pri", "plan", "owner", "steps", "deps", "title"}, taskRows(r.Tasks))
+	d.section(fmt.Sprintf("Open plans (%d of %d)", len(r.Plans), r.Status.Plans.Open+r.Status.Plans.Closed))
+	d.table("No open plans.", []string{"id", "status", "tasks done", "title"}, planRows(r.Plans, r.PlanTasks))
+	d.section("Approvals (pending, and the last " + strconv.Itoa(ReportRecentApprovals) + ")")
 	d.table("No approvals.", []string{"id", "status", "task", "message", "requested", "decided", "comment"}, approvalRows(r.Approvals, true))
 	d.section(fmt.Sprintf("Recent exec records (%d of %d)", len(r.Execs), r.Status.Execs.Total))
 	d.table("No exec records.", []string{"id", "task", "command", "exit", "result", "elapsed", "actor", "time"}, execRows(r.Execs, true))
@@ -696,19 +793,11 @@ func stepsDone(steps []projection.Step) string {
 	return fmt.Sprintf("%d/%d", n, len(steps))
 }
 
-func planRows(plans []*projection.Plan, tasks []*projection.Task) [][]string {
+func planRows(plans []*projection.Plan, counts map[string]PlanTasks) [][]string {
 	rows := make([][]string, len(plans))
 	for i, p := range plans {
-		done, total := 0, 0
-		for _, t := range tasks {
-			if t.Plan == p.ID {
-				total++
-				if t.Status == projection.StatusDone {
-					done++
-				}
-			}
-		}
-		rows[i] = []string{p.ID, p.Status, fmt.Sprintf("%d/%d", done, total), p.Title}
+		c := counts[p.ID]
+		rows[i] = []string{p.ID, p.Status, fmt.Sprintf("%d/%d", c.Done, c.Tasks), p.Title}
 	}
 	return rows
 }

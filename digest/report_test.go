@@ -212,7 +212,7 @@ func TestEngine_ProjectReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"_No tasks._", "_No plans._", "_No approvals._", "_No exec records._", "- ready: none"} {
+		for _, want := range []string{"_No open tasks._", "_No open plans._", "_No approvals._", "_No exec records._", "- ready: none"} {
 			if !strings.Contains(r.Markdown, want) {
 				t.Errorf("markdown lacks %q:\n%s", want, r.Markdown)
 			}

@@ -111,7 +111,7 @@ func TestReport_Empty(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"# Project empty\n", "_No tasks._", "- ready: none", "| 1 |"} {
+	for _, want := range []string{"# Project empty\n", "_No open tasks._", "- ready: none", "| 1 |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
