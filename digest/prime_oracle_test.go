@@ -174,6 +174,7 @@ func TestProperty_PrimeEqualsFullFold(t *testing.T) {
 		w := newPrimeWorld(rt, filepath.Join(dir, strconv.Itoa(n)))
 		defer w.close()
 		primeRandomProject(rt, w)
+		randomRollbacks(rt, w.as("ann"))
 		w.step = 0
 		e := w.as("ann")
 		budget := rapid.OneOf(rapid.IntRange(1, 40), rapid.IntRange(40, 400), rapid.IntRange(400, 4000), rapid.Just(0)).Draw(rt, "budget")

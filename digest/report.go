@@ -48,8 +48,8 @@ type TaskReport struct {
 // other fields are the parts it was made from. Tasks holds the open tasks
 // (todo, doing, blocked) and Plans the open plans, by id; Approvals the
 // pending ones and the last ReportRecentApprovals, by id; Execs the last
-// ReportRecentExecs records and Timeline the last ReportTimeline events,
-// oldest first. PlanTasks counts the tasks of each plan shown, and how
+// ReportRecentExecs records recorded, by id; Timeline the last
+// ReportTimeline events, oldest first. PlanTasks counts the tasks of each plan shown, and how
 // many of them are done.
 type ProjectReport struct {
 	Markdown  string                 `json:"markdown"`
@@ -367,8 +367,8 @@ func lastIDs(prefix string, used, n int) []string {
 }
 
 // lastExecRecords returns the project's last ReportRecentExecs exec
-// records, oldest first: ids are handed out in the order records are
-// recorded, so they are the highest ids that still exist.
+// records, by id: ids are handed out in the order records are recorded,
+// so they are the highest ids that still exist.
 func lastExecRecords(src *flow.Reader, project string, used int) ([]*projection.Exec, error) {
 	var out []*projection.Exec
 	for i := used; i >= 1 && len(out) < ReportRecentExecs; i-- {
@@ -381,7 +381,7 @@ func lastExecRecords(src *flow.Reader, project string, used int) ([]*projection.
 		}
 		out = append(out, x)
 	}
-	slices.SortStableFunc(out, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.Reverse(out)
 	return out, nil
 }
 
