@@ -22,7 +22,11 @@ engine's view at a point implement it.
 	proj_exec        project "/" X-n           -> Exec
 	proj_checkpoint  project "/" C-n           -> Checkpoint
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE Format
-	proj_summary     the status index: counts, ids by status, live claims (summary.go)
+	proj_summary     the status index: counts, ids by status, live claims (summary.go),
+	                 and the task counts of each plan (digestsum.go)
+	digest_log       per project, counted from the log: events, streams, notes of kind
+	                 memory, up to a mark (digestsum.go); not a projection: a rebuild
+	                 drops it and the next command of each project writes it again
 
 # Seals
 
@@ -40,6 +44,6 @@ The proj_* buckets (Buckets) are dropped and refilled by a rebuild
 (Replay, then WriteMemory), which the engine runs by itself when
 proj_meta's stamp is not this binary's (Current); verify compares them,
 the status index included, byte for byte with a replay of the log
-(Compare).
+(Compare), and the digest log index with the log (CheckDigestLog).
 */
 package projstore

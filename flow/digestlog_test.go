@@ -1,0 +1,122 @@
+package flow
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/store"
+)
+
+// digestFixture writes project p with a task, notes of both kinds on the
+// task and on the project, and returns the engine.
+func digestFixture(t *testing.T) *Engine {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), DefaultDir, DefaultFile)
+	e, err := Open(path, Options{Create: true, NoSync: true, Actor: "tester", Session: "s1", Now: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	mustDo(t)(e.CreateProject(NewProject{Name: "p"}))
+	mustDo(t)(e.AddTask(NewTask{Project: "p", Title: "one"}))
+	for _, n := range []NewNote{{Task: "T-1", Kind: NoteKindMemory, Text: "a"}, {Text: "b"}, {Kind: NoteKindMemory, Text: "c"}, {Task: "T-1", Text: "d"}} {
+		n.Project = "p"
+		mustDo(t)(e.AddNote(n))
+	}
+	return e
+}
+
+func digestLog(t *testing.T, e *Engine) (ProjectLog, []uint64) {
+	t.Helper()
+	var log ProjectLog
+	var memory []uint64
+	err := e.Read(func(r *Reader) error {
+		var err error
+		log, err = r.ProjectLog("p", func(seq uint64) error { memory = append(memory, seq); return nil })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log, memory
+}
+
+func TestEngine_ProjectLog(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		e := digestFixture(t)
+		log, memory := digestLog(t, e)
+		// project.created, task.created, 4 notes; streams: the project's and T-1's
+		if want := (ProjectLog{Events: 6, Streams: 2, Memory: 2}); log != want {
+			t.Errorf("log = %+v, want %+v", log, want)
+		}
+		if len(memory) != 2 || memory[0] != 5 || memory[1] != 3 {
+			t.Errorf("memory notes = %v, want [5 3] (newest first)", memory)
+		}
+		if _, err := e.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("WithoutIndex", func(t *testing.T) {
+		// A rebuild drops the index: a reader reads the project's events
+		// instead, and the next command writes it again.
+		e := digestFixture(t)
+		wantLog, wantMemory := digestLog(t, e)
+		if _, err := e.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
+		var m projstore.DigestMark
+		_ = e.log.View(func(tx store.Tx) error { m, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		if m != (projstore.DigestMark{}) {
+			t.Fatalf("mark after rebuild = %+v, want none", m)
+		}
+		log, memory := digestLog(t, e)
+		if log != wantLog || len(memory) != len(wantMemory) || memory[0] != wantMemory[0] || memory[1] != wantMemory[1] {
+			t.Errorf("without the index: %+v %v, want %+v %v", log, memory, wantLog, wantMemory)
+		}
+		mustDo(t)(e.AddNote(NewNote{Project: "p", Kind: NoteKindMemory, Text: "e"}))
+		_ = e.log.View(func(tx store.Tx) error { m, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		if want := (projstore.DigestMark{Seq: 7, Events: 7, Streams: 2, Memory: 3}); m != want {
+			t.Errorf("mark after a command = %+v, want %+v", m, want)
+		}
+		if _, err := e.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("VerifyFindsDamage", func(t *testing.T) {
+		for name, damage := range map[string]func(tx store.Tx) error{
+			"count": func(tx store.Tx) error {
+				m, err := projstore.ReadDigestMark(tx, "p")
+				if err != nil {
+					return err
+				}
+				m.Memory++
+				k := []byte("p\x00\x00")
+				b := make([]byte, 0, 32)
+				for _, n := range []uint64{m.Seq, m.Events, m.Streams, m.Memory} {
+					b = append(b, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+				}
+				return tx.Put(projstore.BucketDigestLog, k, projstore.Seal(k, b))
+			},
+			"memory note": func(tx store.Tx) error {
+				var first []byte
+				_ = tx.Scan(projstore.BucketDigestLog, projstore.DigestMemoryPrefix("p"), func(k, v []byte) error {
+					first = k
+					return store.ErrStop
+				})
+				return tx.Delete(projstore.BucketDigestLog, first)
+			},
+		} {
+			t.Run(name, func(t *testing.T) {
+				e := digestFixture(t)
+				if err := e.log.Update(damage); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.Verify(); !errors.Is(err, store.ErrCorrupt) {
+					t.Errorf("Verify = %v, want ErrCorrupt", err)
+				}
+			})
+		}
+	})
+}
