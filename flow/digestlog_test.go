@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
@@ -119,4 +120,47 @@ func TestEngine_ProjectLog(t *testing.T) {
 			})
 		}
 	})
+}
+
+func TestReader_ProjectEventsBack(t *testing.T) {
+	e := mustOpen(t)
+	for _, p := range []string{"p", "q"} {
+		mustDo(t)(e.CreateProject(NewProject{Name: p}))
+	}
+	for i := range 400 { // more seqs than the first windows hold, the projects interleaved
+		mustDo(t)(e.AddTask(NewTask{Project: []string{"p", "q", "q"}[i%3], Title: "t"}))
+	}
+	head := uint64(402)
+	for _, until := range []uint64{head, 300, 2, 0} {
+		want := seqs(collect(t, e, Filter{Project: "p", UntilSeq: max(until, 1)}))
+		if until == 0 {
+			want = nil
+		}
+		slices.Reverse(want)
+		var got []uint64
+		err := e.Read(func(r *Reader) error {
+			return r.ProjectEventsBack("p", until, func(ev Event) error {
+				if ev.Project != "p" || len(ev.Raw) == 0 {
+					t.Errorf("event %d: project %q, %d bytes of payload", ev.Seq, ev.Project, len(ev.Raw))
+				}
+				got = append(got, ev.Seq)
+				return nil
+			})
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("until %d: %v, %v; want %v", until, got, err, want)
+		}
+	}
+	var got []uint64
+	err := e.Read(func(r *Reader) error {
+		return r.ProjectEventsBack("q", head, func(ev Event) error {
+			if got = append(got, ev.Seq); len(got) == 3 {
+				return ErrStop
+			}
+			return nil
+		})
+	})
+	if err != nil || !slices.Equal(got, []uint64{401, 400, 398}) {
+		t.Errorf("q, stopped after 3: %v, %v", got, err)
+	}
 }

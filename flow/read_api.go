@@ -259,13 +259,18 @@ func (r *Reader) ProjectLog(project string, memory func(seq uint64) error) (Proj
 	return out, projstore.DigestMemory(r.tx, project, memory)
 }
 
+// maxBackWindow is the largest window of seqs ProjectEventsBack reads at
+// once.
+const maxBackWindow = 1 << 16
+
 // ProjectEventsBack calls fn for each event of project up to seq until
 // (at most the reader's head), newest first, as ProjectEvents gives them,
-// until fn returns ErrStop. It reads windows of seqs backwards, each
-// four times the last, through the project's index.
+// until fn returns ErrStop. It reads windows of seqs backwards through
+// the project's index, each four times the last up to maxBackWindow seqs,
+// so that it holds at most one window's events at a time.
 func (r *Reader) ProjectEventsBack(project string, until uint64, fn func(Event) error) error {
 	hi := min(until, r.head)
-	for window := uint64(256); hi > 0; window *= 4 {
+	for window := uint64(256); hi > 0; window = min(4*window, maxBackWindow) {
 		lo := uint64(1)
 		if hi > window {
 			lo = hi - window + 1
