@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
-	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -301,8 +300,9 @@ func (e *Engine) EachApproval(project string, f ApprovalFilter, fn func(*project
 		if err := checkScope(src, project, f.Task); err != nil {
 			return err
 		}
-		return walk[projection.Approval]{bucket: projstore.BucketApprovals, status: f.Status,
-			maybe: containing(f.Task), match: f.match, list: src.Approvals}.each(src, project, fn)
+		w := approvalWalk(src)
+		w.status, w.maybe, w.match = f.Status, containing(f.Task), f.match
+		return w.each(src, project, fn)
 	})
 }
 

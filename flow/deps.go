@@ -137,8 +137,9 @@ func (e *Engine) TaskDeps(project, id string) (*Deps, error) {
 			}
 		}
 		slices.SortFunc(out.Deps, func(a, b *projection.Task) int { return projection.CompareIDs(a.ID, b.ID) })
-		dependents := walk[projection.Task]{bucket: projstore.BucketTasks, maybe: containing(id), list: src.Tasks,
-			match: func(o *projection.Task) bool { return slices.Contains(o.Deps, id) }}
+		dependents := taskWalk(src)
+		dependents.maybe = containing(id)
+		dependents.match = func(o *projection.Task) bool { return slices.Contains(o.Deps, id) }
 		return dependents.each(src, project, appendTo(&out.Dependents))
 	})
 	return out, err
@@ -178,7 +179,7 @@ func (e *Engine) EachReady(project, actor string, all bool, fn func(Readiness) e
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
-		w := walk[projection.Task]{bucket: projstore.BucketTasks, list: src.Tasks}
+		w := taskWalk(src)
 		if !all {
 			w.status = projection.StatusTodo
 			w.match = func(t *projection.Task) bool { return t.Status == projection.StatusTodo }

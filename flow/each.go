@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // Streamed lists. EachTask, EachPlan, EachApproval and EachExec call a
@@ -17,10 +18,12 @@ import (
 
 // walk is how one kind of entity is listed.
 type walk[T any] struct {
-	bucket string                 // the entity's bucket, which the status index covers
-	status string                 // only this status (the index serves it); "" for all
-	maybe  func(body []byte) bool // a cheap test of the stored body; nil: decode every one
-	match  func(*T) bool          // the whole filter, status included; nil: all
+	bucket string                        // the entity's bucket, which the status index covers
+	prefix string                        // its ids' prefix (T, P, A, X)
+	last   func(projection.Counters) int // the project's counter of the kind
+	status string                        // only this status (the index serves it); "" for all
+	maybe  func(body []byte) bool        // a cheap test of the stored body; nil: decode every one
+	match  func(*T) bool                 // the whole filter, status included; nil: all
 	list   func(project string) ([]*T, error)
 }
 
@@ -36,11 +39,11 @@ func (w walk[T]) each(src source, project string, fn func(*T) error) error {
 		return fn(v)
 	}
 	if tx, ok := src.(*projstore.Tx); ok && tx.Committed() {
-		ids, err := tx.IndexIDs(w.bucket, project, w.status)
+		p, err := mustProject(src, project)
 		if err != nil {
 			return err
 		}
-		return projstore.Each(tx, w.bucket, project, ids, w.maybe, keep)
+		return projstore.Each(tx, w.bucket, project, w.status, w.prefix, w.last(p.Counters), w.maybe, keep)
 	}
 	all, err := w.list(project)
 	for _, v := range all {
@@ -52,6 +55,28 @@ func (w walk[T]) each(src source, project string, fn func(*T) error) error {
 		return nil
 	}
 	return err
+}
+
+// The walks of the kinds the status index covers; each Each function adds
+// its filter.
+func taskWalk(src source) walk[projection.Task] {
+	return walk[projection.Task]{bucket: projstore.BucketTasks, prefix: projection.PrefixTask, list: src.Tasks,
+		last: func(c projection.Counters) int { return c.Tasks }}
+}
+
+func planWalk(src source) walk[projection.Plan] {
+	return walk[projection.Plan]{bucket: projstore.BucketPlans, prefix: projection.PrefixPlan, list: src.Plans,
+		last: func(c projection.Counters) int { return c.Plans }}
+}
+
+func approvalWalk(src source) walk[projection.Approval] {
+	return walk[projection.Approval]{bucket: projstore.BucketApprovals, prefix: projection.PrefixApproval, list: src.Approvals,
+		last: func(c projection.Counters) int { return c.Approvals }}
+}
+
+func execWalk(src source) walk[projection.Exec] {
+	return walk[projection.Exec]{bucket: projstore.BucketExecs, prefix: projection.PrefixExec, list: src.Execs,
+		last: func(c projection.Counters) int { return c.Execs }}
 }
 
 // containing is a test of a stored body for walk.maybe: every non-empty

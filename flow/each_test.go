@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/projection"
 	"pgregory.net/rapid"
 )
@@ -210,5 +211,60 @@ func TestEachTask_Stop(t *testing.T) {
 	}
 	if err := e.EachTask("nope", TaskFilter{}, func(*projection.Task) error { return nil }); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown project: got %v, want ErrNotFound", err)
+	}
+}
+
+// TestEachID_AnyCounter checks that the index's ids come in id order
+// whether EachID probes them by number (dense) or reads and sorts them
+// (sparse), and whatever the counter says: ids past it (a counter set back)
+// come after the others.
+func TestEachID_AnyCounter(t *testing.T) {
+	e := mustOpen(t)
+	if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 30; i++ {
+		if _, err := e.AddTask(NewTask{Project: "p", Title: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		to := map[int]string{0: "doing", 1: "blocked", 2: "cancelled"}[i%7]
+		if i%11 == 0 {
+			to = "done"
+		}
+		moves := []string{to}
+		if to == "done" {
+			moves = []string{"doing", "done"}
+		}
+		for _, to := range moves {
+			if to == "" {
+				continue
+			}
+			if _, err := e.MoveTask(Move{Project: "p", ID: projection.ShortID("T", i), To: to, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err := e.read(func(src source) error {
+		tx := src.(*projstore.Tx)
+		for _, status := range []string{"", "todo", "doing", "done", "blocked", "cancelled", "nosuch"} {
+			want, err := tx.IndexIDs(projstore.BucketTasks, "p", status)
+			if err != nil {
+				return err
+			}
+			for last := 0; last <= 32; last++ {
+				var got []string
+				err := tx.EachID(projstore.BucketTasks, "p", status, projection.PrefixTask, last, appendTo(&got))
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("status %q, last %d: got %v, want %v", status, last, got, want)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/flowctl/flowctl/flow/capture"
 	"github.com/flowctl/flowctl/flow/internal/check"
-	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -265,8 +264,9 @@ func (e *Engine) EachExec(project string, f ExecFilter, fn func(*projection.Exec
 }
 
 func (f ExecFilter) walk(src source) walk[projection.Exec] {
-	w := walk[projection.Exec]{bucket: projstore.BucketExecs, maybe: containing(f.Task), list: src.Execs,
-		match: func(x *projection.Exec) bool { return (f.Task == "" || x.Task == f.Task) && !(f.Failed && x.Success) }}
+	w := execWalk(src)
+	w.maybe = containing(f.Task)
+	w.match = func(x *projection.Exec) bool { return (f.Task == "" || x.Task == f.Task) && !(f.Failed && x.Success) }
 	if f.Failed {
 		w.status = "failed" // the index's status of a record that did not succeed
 	}

@@ -2,7 +2,6 @@ package flow
 
 import (
 	"github.com/flowctl/flowctl/flow/internal/check"
-	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -97,7 +96,7 @@ func (e *Engine) EachPlan(project string, fn func(*projection.Plan) error) error
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
-		return walk[projection.Plan]{bucket: projstore.BucketPlans, list: src.Plans}.each(src, project, fn)
+		return planWalk(src).each(src, project, fn)
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
-	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -173,8 +172,9 @@ func (e *Engine) EachTask(project string, f TaskFilter, fn func(*projection.Task
 }
 
 func (f TaskFilter) walk(src source) walk[projection.Task] {
-	return walk[projection.Task]{bucket: projstore.BucketTasks, status: f.Status,
-		maybe: containing(f.Plan, f.Owner, f.Tag), match: f.match, list: src.Tasks}
+	w := taskWalk(src)
+	w.status, w.maybe, w.match = f.Status, containing(f.Plan, f.Owner, f.Tag), f.match
+	return w
 }
 
 // TaskEdit is the input of EditTask: nil fields stay as they are.
