@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
@@ -280,33 +279,45 @@ func (f ApprovalFilter) match(a *projection.Approval) bool {
 	return (f.Status == "" || a.Status == f.Status) && (f.Task == "" || a.Task == f.Task)
 }
 
-// Approvals lists a project's approvals in id order. A filter on a task
-// that does not exist is ErrNotFound.
+// Approvals lists a project's approvals that match f, in id order
+// (EachApproval, collected).
 func (e *Engine) Approvals(project string, f ApprovalFilter) ([]*projection.Approval, error) {
-	if err := f.check(); err != nil {
-		return nil, err
-	}
 	var out []*projection.Approval
-	err := e.read(func(src source) error {
-		all, err := listFor(src, project, f.Task, src.Approvals)
-		out = slices.DeleteFunc(all, func(a *projection.Approval) bool { return !f.match(a) })
-		return err
-	})
+	err := e.EachApproval(project, f, appendTo(&out))
 	return out, err
 }
 
-// listFor lists a project's entities, checking that the project and the
-// task filtered on (when not empty) exist.
-func listFor[T any](src source, project, task string, list func(string) ([]T, error)) ([]T, error) {
+// EachApproval calls fn with each of a project's approvals that match f,
+// in id order, decoding only those that can match: the status index serves
+// f.Status, and one whose stored bytes lack f.Task is skipped undecoded.
+// fn returning ErrStop ends the walk (see EachTask). Errors: ErrInvalid (the
+// filter), ErrNotFound (the project, or the task filtered on).
+func (e *Engine) EachApproval(project string, f ApprovalFilter, fn func(*projection.Approval) error) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	return e.read(func(src source) error {
+		if err := checkScope(src, project, f.Task); err != nil {
+			return err
+		}
+		w := approvalWalk(src)
+		w.status, w.maybe, w.match = f.Status, containing(f.Task), f.match
+		return w.each(src, project, fn)
+	})
+}
+
+// checkScope checks that a project exists, and the task filtered on when
+// task is not empty.
+func checkScope(src source, project, task string) error {
 	if _, err := mustProject(src, project); err != nil {
-		return nil, err
+		return err
 	}
 	if task != "" {
 		if _, err := mustTask(src, project, task); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return list(project)
+	return nil
 }
 
 // PollApproval reads an approval once and says where it stands: nil when

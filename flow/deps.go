@@ -117,7 +117,9 @@ type Deps struct {
 	Dependents []*projection.Task `json:"dependents"`
 }
 
-// TaskDeps returns the dependencies and dependents of a task.
+// TaskDeps returns the dependencies and dependents of a task: its
+// dependencies read by key, its dependents by a walk that decodes only the
+// tasks whose stored bytes hold its id.
 func (e *Engine) TaskDeps(project, id string) (*Deps, error) {
 	out := &Deps{Task: id, Deps: []*projection.Task{}, Dependents: []*projection.Task{}}
 	err := e.read(func(src source) error {
@@ -125,16 +127,20 @@ func (e *Engine) TaskDeps(project, id string) (*Deps, error) {
 		if err != nil {
 			return err
 		}
-		all, err := src.Tasks(project)
-		for _, o := range all {
-			if slices.Contains(t.Deps, o.ID) {
-				out.Deps = append(out.Deps, o)
+		for _, d := range t.Deps {
+			dep, err := src.Task(project, d)
+			if err != nil {
+				return err
 			}
-			if slices.Contains(o.Deps, id) {
-				out.Dependents = append(out.Dependents, o)
+			if dep != nil {
+				out.Deps = append(out.Deps, dep)
 			}
 		}
-		return err
+		slices.SortFunc(out.Deps, func(a, b *projection.Task) int { return projection.CompareIDs(a.ID, b.ID) })
+		dependents := taskWalk(src)
+		dependents.maybe = containing(id)
+		dependents.match = func(o *projection.Task) bool { return slices.Contains(o.Deps, id) }
+		return dependents.each(src, project, appendTo(&out.Dependents))
 	})
 	return out, err
 }
@@ -155,43 +161,58 @@ func (e *Engine) Ready(project string, all bool) ([]Readiness, error) {
 }
 
 // ReadyFor is Ready as seen by actor: its own live claims do not keep a
-// task from being ready for it.
+// task from being ready for it (EachReady, collected).
 func (e *Engine) ReadyFor(project, actor string, all bool) ([]Readiness, error) {
 	var out []Readiness
-	now := e.opts.Now()
-	err := e.read(func(src source) error {
-		if _, err := mustProject(src, project); err != nil {
-			return err
-		}
-		tasks, status, err := readyCandidates(src, project, all)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			r := Readiness{Task: t, Reasons: notReady(t, status, actor, now)}
-			r.Ready = len(r.Reasons) == 0
-			if r.Ready || all {
-				out = append(out, r)
-			}
-		}
-		return nil
-	})
+	err := e.EachReady(project, actor, all, appendTo(&out))
 	return out, err
 }
 
-// readyCandidates are the tasks Ready looks at, sorted by id, with the
-// statuses it needs: every task with all, else only the todo tasks (the
-// only ones that can be ready), read through the summary index.
-func readyCandidates(src source, project string, all bool) ([]*projection.Task, map[string]string, error) {
-	if all {
-		tasks, err := src.Tasks(project)
-		return tasks, statusByID(tasks), err
+// EachReady calls fn with the readiness of the project's tasks as seen by
+// actor, in id order: every task with all, else only the ready ones. It
+// decodes only the tasks it reports on (without all, the todo tasks, which
+// the status index lists) and reads their dependencies' statuses from the
+// index, one by key. fn returning ErrStop ends the walk (see EachTask).
+func (e *Engine) EachReady(project, actor string, all bool, fn func(Readiness) error) error {
+	now := e.opts.Now()
+	return e.read(func(src source) error {
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		w := taskWalk(src)
+		if !all {
+			w.status = projection.StatusTodo
+			w.match = func(t *projection.Task) bool { return t.Status == projection.StatusTodo }
+		}
+		status := map[string]string{}
+		return w.each(src, project, func(t *projection.Task) error {
+			if err := depStatuses(src, project, t, status); err != nil {
+				return err
+			}
+			r := Readiness{Task: t, Reasons: notReady(t, status, actor, now)}
+			r.Ready = len(r.Reasons) == 0
+			if r.Ready || all {
+				return fn(r)
+			}
+			return nil
+		})
+	})
+}
+
+// depStatuses adds to status the status of each of t's dependencies that
+// it lacks, read from the status index ("" for a task that is not there).
+func depStatuses(src source, project string, t *projection.Task, status map[string]string) error {
+	for _, d := range t.Deps {
+		if _, ok := status[d]; ok {
+			continue
+		}
+		s, err := src.SummaryStatus(projstore.BucketTasks, project, d)
+		if err != nil {
+			return err
+		}
+		status[d] = s
 	}
-	ids, err := src.SummaryIDs(projstore.BucketTasks, project, projection.StatusTodo)
-	if err != nil {
-		return nil, nil, err
-	}
-	return summarizedTasks(src, project, ids)
+	return nil
 }
 
 func notReady(t *projection.Task, status map[string]string, actor string, now time.Time) []string {

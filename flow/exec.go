@@ -233,25 +233,44 @@ type ExecFilter struct {
 	Failed bool   // only records that did not succeed
 }
 
-// Execs lists a project's exec records in id order. A filter on a task
-// that does not exist is ErrNotFound.
+// Execs lists a project's exec records that match f, in id order
+// (EachExec, collected).
 func (e *Engine) Execs(project string, f ExecFilter) ([]*projection.Exec, error) {
+	var out []*projection.Exec
+	err := e.EachExec(project, f, appendTo(&out))
+	return out, err
+}
+
+// EachExec calls fn with each of a project's exec records that match f, in
+// id order, decoding only those that can match: the status index serves
+// f.Failed, and a record whose stored bytes lack f.Task is skipped
+// undecoded. fn returning ErrStop ends the walk (see EachTask). Errors:
+// ErrInvalid (the task id), ErrNotFound (the project, or the task filtered
+// on).
+func (e *Engine) EachExec(project string, f ExecFilter, fn func(*projection.Exec) error) error {
 	if f.Task != "" {
 		id, err := ParseTaskID(f.Task)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		f.Task = id
 	}
-	var out []*projection.Exec
-	err := e.read(func(src source) error {
-		all, err := listFor(src, project, f.Task, src.Execs)
-		out = slices.DeleteFunc(all, func(x *projection.Exec) bool {
-			return (f.Task != "" && x.Task != f.Task) || (f.Failed && x.Success)
-		})
-		return err
+	return e.read(func(src source) error {
+		if err := checkScope(src, project, f.Task); err != nil {
+			return err
+		}
+		return f.walk(src).each(src, project, fn)
 	})
-	return out, err
+}
+
+func (f ExecFilter) walk(src source) walk[projection.Exec] {
+	w := execWalk(src)
+	w.maybe = containing(f.Task)
+	w.match = func(x *projection.Exec) bool { return (f.Task == "" || x.Task == f.Task) && !(f.Failed && x.Success) }
+	if f.Failed {
+		w.status = "failed" // the index's status of a record that did not succeed
+	}
+	return w
 }
 
 // ExecJSON is an exec record as JSON, in the shape of the seeds' JSONL

@@ -81,18 +81,23 @@ func (e *Engine) Plan(project, id string) (*projection.Plan, error) {
 	return p, err
 }
 
-// Plans lists a project's plans in id order.
+// Plans lists a project's plans in id order (EachPlan, collected).
 func (e *Engine) Plans(project string) ([]*projection.Plan, error) {
 	var out []*projection.Plan
-	err := e.read(func(src source) error {
+	err := e.EachPlan(project, appendTo(&out))
+	return out, err
+}
+
+// EachPlan calls fn with each of a project's plans in id order, one
+// decoded at a time; fn returning ErrStop ends the walk (see EachTask).
+// ErrNotFound for an unknown project.
+func (e *Engine) EachPlan(project string, fn func(*projection.Plan) error) error {
+	return e.read(func(src source) error {
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
-		var err error
-		out, err = src.Plans(project)
-		return err
+		return planWalk(src).each(src, project, fn)
 	})
-	return out, err
 }
 
 // Projects lists every project by name.

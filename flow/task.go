@@ -148,22 +148,33 @@ func (f TaskFilter) match(t *projection.Task) bool {
 		(f.Owner == "" || t.Owner == f.Owner) && (f.Tag == "" || slices.Contains(t.Tags, f.Tag))
 }
 
-// Tasks lists a project's tasks in id order.
+// Tasks lists a project's tasks that match f, in id order (EachTask,
+// collected).
 func (e *Engine) Tasks(project string, f TaskFilter) ([]*projection.Task, error) {
 	var out []*projection.Task
-	err := e.read(func(src source) error {
+	err := e.EachTask(project, f, appendTo(&out))
+	return out, err
+}
+
+// EachTask calls fn with each of a project's tasks that match f, in id
+// order, decoding only those that can match: the status index serves
+// f.Status, and a task whose stored bytes lack f's plan, owner or tag is
+// skipped undecoded. fn returning ErrStop ends the walk (EachTask returns
+// nil); fn runs inside the read transaction and must not call the engine.
+// ErrNotFound for an unknown project.
+func (e *Engine) EachTask(project string, f TaskFilter, fn func(*projection.Task) error) error {
+	return e.read(func(src source) error {
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
-		all, err := src.Tasks(project)
-		for _, t := range all {
-			if f.match(t) {
-				out = append(out, t)
-			}
-		}
-		return err
+		return f.walk(src).each(src, project, fn)
 	})
-	return out, err
+}
+
+func (f TaskFilter) walk(src source) walk[projection.Task] {
+	w := taskWalk(src)
+	w.status, w.maybe, w.match = f.Status, containing(f.Plan, f.Owner, f.Tag), f.match
+	return w
 }
 
 // TaskEdit is the input of EditTask: nil fields stay as they are.

@@ -89,24 +89,26 @@ func (a *app) approvalLsCommand() *cobra.Command {
 	}
 	enumVar(cmd.Flags(), &f.Status, "status", "", approvalStatuses, "only approvals with this status: pending, granted or denied")
 	cmd.Flags().StringVar(&f.Task, "task", "", "only approvals of this task")
+	var limit int
+	limitFlag(cmd, &limit, "approvals")
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		if err := checkLimit(limit); err != nil {
+			return err
+		}
 		return a.withEngine(true, func(s *session) error {
-			all, err := s.eng.Approvals(s.project, f)
+			pg := a.page(limit, "approvals", "ID\tSTATUS\tTASK\tSTEP\tEXPIRES\tMESSAGE")
+			err := s.eng.EachApproval(s.project, f, func(ap *projection.Approval) error {
+				return pg.add(ap, func() []string {
+					return []string{ap.ID, approvalStatus(ap), orDash(ap.Task), orDash(ap.Step), fmtTime(ap.Expires), ap.Message}
+				})
+			})
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), all, func(w io.Writer) { writeApprovalTable(w, all) })
+			return pg.end()
 		})
 	})
 	return cmd
-}
-
-func writeApprovalTable(w io.Writer, all []*projection.Approval) {
-	rows := make([][]string, len(all))
-	for i, ap := range all {
-		rows[i] = []string{ap.ID, approvalStatus(ap), orDash(ap.Task), orDash(ap.Step), fmtTime(ap.Expires), ap.Message}
-	}
-	table(w, "ID\tSTATUS\tTASK\tSTEP\tEXPIRES\tMESSAGE", rows)
 }
 
 // approvalStatus is the status for people: a pending approval past its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -69,27 +70,39 @@ func writeCheckpoint(w io.Writer, c *projection.Checkpoint) {
 }
 
 func (a *app) checkpointLsCommand() *cobra.Command {
-	return &cobra.Command{
+	var limit int
+	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List the project's checkpoints",
 		Example: "  flowctl checkpoint ls\n  flowctl checkpoint ls -o json",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			return a.withEngine(true, func(s *session) error {
 				cs, err := s.eng.Checkpoints(s.project)
 				if err != nil {
 					return err
 				}
-				return printList(a.printer(), cs, func(w io.Writer) {
-					rows := make([][]string, len(cs))
-					for i, c := range cs {
-						rows[i] = []string{c.ID, fmt.Sprint(c.AtSeq), orDash(c.Label), orDash(c.Task), orDash(shortHash(c.GitHead)), fmtTime(c.CreatedAt)}
+				pg := a.page(limit, "checkpoints", "ID\tAT SEQ\tLABEL\tTASK\tGIT\tTIME")
+				for _, c := range cs {
+					err := pg.add(c, func() []string {
+						return []string{c.ID, fmt.Sprint(c.AtSeq), orDash(c.Label), orDash(c.Task), orDash(shortHash(c.GitHead)), fmtTime(c.CreatedAt)}
+					})
+					if errors.Is(err, flow.ErrStop) {
+						break // the page is full
 					}
-					table(w, "ID\tAT SEQ\tLABEL\tTASK\tGIT\tTIME", rows)
-				})
+					if err != nil {
+						return err
+					}
+				}
+				return pg.end()
 			})
 		}),
 	}
+	limitFlag(cmd, &limit, "checkpoints")
+	return cmd
 }
 
 // shortHash cuts a git commit hash to 12 characters, as people read it.

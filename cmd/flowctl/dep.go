@@ -94,9 +94,14 @@ func (a *app) readyCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 	}
 	cmd.Flags().BoolVar(&explain, "explain", false, "also say why each other task is not ready")
+	var limit int
+	limitFlag(cmd, &limit, "tasks")
 	var at atFlag
 	at.add(cmd)
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		if err := checkLimit(limit); err != nil {
+			return err
+		}
 		return a.withEngine(true, func(s *session) error {
 			if err := at.view(s); err != nil {
 				return err
@@ -105,21 +110,20 @@ func (a *app) readyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := s.eng.ReadyFor(s.project, actor, explain)
-			if err != nil {
-				return err
-			}
-			return printList(a.printer(), rs, func(w io.Writer) {
-				rows := make([][]string, len(rs))
-				for i, r := range rs {
+			pg := a.page(limit, "tasks", "ID\tSTATUS\tPRI\tTITLE\tREADY")
+			err = s.eng.EachReady(s.project, actor, explain, func(r flow.Readiness) error {
+				return pg.add(r, func() []string {
 					why := "ready"
 					if !r.Ready {
 						why = strings.Join(r.Reasons, "; ")
 					}
-					rows[i] = []string{r.Task.ID, r.Task.Status, fmt.Sprint(r.Task.Priority), r.Task.Title, why}
-				}
-				table(w, "ID\tSTATUS\tPRI\tTITLE\tREADY", rows)
+					return []string{r.Task.ID, r.Task.Status, fmt.Sprint(r.Task.Priority), r.Task.Title, why}
+				})
 			})
+			if err != nil {
+				return err
+			}
+			return pg.end()
 		})
 	})
 	return cmd

@@ -182,24 +182,26 @@ func (a *app) execLsCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.Task, "task", "", "only records of this task")
 	cmd.Flags().BoolVar(&f.Failed, "failed", false, "only records that did not succeed")
+	var limit int
+	limitFlag(cmd, &limit, "records")
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		if err := checkLimit(limit); err != nil {
+			return err
+		}
 		return a.withEngine(true, func(s *session) error {
-			all, err := s.eng.Execs(s.project, f)
+			pg := a.page(limit, "records", "ID\tTASK\tEXIT\tELAPSED\tWHEN\tCOMMAND")
+			err := s.eng.EachExec(s.project, f, func(x *projection.Exec) error {
+				return pg.add(x, func() []string {
+					return []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(execWhen(x)), oneLine(execWhat(x), 60)}
+				})
+			})
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), all, func(w io.Writer) { writeExecTable(w, all) })
+			return pg.end()
 		})
 	})
 	return cmd
-}
-
-func writeExecTable(w io.Writer, all []*projection.Exec) {
-	rows := make([][]string, len(all))
-	for i, x := range all {
-		rows[i] = []string{x.ID, orDash(x.Task), strconv.Itoa(x.ExitCode), fmtElapsed(x.ElapsedMS), fmtTime(execWhen(x)), oneLine(execWhat(x), 60)}
-	}
-	table(w, "ID\tTASK\tEXIT\tELAPSED\tWHEN\tCOMMAND", rows)
 }
 
 // execWhen is when a record's command ran: its occurred_at if it has

@@ -39,27 +39,30 @@ func (a *app) planNewCommand() *cobra.Command {
 }
 
 func (a *app) planLsCommand() *cobra.Command {
-	return &cobra.Command{
+	var limit int
+	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List plans",
-		Example: "  flowctl plan ls",
+		Example: "  flowctl plan ls\n  flowctl plan ls --limit 10",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			return a.withEngine(true, func(s *session) error {
-				all, err := s.eng.Plans(s.project)
+				pg := a.page(limit, "plans", "ID\tSTATUS\tTITLE")
+				err := s.eng.EachPlan(s.project, func(p *projection.Plan) error {
+					return pg.add(p, func() []string { return []string{p.ID, p.Status, p.Title} })
+				})
 				if err != nil {
 					return err
 				}
-				return printList(a.printer(), all, func(w io.Writer) {
-					rows := make([][]string, len(all))
-					for i, p := range all {
-						rows[i] = []string{p.ID, p.Status, p.Title}
-					}
-					table(w, "ID\tSTATUS\tTITLE", rows)
-				})
+				return pg.end()
 			})
 		}),
 	}
+	limitFlag(cmd, &limit, "plans")
+	return cmd
 }
 
 // planView is a plan with its tasks, as `plan show` prints it.

@@ -58,7 +58,7 @@ func (a *app) taskLsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List tasks",
-		Example: "  flowctl task ls --status doing\n  flowctl task ls --tag backend -o json",
+		Example: "  flowctl task ls --status doing\n  flowctl task ls --status done --limit 20\n  flowctl task ls --tag backend -o json",
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -66,9 +66,14 @@ func (a *app) taskLsCommand() *cobra.Command {
 	fs.StringVar(&f.Plan, "plan", "", "only tasks of this plan")
 	fs.StringVar(&f.Owner, "owner", "", "only tasks of this owner")
 	fs.StringVar(&f.Tag, "tag", "", "only tasks with this tag")
+	var limit int
+	limitFlag(cmd, &limit, "tasks")
 	var at atFlag
 	at.add(cmd)
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
+		if err := checkLimit(limit); err != nil {
+			return err
+		}
 		if f.Plan != "" {
 			id, err := flow.ParsePlanID(f.Plan)
 			if err != nil {
@@ -80,22 +85,31 @@ func (a *app) taskLsCommand() *cobra.Command {
 			if err := at.view(s); err != nil {
 				return err
 			}
-			tasks, err := s.eng.Tasks(s.project, f)
+			pg := a.page(limit, "tasks", taskHeader)
+			err := s.eng.EachTask(s.project, f, func(t *projection.Task) error {
+				return pg.add(t, func() []string { return taskRow(t) })
+			})
 			if err != nil {
 				return err
 			}
-			return printList(a.printer(), tasks, func(w io.Writer) { writeTaskTable(w, tasks) })
+			return pg.end()
 		})
 	})
 	return cmd
 }
 
+const taskHeader = "ID\tSTATUS\tPRI\tOWNER\tDEPS\tTITLE"
+
 func writeTaskTable(w io.Writer, tasks []*projection.Task) {
 	rows := make([][]string, len(tasks))
 	for i, t := range tasks {
-		rows[i] = []string{t.ID, t.Status, fmt.Sprint(t.Priority), t.Owner, strings.Join(t.Deps, ","), t.Title}
+		rows[i] = taskRow(t)
 	}
-	table(w, "ID\tSTATUS\tPRI\tOWNER\tDEPS\tTITLE", rows)
+	table(w, taskHeader, rows)
+}
+
+func taskRow(t *projection.Task) []string {
+	return []string{t.ID, t.Status, fmt.Sprint(t.Priority), t.Owner, strings.Join(t.Deps, ","), t.Title}
 }
 
 func (a *app) taskShowCommand() *cobra.Command {

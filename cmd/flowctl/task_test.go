@@ -408,3 +408,79 @@ func TestTask_TextOutputEscapesControls(t *testing.T) {
 		}
 	}
 }
+
+func TestTask_LsLimit(t *testing.T) {
+	f := taskFile(t)
+	t.Run("TextStopsAndSaysMoreMatch", func(t *testing.T) {
+		out, stderr, code := f.run("", "task", "ls", "--limit", "2")
+		if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "T-2") || strings.Contains(out, "T-3") {
+			t.Fatalf("ls --limit 2: exit %d, %q", code, out)
+		}
+		if !strings.Contains(stderr, "first 2 tasks shown; more match") {
+			t.Fatalf("ls --limit 2: stderr %q, want the note that more match", stderr)
+		}
+	})
+	t.Run("NoNoteWhenAllFitOrQuiet", func(t *testing.T) {
+		for _, args := range [][]string{{"--limit", "3"}, {"--limit", "0"}, {"--limit", "1", "-q"}, {"--status", "todo", "--owner", "ann", "--limit", "1"}} {
+			_, stderr, code := f.run("", append([]string{"task", "ls"}, args...)...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("ls %v: exit %d, stderr %q", args, code, stderr)
+			}
+		}
+	})
+	t.Run("JSONIsTheFirstItemsOfTheWholeList", func(t *testing.T) {
+		for _, format := range []string{"json", "jsonl"} {
+			var all, first []json.RawMessage
+			decodeList(t, format, f.mustRun("", "task", "ls", "-o", format), &all)
+			decodeList(t, format, f.mustRun("", "task", "ls", "-o", format, "--limit", "2", "-q"), &first)
+			if len(all) != 3 || len(first) != 2 || string(first[0]) != string(all[0]) || string(first[1]) != string(all[1]) {
+				t.Fatalf("-o %s: --limit 2 = %s, all = %s", format, first, all)
+			}
+		}
+	})
+	t.Run("JSONShapeIsShowsObjects", func(t *testing.T) {
+		var objs []string
+		for _, id := range []string{"T-1", "T-2", "T-3"} {
+			objs = append(objs, strings.TrimSpace(f.mustRun("", "task", "show", id, "-o", "json")))
+		}
+		if got, want := f.mustRun("", "task", "ls", "-o", "json"), "[\n"+strings.Join(objs, ",\n")+"\n]\n"; got != want {
+			t.Fatalf("task ls -o json =\n%s\nwant\n%s", got, want)
+		}
+	})
+	t.Run("OtherListsTakeLimit", func(t *testing.T) {
+		f.mustRun("", "plan", "new", "one")
+		f.mustRun("", "plan", "new", "two")
+		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "a")
+		f.mustRun("", "approval", "request", "--task", "T-2", "-m", "b")
+		f.mustRun("", "exec", "record", `{"command":"true","task":"T-1","exit_code":0}`)
+		f.mustRun("", "exec", "record", `{"command":"false","task":"T-1","exit_code":1}`)
+		f.mustRun("", "checkpoint", "--label", "c1")
+		f.mustRun("", "checkpoint", "--label", "c2")
+		for _, cmd := range [][]string{{"plan", "ls"}, {"approval", "ls"}, {"exec", "ls"}, {"checkpoint", "ls"}, {"ready", "--explain"}} {
+			var items []json.RawMessage
+			out, stderr, code := f.run("", append(cmd, "-o", "json", "--limit", "1")...)
+			decodeList(t, "json", out, &items)
+			if code != 0 || len(items) != 1 || !strings.Contains(stderr, "more match") {
+				t.Fatalf("%v --limit 1: exit %d, %d items, stderr %q", cmd, code, len(items), stderr)
+			}
+		}
+	})
+	t.Run("NegativeIsAUsageError", func(t *testing.T) {
+		_, stderr, code := f.run("", "task", "ls", "--limit", "-1")
+		wantError(t, stderr, code, 2, "--limit -1")
+	})
+}
+
+// decodeList decodes a list printed with -o json (an array) or -o jsonl.
+func decodeList(t *testing.T, format, out string, items *[]json.RawMessage) {
+	t.Helper()
+	if format == "json" {
+		if err := json.Unmarshal([]byte(out), items); err != nil {
+			t.Fatalf("%v: %q", err, out)
+		}
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		*items = append(*items, json.RawMessage(line))
+	}
+}

@@ -722,6 +722,16 @@ func TestMCP_TaskList(t *testing.T) {
 	if len(l.Tasks) != 1 || l.Tasks[0].ID != "T-1" {
 		t.Errorf("doing = %+v", l.Tasks)
 	}
+	h.mustCall("task_list", map[string]any{"limit": 1}, &l)
+	if len(l.Tasks) != 1 || l.Tasks[0].ID != "T-1" || !l.More {
+		t.Errorf("limit 1 = %+v", l)
+	}
+	l = taskListOut{}
+	h.mustCall("task_list", map[string]any{"limit": 2}, &l)
+	if len(l.Tasks) != 2 || l.More {
+		t.Errorf("limit 2 = %+v", l)
+	}
+	h.callErr("task_list", map[string]any{"limit": -1}, flow.CodeInvalid)
 	h.callErr("task_list", map[string]any{"status": "later"}, flow.CodeInvalid)
 	h.callErr("task_list", map[string]any{"plan": "x"}, flow.CodeInvalid)
 	h.callErr("task_list", map[string]any{"project": "nope"}, flow.CodeNotFound)

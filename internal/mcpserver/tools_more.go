@@ -22,11 +22,13 @@ type taskListIn struct {
 	Plan   string `json:"plan,omitempty" jsonschema:"plan id, like P-1"`
 	Owner  string `json:"owner,omitempty"`
 	Tag    string `json:"tag,omitempty"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many tasks, the first by id (none: all)"`
 }
 
 type taskListOut struct {
 	Project string           `json:"project"`
 	Tasks   []view.TaskBrief `json:"tasks"`
+	More    bool             `json:"more,omitempty" jsonschema:"more tasks match than limit let through"`
 }
 
 func addTaskListTool(srv *mcp.Server, s *mcpServer) {
@@ -49,16 +51,27 @@ func taskListTool(c *call, in taskListIn) (taskListOut, string, error) {
 			return taskListOut{}, "", invalid("status %q: %v", in.Status, err)
 		}
 	}
-	tasks, err := c.eng.Tasks(c.project, f)
-	if err != nil {
-		return taskListOut{}, "", err
+	if in.Limit < 0 {
+		return taskListOut{}, "", invalid("limit %d: give 1 or more, or none for all", in.Limit)
 	}
 	out := taskListOut{Project: c.project, Tasks: []view.TaskBrief{}}
 	now := time.Now()
-	for _, t := range tasks {
+	err := c.eng.EachTask(c.project, f, func(t *projection.Task) error {
+		if in.Limit > 0 && len(out.Tasks) == in.Limit {
+			out.More = true
+			return flow.ErrStop
+		}
 		out.Tasks = append(out.Tasks, view.TaskBriefOf(t, now))
+		return nil
+	})
+	if err != nil {
+		return taskListOut{}, "", err
 	}
-	return out, briefsLine("tasks in "+c.project, out.Tasks), nil
+	line := briefsLine("tasks in "+c.project, out.Tasks)
+	if out.More {
+		line += "; more match (raise limit)"
+	}
+	return out, line, nil
 }
 
 // ---- approval_status

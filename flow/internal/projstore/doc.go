@@ -11,7 +11,10 @@ Tx is the projections seen through one transaction, a projection.Store:
 what the fold puts stays in memory until Flush writes it (with the status
 index), so the fold and the command that runs it see one consistent
 state. Source is what queries read; Tx, Mem (a replay in memory) and the
-engine's view at a point implement it.
+engine's view at a point implement it. Lists stream on a Tx (each.go):
+EachID gives the ids of a kind and status from the status index in id
+order, Each the entities one at a time by key, so that a page of a list
+decodes a page.
 
 # Buckets
 

@@ -128,6 +128,11 @@ func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeBody[T](bucket, key, body)
+}
+
+// decodeBody decodes the checked body of the entity under key in bucket.
+func decodeBody[T any](bucket string, key, body []byte) (*T, error) {
 	v := new(T)
 	ok, err := projection.DecodeEntity(body, v)
 	if !ok {
