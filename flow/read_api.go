@@ -1,9 +1,12 @@
 package flow
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -134,6 +137,12 @@ type PointScope struct {
 // at each, all in one read transaction, so that HEAD is the same head for
 // every point. It returns ErrNotFound for an unknown project and the
 // errors of a point that does not resolve.
+//
+// The state at the earliest point is read as At reads it (the nearest
+// snapshot and the events after it); each later one is folded on from
+// the one before (snapstore.FoldForward), so the states share every
+// entity that did not change between their points: the same pointer in
+// both, which a comparison may skip (digest.Diff does).
 func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 	out := make([]PointScope, len(points))
 	err := e.view(func(tx store.Tx) error {
@@ -141,12 +150,28 @@ func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
+		order := make([]int, len(points))
 		for i, p := range points {
-			seq, s, err := e.scopeAt(tx, src, project, p)
+			seq, err := resolvePoint(tx, src, project, p)
 			if err != nil {
 				return err
 			}
-			out[i] = PointScope{Seq: seq, Scope: s}
+			out[i].Seq, order[i] = seq, i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(out[a].Seq, out[b].Seq) })
+		var mem *projection.Memory
+		var at uint64
+		for _, i := range order {
+			seq, err := out[i].Seq, error(nil)
+			if mem == nil {
+				mem, err = e.stateAt(tx, project, seq)
+			} else if seq > at {
+				_, err = snapstore.FoldForward(tx, mem, project, at, seq)
+			}
+			if err != nil {
+				return err
+			}
+			at, out[i].Scope = seq, mem.Scope(project)
 		}
 		return nil
 	})
