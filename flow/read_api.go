@@ -140,9 +140,10 @@ type PointScope struct {
 //
 // The state at the earliest point is read as At reads it (the nearest
 // snapshot and the events after it); each later one is folded on from
-// the one before (snapstore.FoldForward), so the states share every
-// entity that did not change between their points: the same pointer in
-// both, which a comparison may skip (digest.Diff does).
+// the one before, or resolved on through the deltas of its snapshot's
+// chain (snapstore.ScopesAt), so the states share every entity that did
+// not change between their points: the same pointer in both, which a
+// comparison may skip (digest.Diff does).
 func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 	out := make([]PointScope, len(points))
 	err := e.view(func(tx store.Tx) error {
@@ -159,19 +160,16 @@ func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 			out[i].Seq, order[i] = seq, i
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(out[a].Seq, out[b].Seq) })
-		var mem *projection.Memory
-		var at uint64
-		for _, i := range order {
-			seq, err := out[i].Seq, error(nil)
-			if mem == nil {
-				mem, err = e.stateAt(tx, project, seq)
-			} else if seq > at {
-				_, err = snapstore.FoldForward(tx, mem, project, at, seq)
-			}
-			if err != nil {
-				return err
-			}
-			at, out[i].Scope = seq, mem.Scope(project)
+		seqs := make([]uint64, len(order))
+		for j, i := range order {
+			seqs[j] = out[i].Seq
+		}
+		states, err := snapstore.ScopesAt(tx, project, seqs, e.warn)
+		if err != nil {
+			return err
+		}
+		for j, i := range order {
+			out[i].Scope = states[j]
 		}
 		return nil
 	})
