@@ -3,6 +3,7 @@ package snapstore
 import (
 	"encoding/binary"
 	"slices"
+	"sync/atomic"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -153,7 +154,7 @@ func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, 
 			return 0, nil, false
 		}
 		top := binary.BigEndian.Uint64(k[len(prefix):])
-		if top <= at || top-at <= MaxSnapshotGap {
+		if top <= at || top-at <= jumpAfter() {
 			return 0, nil, false
 		}
 		chain, other, ok := chainFrom(tx, project, from, top, v)
@@ -205,3 +206,19 @@ func chainFrom(tx store.Tx, project string, from, top uint64, v []byte) (chain [
 		}
 	}
 }
+
+// jumpGap, when not 0, replaces MaxSnapshotGap as the distance past which
+// ScopesAt resolves a later state through deltas (SetJumpGap).
+var jumpGap atomic.Uint64
+
+func jumpAfter() uint64 {
+	if g := jumpGap.Load(); g != 0 {
+		return g
+	}
+	return MaxSnapshotGap
+}
+
+// SetJumpGap sets the seqs past which ScopesAt resolves a later state
+// through deltas rather than folding the events (0: MaxSnapshotGap) and
+// returns the setting it replaces: for tests, whose histories are short.
+func SetJumpGap(n uint64) (old uint64) { return jumpGap.Swap(n) }

@@ -41,13 +41,15 @@ func TailBound(every uint64) uint64 { return max(every, MaxSnapshotGap) }
 // MaxChainBytes is how many times the bytes of a chain's full snapshot
 // its deltas may weigh together: past it, a full snapshot is written. A
 // read decodes a full snapshot and its deltas, so at most about
-// 1+MaxChainBytes times the bytes of one full snapshot; and full
-// snapshots come once the project's changes since the last one weigh
-// about as much as it, so they cost, amortized, about what the deltas
-// cost per event: snapshot bytes per event stay about constant as a
-// project's state grows (where a chain of a fixed number of deltas made
-// them grow with the state).
-const MaxChainBytes = 1
+// 1+MaxChainBytes times the bytes of one full snapshot (on a growing
+// project, most of the deltas' bytes are entities the full one does not
+// have: about the state read, not more). Full snapshots come once the
+// changes since the last one weigh MaxChainBytes times it, so they cost,
+// amortized, about 1/MaxChainBytes of what the deltas cost per event:
+// snapshot bytes per event stay about constant as a project's state
+// grows, where a chain of a fixed number of deltas (16, before) made
+// them grow with the state.
+const MaxChainBytes = 2
 
 // MaxDeltaChain is the most delta snapshots between a snapshot and the
 // full one it resolves from: past it, a full snapshot is written. It
