@@ -78,12 +78,14 @@ func Resolve(tx store.Tx, scope string, seq uint64, v []byte) (Resolved, uint64,
 	if err != nil {
 		return r, full.h.Seq, chainErr(scope, seq, full.h.Seq, err)
 	}
+	chain[len(chain)-1].v = nil // the store's copy, no longer needed
 	for i := len(chain) - 2; i >= 0; i-- {
 		_, d, err := snapshot.DecodeDelta(chain[i].v)
 		if err != nil {
 			return r, chain[i].h.Seq, chainErr(scope, seq, chain[i].h.Seq, err)
 		}
 		d.Apply(state)
+		chain[i].v = nil
 	}
 	r.State = state
 	return r, 0, nil
