@@ -20,6 +20,7 @@ func TestAt_TailWithinBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 15,000 events")
 	}
+	t.Parallel()
 	const every, batch, project = 50, 100, "tailbound"
 	e := snapsOpen(t, every)
 	if _, err := e.CreateProject(NewProject{Name: project}); err != nil {
