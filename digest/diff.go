@@ -3,6 +3,7 @@ package digest
 import (
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/scopediff"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // DiffResult is the answer of Diff.
@@ -17,10 +18,56 @@ type DiffResult struct {
 // entity (flow.Change), reading both states in one flow.Engine.Scopes.
 // It returns flow.ErrNotFound for an unknown project and the errors of a
 // point that does not resolve.
+//
+// Scopes folds the later state on from the earlier one, so an entity no
+// event changed between the points is the same pointer in both: such
+// pairs are left out before the comparison (Changed), which then
+// flattens only what changed.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
 	s, err := e.Scopes(project, a, b)
 	if err != nil {
 		return nil, err
 	}
-	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: scopediff.Of(s[0].Scope, s[1].Scope)}, nil
+	from, to := Changed(s[0].Scope, s[1].Scope)
+	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: scopediff.Of(from, to)}, nil
+}
+
+// Changed returns a and b without the entities they share: those that
+// are the same pointer in both, in lists of the same kind. What is left
+// differs the same way: scopediff.Of(Changed(a, b)) is scopediff.Of(a, b).
+// The project is kept (it is compared by its fields, and is one entity).
+func Changed(a, b *projection.Scope) (*projection.Scope, *projection.Scope) {
+	x := &projection.Scope{Project: a.Project}
+	y := &projection.Scope{Project: b.Project}
+	x.Plans, y.Plans = unshared(a.Plans, b.Plans)
+	x.Tasks, y.Tasks = unshared(a.Tasks, b.Tasks)
+	x.Approvals, y.Approvals = unshared(a.Approvals, b.Approvals)
+	x.Execs, y.Execs = unshared(a.Execs, b.Execs)
+	x.Checkpoints, y.Checkpoints = unshared(a.Checkpoints, b.Checkpoints)
+	return x, y
+}
+
+// unshared returns the entities of a and of b, lists in id order, less
+// those that are the same pointer in both, in their order: a walk of the
+// two lists side by side.
+func unshared[V interface {
+	comparable
+	EntityID() string
+}](a, b []V) ([]V, []V) {
+	var x, y []V
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := projection.CompareIDs(a[i].EntityID(), b[j].EntityID()); {
+		case c < 0:
+			x, i = append(x, a[i]), i+1
+		case c > 0:
+			y, j = append(y, b[j]), j+1
+		default:
+			if a[i] != b[j] {
+				x, y = append(x, a[i]), append(y, b[j])
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return projection.NonNil(append(x, a[i:]...)), projection.NonNil(append(y, b[j:]...))
 }

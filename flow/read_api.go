@@ -1,10 +1,13 @@
 package flow
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -387,6 +390,13 @@ type PointScope struct {
 // at each, all in one read transaction, so that HEAD is the same head for
 // every point. It returns ErrNotFound for an unknown project and the
 // errors of a point that does not resolve.
+//
+// The state at the earliest point is read as At reads it (the nearest
+// snapshot and the events after it); each later one is folded on from
+// the one before, or resolved on through the deltas of its snapshot's
+// chain (snapstore.ScopesAt), so the states share every entity that did
+// not change between their points: the same pointer in both, which a
+// comparison may skip (digest.Diff does).
 func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 	out := make([]PointScope, len(points))
 	err := e.view(func(tx store.Tx) error {
@@ -394,12 +404,25 @@ func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 		if _, err := mustProject(src, project); err != nil {
 			return err
 		}
+		order := make([]int, len(points))
 		for i, p := range points {
-			seq, s, err := e.scopeAt(tx, src, project, p)
+			seq, err := resolvePoint(tx, src, project, p)
 			if err != nil {
 				return err
 			}
-			out[i] = PointScope{Seq: seq, Scope: s}
+			out[i].Seq, order[i] = seq, i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(out[a].Seq, out[b].Seq) })
+		seqs := make([]uint64, len(order))
+		for j, i := range order {
+			seqs[j] = out[i].Seq
+		}
+		states, err := snapstore.ScopesAt(tx, project, seqs, e.warn)
+		if err != nil {
+			return err
+		}
+		for j, i := range order {
+			out[i].Scope = states[j]
 		}
 		return nil
 	})

@@ -16,7 +16,7 @@ import (
 // deltaHistory writes project p with 50 tasks that carry some context,
 // then rounds small changes to T-1 and T-2 (context merges, a step, an
 // exec record): with snapshots every few events, each is a small delta
-// of a big state, so chains grow to MaxDeltaChain.
+// of a big state, so chains grow until their bytes end them.
 func deltaHistory(t *testing.T, e *Engine, rounds int) {
 	t.Helper()
 	must := func(_ any, err error) {
@@ -64,12 +64,17 @@ func deltaChains(t *testing.T, e *Engine) []SnapshotInfo {
 	return infos
 }
 
+// TestSnapshots_DeltaChain: deltas go on the newest snapshot, chain on
+// chain, until their bytes would pass MaxChainBytes times the chain's
+// full snapshot; then a full one starts the next chain. No chain passes
+// the bound, and every state resolves to the one the log gives.
 func TestSnapshots_DeltaChain(t *testing.T) {
 	t.Parallel()
 	e := snapsOpen(t, 3)
 	deltaHistory(t, e.Engine, 90)
 	infos := deltaChains(t, e.Engine)
 	longest, fulls, after := 0, 0, false
+	fullBytes, deltaBytes := 0, 0
 	for i, in := range infos {
 		if !in.OK {
 			t.Errorf("bad snapshot on a healthy file: %+v", in)
@@ -77,11 +82,16 @@ func TestSnapshots_DeltaChain(t *testing.T) {
 		longest = max(longest, in.Chain)
 		if in.Kind == "full" {
 			fulls++
-			after = after || (i > 0 && infos[i-1].Chain == MaxDeltaChain)
+			after = after || (i > 0 && infos[i-1].Chain > 0)
+			fullBytes, deltaBytes = in.Bytes, 0
+			continue
+		}
+		if deltaBytes += in.Bytes; deltaBytes > snapstore.MaxChainBytes*fullBytes {
+			t.Errorf("snapshot %+v: its chain's deltas weigh %d bytes, over %d times its full snapshot's %d", in, deltaBytes, snapstore.MaxChainBytes, fullBytes)
 		}
 	}
-	if longest != MaxDeltaChain || !after || fulls < 2 {
-		t.Fatalf("longest chain %d, %d full snapshots, a full one after a whole chain: %v; want chains of %d", longest, fulls, after, MaxDeltaChain)
+	if longest < 4 || longest >= MaxDeltaChain || !after || fulls < 2 {
+		t.Fatalf("longest chain %d, %d full snapshots, a full one after a chain: %v; want chains of 4 or more ended by their bytes", longest, fulls, after)
 	}
 	if _, err := e.VerifySnapshots("p"); err != nil {
 		t.Fatalf("VerifySnapshots: %v", err)
@@ -90,7 +100,7 @@ func TestSnapshots_DeltaChain(t *testing.T) {
 	if w := e.warned(); len(w) != 0 {
 		t.Fatalf("warnings on a healthy file: %q", w)
 	}
-	t.Logf("%d snapshots, %d full", len(infos), fulls)
+	t.Logf("%d snapshots, %d full, longest chain %d", len(infos), fulls, longest)
 }
 
 // deltaInChain returns the index in infos of the pos-th delta (from 1)

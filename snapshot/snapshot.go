@@ -154,6 +154,15 @@ func IsDelta(b []byte) bool {
 	return len(b) >= 10 && string(b[:8]) == Magic && binary.BigEndian.Uint16(b[8:]) == DeltaVersion
 }
 
+// Frame checks b as Check does but for the body hash (length, magic,
+// format, declared lengths, CRC) and returns the header: what a reader
+// of a chain of snapshots needs to find and check the links before it
+// decodes a body (Decode and DecodeDelta then check the body hash).
+func Frame(b []byte) (Header, error) {
+	h, _, err := checkFrame(b)
+	return h, err
+}
+
 // checkFrame is Check but for the body hash.
 func checkFrame(b []byte) (Header, []byte, error) {
 	var h Header

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -16,55 +17,77 @@ type Resolved struct {
 	top        snapshot.Header // the snapshot's own header
 	deltas     int             // the deltas of its chain, itself included
 	deltaBytes int             // their size
+	fullBytes  int             // the size of the chain's full snapshot
 }
 
-// link is one snapshot of a chain.
+// link is one snapshot of a chain, its header checked and its body not
+// yet decoded.
 type link struct {
-	h     snapshot.Header
-	full  *projection.Scope // the chain's base
-	delta *snapshot.Delta
+	h snapshot.Header
+	v []byte // valid for the transaction
 }
 
 // Resolve decodes the snapshot v stored as scope@seq and, for a delta,
-// the snapshots under it down to a full one, checks each (see loadLink)
-// and that each delta's base is the state it was made on, and applies
-// the deltas to the full state. (That the state a delta resolves to has
-// the state hash it names was proven before it was stored, see
-// ResolvesTo; verify proves it again with CheckResolved.) A check that
-// fails is a *snapshot.CorruptError, returned with the seq of the
-// snapshot that failed: it and every snapshot above it in the chain are
-// unusable.
+// the snapshots under it down to a full one, checks each and that each
+// delta's base is the state it was made on, and applies the deltas to
+// the full state. The chain is walked by headers first (framing, CRC and
+// CheckHeader, without decoding a body); then the full snapshot is
+// decoded and each delta, from the bottom up, is decoded (its body hash
+// checked) and applied, and dropped: a read holds one state and one
+// delta at a time, however long the chain. (That the state a delta
+// resolves to has the state hash it names was proven before it was
+// stored, see ResolvesTo; verify proves it again with CheckResolved.) A
+// check that fails is a *snapshot.CorruptError, returned with the seq of
+// the snapshot that failed: it and every snapshot above it in the chain
+// are unusable.
 func Resolve(tx store.Tx, scope string, seq uint64, v []byte) (Resolved, uint64, error) {
 	var chain []link // top first
 	var r Resolved
 	for at := seq; ; {
-		l, err := loadLink(tx, scope, at, v)
+		h, err := snapshot.Frame(v)
+		if err == nil {
+			err = CheckHeader(tx, h, scope, at)
+		}
 		if err != nil {
 			return r, at, chainErr(scope, seq, at, err)
 		}
-		chain = append(chain, l)
-		if l.full != nil {
+		if n := len(chain); n > 0 && chain[n-1].h.BaseHash != h.StateHash {
+			d := chain[n-1].h
+			return r, d.Seq, chainErr(scope, seq, d.Seq, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not the state it was made on", scope, at)})
+		}
+		chain = append(chain, link{h: h, v: v})
+		if !h.IsDelta() {
+			r.fullBytes = len(v)
 			break
 		}
 		r.deltas, r.deltaBytes = r.deltas+1, r.deltaBytes+len(v)
 		if r.deltas > maxChainRead {
 			return r, seq, &snapshot.CorruptError{Reason: fmt.Sprintf("a chain of more than %d deltas", maxChainRead)}
 		}
-		if v, err = tx.Get(Bucket, Key(scope, l.h.BaseSeq)); err != nil {
+		if v, err = tx.Get(Bucket, Key(scope, h.BaseSeq)); err != nil {
 			return r, at, err
 		}
 		if v == nil {
-			return r, at, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not stored", scope, l.h.BaseSeq)}
+			return r, at, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not stored", scope, h.BaseSeq)}
 		}
-		at = l.h.BaseSeq
+		at = h.BaseSeq
 	}
-	r.top, r.State = chain[0].h, chain[len(chain)-1].full
+	r.top = chain[0].h
+	full := chain[len(chain)-1]
+	_, state, err := snapshot.Decode(full.v)
+	if err != nil {
+		return r, full.h.Seq, chainErr(scope, seq, full.h.Seq, err)
+	}
+	chain[len(chain)-1].v = nil // the store's copy, no longer needed
 	for i := len(chain) - 2; i >= 0; i-- {
-		if d, base := chain[i].h, chain[i+1].h; d.BaseHash != base.StateHash {
-			return r, d.Seq, chainErr(scope, seq, d.Seq, &snapshot.CorruptError{Reason: fmt.Sprintf("its base %s@%d is not the state it was made on", scope, base.Seq)})
+		_, d, err := snapshot.DecodeDelta(chain[i].v)
+		if err != nil {
+			return r, chain[i].h.Seq, chainErr(scope, seq, chain[i].h.Seq, err)
 		}
-		chain[i].delta.Apply(r.State)
+		d.Apply(state)
+		chain[i].v = nil
 	}
+	r.State = state
 	return r, 0, nil
 }
 
@@ -89,22 +112,6 @@ func ResolveChecked(tx store.Tx, scope string, seq uint64, v []byte) (Resolved, 
 		err, bad = CheckResolved(r), seq
 	}
 	return r, bad, err
-}
-
-// loadLink decodes and checks one snapshot of a chain, full or delta
-// (the body against its hash, the header with CheckHeader).
-func loadLink(tx store.Tx, scope string, seq uint64, v []byte) (link, error) {
-	var l link
-	var err error
-	if snapshot.IsDelta(v) {
-		l.h, l.delta, err = snapshot.DecodeDelta(v)
-	} else {
-		l.h, l.full, err = snapshot.Decode(v)
-	}
-	if err == nil {
-		err = CheckHeader(tx, l.h, scope, seq)
-	}
-	return l, err
 }
 
 // chainErr puts a failure of the snapshot at seq bad, in the chain of
@@ -153,16 +160,48 @@ func StateAt(tx store.Tx, project string, seq uint64, warn func(format string, a
 	if err != nil {
 		return nil, err
 	}
-	err = tx.ReplayProject(project, from+1, func(r *store.Record) error {
-		if r.Seq > seq {
+	n, err := FoldTo(tx, mem, project, from, seq)
+	if fn := tailHook.Load(); fn != nil && err == nil {
+		(*fn)(project, from, seq, n)
+	}
+	return mem, err
+}
+
+// FoldTo folds into mem the events of project after seq from up to seq
+// to, and returns how many it folded. Events of a type this binary does
+// not fold change nothing.
+func FoldTo(tx store.Tx, mem projection.Store, project string, from, to uint64) (int, error) {
+	n := 0
+	err := tx.ReplayProject(project, from+1, func(r *store.Record) error {
+		if r.Seq > to {
 			return store.ErrStop
 		}
+		n++
 		if err := projection.Apply(mem, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
 			return err
 		}
 		return nil
 	})
-	return mem, err
+	return n, err
+}
+
+// tailHook, when set, is told of every StateAt: the project, the seq of
+// the snapshot it started from (0: the log's start), the seq it read at
+// and how many events it folded after the snapshot.
+var tailHook atomic.Pointer[func(project string, from, seq uint64, events int)]
+
+// OnTail sets the function told of every StateAt's tail (nil: none) and
+// returns the one it replaces: a hook for tests that count the events a
+// read at a point folds.
+func OnTail(fn func(project string, from, seq uint64, events int)) (old func(project string, from, seq uint64, events int)) {
+	var p *func(string, uint64, uint64, int)
+	if fn != nil {
+		p = &fn
+	}
+	if o := tailHook.Swap(p); o != nil {
+		old = *o
+	}
+	return old
 }
 
 // Nearest returns the state of the newest good snapshot of project at or

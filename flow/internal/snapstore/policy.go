@@ -10,19 +10,14 @@ import (
 )
 
 // BytesPerEvent is B, what automatic snapshots may cost on disk per
-// event of a project, amortized. A snapshot holds a project's whole
-// state, which grows with its history: taken every K events, snapshots
-// grow quadratically with the log (6 GB of a 7.3 GB file at 1M events).
-// So once a project's last snapshot is over FreeBytes, the next
-// automatic one also waits for at least one project event per B bytes of
-// it: a snapshot comes at least S/B events after one of S bytes. The
-// snapshots then cost about B bytes per event, plus what the state grows
-// by per event (the next snapshot is that much bigger than the one that
-// spaced it), however long the history: their sizes grow geometrically,
-// not linearly. A read of the whole state at a point folds, in exchange,
-// up to about S/B events after the nearest snapshot (a checkpoint's
-// snapshot may be nearer); reads of one entity do not use snapshots (see
-// history.Source).
+// event of a project, amortized, by the spacing of the first rule of
+// Due: once a project's state is over FreeBytes, an automatic snapshot
+// waits for at least one project event per B bytes of the state, up to
+// MaxSnapshotGap events. Below MaxSnapshotGap*B bytes of state the
+// snapshots (full or not) cost about B bytes per event; above it, they
+// are deltas (Put) of about what the project's events change, and the
+// full snapshots of the chains cost about as much again (see
+// MaxChainBytes).
 const BytesPerEvent = 64
 
 // FreeBytes is the size up to which snapshots are cheap enough to take
@@ -30,9 +25,37 @@ const BytesPerEvent = 64
 // default K, K*B is about this size, so the two rules meet there.
 const FreeBytes = 64 << 10
 
+// MaxSnapshotGap bounds the events of a project between two automatic
+// snapshots, whatever the size of its state (unless K, which Due
+// honours, asks for fewer snapshots): so a read of the whole state at a
+// point folds at most max(K, MaxSnapshotGap) of the project's events
+// after the nearest snapshot, a file written by this policy from its
+// start, snapshots not turned off, none damaged (TailBound).
+const MaxSnapshotGap = 10000
+
+// TailBound is the most events of a project a read at a point folds
+// after the nearest snapshot, with snapshots every K events (K > 0):
+// see MaxSnapshotGap.
+func TailBound(every uint64) uint64 { return max(every, MaxSnapshotGap) }
+
+// MaxChainBytes is how many times the bytes of a chain's full snapshot
+// its deltas may weigh together: past it, a full snapshot is written. A
+// read decodes a full snapshot and its deltas, so at most about
+// 1+MaxChainBytes times the bytes of one full snapshot (on a growing
+// project, most of the deltas' bytes are entities the full one does not
+// have: about the state read, not more). Full snapshots come once the
+// changes since the last one weigh MaxChainBytes times it, so they cost,
+// amortized, about 1/MaxChainBytes of what the deltas cost per event:
+// snapshot bytes per event stay about constant as a project's state
+// grows, where a chain of a fixed number of deltas (16, before) made
+// them grow with the state.
+const MaxChainBytes = 2
+
 // MaxDeltaChain is the most delta snapshots between a snapshot and the
-// full one it resolves from: past it, a full snapshot is written.
-const MaxDeltaChain = 16
+// full one it resolves from: past it, a full snapshot is written. It
+// bounds the links a read follows when deltas are tiny; MaxChainBytes
+// is what ends chains on a growing project.
+const MaxDeltaChain = 256
 
 // maxChainRead is the longest chain of deltas a read follows: longer
 // than any this binary writes, so a longer one is damage.
@@ -40,7 +63,8 @@ const maxChainRead = 4 * MaxDeltaChain
 
 // Due reports whether a project with events events is due an automatic
 // snapshot: at least every (K) of them since its last snapshot and, when
-// that one is over FreeBytes, at least one per BytesPerEvent bytes of it.
+// that one is over FreeBytes, at least one per BytesPerEvent bytes of it
+// up to MaxSnapshotGap.
 func Due(tx store.Tx, project string, events, every uint64) (bool, error) {
 	m, _, err := readMark(tx, project) // none: as if one of nothing at event 0
 	if err != nil || events < m.events {
@@ -48,7 +72,7 @@ func Due(tx store.Tx, project string, events, every uint64) (bool, error) {
 	}
 	need := every
 	if m.bytes > FreeBytes {
-		need = max(need, m.bytes/BytesPerEvent)
+		need = max(need, min(m.bytes/BytesPerEvent, MaxSnapshotGap))
 	}
 	return events-m.events >= need, nil
 }
@@ -131,8 +155,9 @@ func Put(tx store.Tx, src Source, project string) error {
 // full snapshot full bytes long), or nil when a full snapshot is due:
 // when there is no good snapshot to base it on, when the base's chain
 // already holds MaxDeltaChain deltas, when the delta is over half the
-// full snapshot, or when the chain's deltas with it would outweigh the
-// full snapshot (a read decodes them all).
+// full snapshot, or when the chain's deltas with it would weigh more
+// than MaxChainBytes times the chain's full snapshot (a read decodes
+// them all).
 func deltaOnNewest(tx store.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
 	prefix := Prefix(h.Scope)
 	if h.Seq == 0 {
@@ -151,13 +176,19 @@ func deltaOnNewest(tx store.Tx, state *projection.Scope, h snapshot.Header, full
 	}
 	h.BaseSeq, h.BaseHash = base.top.Seq, base.top.StateHash
 	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.State, state))
-	if err != nil || len(b) > full/2 || base.deltaBytes+len(b) > full {
+	if err != nil || !chainTakes(base, len(b), full) {
 		return nil, err
 	}
 	if !ResolvesTo(base, b, h.StateHash) {
 		return nil, nil // never stored: the whole state is
 	}
 	return b, nil
+}
+
+// chainTakes reports whether a delta of n bytes may go on base's chain,
+// the state's full snapshot being full bytes: see deltaOnNewest.
+func chainTakes(base Resolved, n, full int) bool {
+	return n <= full/2 && base.deltaBytes+n <= MaxChainBytes*base.fullBytes
 }
 
 // ResolvesTo reports whether delta b, decoded and applied to base's
