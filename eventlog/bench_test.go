@@ -288,7 +288,7 @@ func BenchmarkDecodeVsReference(b *testing.B) {
 			b.Fatal("crc")
 		}
 		r, ok := refDecode(env)
-		if !ok || checkHash(r, env) != nil {
+		if !ok || formatV1.checkHash(r, env) != nil {
 			b.Fatal("reference decode failed")
 		}
 	}
