@@ -263,6 +263,26 @@ func BenchmarkDecodeRecord(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeRecordFormats decodes the benchmark event, hash
+// checked, in each format: format 2 puts the seq and the prev hash back
+// as it hashes.
+func BenchmarkDecodeRecordFormats(b *testing.B) {
+	for _, f := range []format{formatV1, formatV2} {
+		b.Run(fmt.Sprintf("format=%d", f), func(b *testing.B) {
+			r := &Record{Seq: 123456, Stream: "task/bench", Version: 17, Event: benchEvent(), Prev: Hash{7}}
+			r.ID, r.Time = NewID(testClock), testClock
+			raw := f.encode(r)
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.decode(r.Seq, raw, r.Prev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // benchRecord returns the stored bytes of a benchmark event and its seq.
 func benchRecord() ([]byte, uint64) {
 	r := &Record{Seq: 123456, Stream: "task/bench", Version: 17, Event: benchEvent()}
