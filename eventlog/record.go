@@ -102,9 +102,18 @@ func (f format) checksum(seq uint64, env []byte) uint32 {
 	if f == formatV1 {
 		return crc32.Checksum(env, castagnoli)
 	}
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return crc32.Update(crc32.Update(0, castagnoli, k[:]), castagnoli, env)
+	return crc32.Update(crcSeq(seq), castagnoli, env)
+}
+
+// crcSeq is the CRC32C of seq as 8 bytes big-endian, byte by byte with
+// the table: crc32.Update would make a slice of them escape, an
+// allocation per record.
+func crcSeq(seq uint64) uint32 {
+	crc := ^uint32(0)
+	for shift := 56; shift >= 0; shift -= 8 {
+		crc = castagnoli[byte(crc)^byte(seq>>shift)] ^ crc>>8
+	}
+	return ^crc
 }
 
 // recordSizeBound is at least the encoded size of r: the variable fields
@@ -157,18 +166,19 @@ func appendBodyV2(b []byte, r *Record) []byte {
 // format 1 has them (elements 0 and 13) as it feeds SHA-256, so that
 // both formats chain the same hashes.
 func chainHashV2(prev Hash, seq uint64, body2 []byte) Hash {
-	var head [sha256.Size + 1 + 9]byte
-	copy(head[:], prev[:])
-	h := sha256.New()
-	h.Write(appendUint(append(head[:sha256.Size], mpFixArray|envelopeFields), seq))
-	h.Write(body2[1:])
-	var tail [2 + sha256.Size]byte
-	tail[0], tail[1] = mpBin8, sha256.Size
-	copy(tail[2:], prev[:])
-	h.Write(tail[:])
-	var out Hash
-	h.Sum(out[:0])
-	return out
+	// One buffer on the stack for the common record (a hash.Hash's
+	// Write makes what it is given escape: an allocation per record).
+	var stack [1024]byte
+	n := sha256.Size + 1 + 9 + len(body2) - 1 + 2 + sha256.Size
+	b := stack[:0]
+	if n > len(stack) {
+		b = make([]byte, 0, n)
+	}
+	b = append(b, prev[:]...)
+	b = appendUint(append(b, mpFixArray|envelopeFields), seq)
+	b = append(b, body2[1:]...)
+	b = append(append(b, mpBin8, sha256.Size), prev[:]...)
+	return sha256.Sum256(b)
 }
 
 // chainHash is SHA-256(prev || body), body being the envelope bytes up to
