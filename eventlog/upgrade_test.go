@@ -136,7 +136,11 @@ func TestFormat_SameHashes(t *testing.T) {
 }
 
 func TestLog_FormatOfNewFiles(t *testing.T) {
-	l := mustOpen(t, Options{NoSync: true})
+	l, err := Open(filepath.Join(t.TempDir(), "flow.db"), Options{Create: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	if l.Format() != FormatVersion {
 		t.Fatalf("a new file has format %d, want %d", l.Format(), FormatVersion)
 	}
