@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bytes"
+	"hash/crc32"
 	"math"
 	"strings"
 	"testing"
@@ -205,4 +206,12 @@ func TestCodec_Canonical(t *testing.T) {
 			t.Fatal("accepted a zero correlation id written as bin")
 		}
 	})
+}
+
+func TestCRCSeq(t *testing.T) {
+	for _, seq := range []uint64{0, 1, 255, 256, 1 << 40, 1<<64 - 1} {
+		if got, want := crcSeq(seq), crc32.Checksum(seqKey(seq), castagnoli); got != want {
+			t.Errorf("crcSeq(%d) = %08x, want %08x", seq, got, want)
+		}
+	}
 }

@@ -35,24 +35,43 @@ Store Verify (store.Verifier). The record's encoding and hash chain
 (below) stay here; a second backend must produce the same bytes to
 produce the same chain.
 
-# File format (FormatVersion 1)
+# File format (FormatVersion 2; format 1 still read and written)
 
 Buckets, keys and values:
 
-	meta         "format"     uint32 BE, format version of the file
-	             "min_reader" uint32 BE, oldest format a reader must know
+	meta         "format"     uint32 BE, format version of the file: 1 or 2
+	             "min_reader" uint32 BE, oldest format a reader must know: 1 in a
+	                          format-1 file, 2 in a format-2 one
 	             "created"    int64 BE, unix ns
 	             "head_seq"   uint64 BE, seq of the last record (0: empty)
 	             "head_hash"  32 bytes, hash of the last record (zeros: empty)
 	log          uint64 BE seq, from 1, gap-free        -> record (below)
 	index_tail   uint64 BE seq                          -> id (16 bytes), uint64 BE version,
 	                                                       uint16 BE len, stream, uint16 BE len, project
-	ids          16-byte event id                       -> uint64 BE seq
+	ids          16-byte event id                       -> format 1: uint64 BE seq
+	                                                       format 2: uvarint seq (Go's binary.AppendUvarint,
+	                                                       its shortest form)
 	stream_idx   uint16 BE len, stream, uint64 BE chunk -> uint64 BE seq of each version in the chunk
 	project_idx  uint16 BE len, project, uint64 BE seq  -> uint64 BE seqs of the project from that one on
 
 The name "streams" is reserved too. Any other bucket belongs to the caller
 (Tx.Put, Tx.Get, Tx.Scan).
+
+The two formats differ only in the record encoding and the ids values
+(below); the hash chain is one and the same. New files are format 2. A
+format-1 file (written before format 2) is read and written in format 1
+by this package, the codec chosen per file when it is opened, and
+Compact keeps its format; Upgrade (flowctl upgrade) rewrites it in format
+2 into a new file beside it, checks that the copy verifies and ends at the
+same head seq and hash, keeps the old file as FILE.v1.bak and renames the
+copy over it. A format-2 file says min_reader 2, so that a binary that
+knows only format 1 refuses it (ErrNewerFormat) instead of misreading it.
+
+What format 2 saves: 35-43 bytes per record in the log (the prev hash,
+34 bytes, and the seq, 1-9) and 5 per event in ids (a seq below 2M is 3
+bytes). On the 1M-event file of flowbench gen: log 320 -> 278 MB, ids
+45 -> 40 MB; with 200-byte payloads (BenchmarkReadDecode) 486 -> 417
+bytes per event on disk.
 
 # The index tail
 
@@ -104,15 +123,16 @@ leaves the pages it splits (Bucket.FillPercent; bbolt's default 0.5 leaves
 append-only pages half empty): log 1.0 (seqs only grow), stream_idx 0.7
 (each stream grows at the end of its own key range, so new chunks land
 all over the bucket), ids 0.9 (UUIDv7: in time order but random within a
-millisecond), project_idx 0.9, index_tail 1.0. See append.go for the
-measurements per bucket. bbolt grows the file 1 MiB ahead of its pages
+millisecond), project_idx 0.9, index_tail 1.0; and the caller's
+buckets (Tx.Put, Tx.Delete: every writable handle) 0.9 (fillCaller).
+See append.go for the measurements per bucket. bbolt grows the file 1 MiB ahead of its pages
 (DB.AllocSize; its default of 16 MiB made small files up to 16 MiB larger
 than their data).
 
 # Records
 
-A record is a msgpack array of 15 elements followed by a 4-byte big-endian
-CRC32C (Castagnoli) of the array's bytes:
+In format 1, a record is a msgpack array of 15 elements followed by a
+4-byte big-endian CRC32C (Castagnoli) of the array's bytes:
 
 	0 seq (uint)        5 schema (uint)       10 correlation id (bin 16, or nil)
 	1 event id (bin 16) 6 time (int, unix ns) 11 causation id (bin 16, or nil)
@@ -122,7 +142,35 @@ CRC32C (Castagnoli) of the array's bytes:
 
 hash = SHA-256(prev hash || the array's bytes up to, not including, element
 14). The first record's prev hash is 32 zero bytes. Element 14 is always the
-last 34 bytes of the array (bin8 header 0xc4 0x20 and 32 bytes).
+last 34 bytes of the array (bin8 header 0xc4 0x20 and 32 bytes). These are
+the record's canonical bytes: the hash is over them in every format, and
+a second backend (PostgreSQL) must produce them to produce the same chain.
+
+In format 2, a record leaves out what it can derive: the seq, which is
+its key, and the prev hash, which is the hash the record at seq-1 holds.
+It is a msgpack array of 13 elements, format 1's without elements 0 and
+13, followed by a 4-byte big-endian CRC32C of the seq (8 bytes big-endian,
+the key) followed by the array's bytes:
+
+	0 event id (bin 16) 5 time (int, unix ns) 10 causation id (bin 16, or nil)
+	1 stream (str)      6 actor (str)         11 data (bin, msgpack payload)
+	2 version (uint)    7 session (str)       12 hash (bin 32)
+	3 type (str)        8 project (str)
+	4 schema (uint)     9 correlation id (bin 16, or nil)
+
+Its hash is the same as in format 1: SHA-256(prev hash || 0x9f, the seq as
+a msgpack uint, the 13-element array's bytes after its first byte and
+before the hash element, 0xc4 0x20, prev hash) — the format-1 body, put
+back together as it is fed to SHA-256. So a record read alone (Tx.Record,
+ReadStream, ReadProject) needs the hash of the record before it: the
+cursor that finds the record finds that one first (one seek for both),
+and the CRC of that record is checked before its hash is used. ReadRange,
+Replay and Verify carry each record's hash on to the next. The first
+byte of a record says its format (0x9f: 15 elements, 0x9d: 13), which
+Salvage uses when meta is lost; everywhere else the file's format picks
+the codec, and a record of the other format is corruption. The CRC
+covering the key keeps what the seq element did for reads that do not
+check the hash (Replay): a record copied under another key fails it.
 
 Every value is in its shortest msgpack form: positive fixint, uint 8, 16,
 32 or 64 for unsigned values (and for non-negative times), negative fixint
@@ -156,14 +204,18 @@ codec is hand-written (codec.go) and tested against that library.
     by the merge that puts them into the indexes.
 
 Verify checks all of them and returns the first violation as a
-*CorruptionError with the seq of the first bad record.
+*CorruptionError with the seq of the first bad record. In format 2 a
+broken chain (a record rewritten with a recomputed hash) shows as the
+next record's hash not matching its content, at the same seq as format
+1's "prev hash does not match".
 
 # Reads and the hash chain
 
 The audit reads (ReadRange, ReadStream, ReadProject, Tx.Record) check the
 record's CRC32C, its framing (one byte form, lengths within the record,
-the hash field's shape), that it says the seq it is stored under, and its
-SHA-256 hash against its content. Verify also follows the chain from record
+the hash field's shape), that it says the seq it is stored under (format
+1; in format 2 the CRC covers the key), and its SHA-256 hash against its
+content (in format 2, with the prev hash the record before holds). Verify also follows the chain from record
 to record and to meta's head. A record handed to their callbacks owns its
 memory: its strings and Data are copies made once per record (the strings
 share one allocation), never views of bbolt's pages, so callers may keep
@@ -171,7 +223,7 @@ records after the transaction.
 
 Replay is the read for folding the log into projections (a rebuild, the
 engine's replay for verify, catching a cache up). It checks the CRC32C,
-the framing and the seq, not the hash, and it lends its callback one
+the framing and the seq (format 2: through the CRC), not the hash, and it lends its callback one
 Record, reused from record to record, whose Data is a view of bbolt's
 page: valid only until the callback returns (the strings are still
 copies). The hash guards the audit trail against a record rewritten on
@@ -195,7 +247,9 @@ same (writable) transaction must copy what it needs first.
 # Caveats
 
 A file whose format is newer than FormatVersion is refused for writing
-(ErrNewerFormat) and opened read-only only if its min_reader allows. An
+(ErrNewerFormat) and opened read-only only if its min_reader allows. A
+format-1 file stays format 1 until Upgrade rewrites it; Log.Format says
+which a file is. An
 empty file is refused unless Options.Create is set. Open waits at most
 Options.Timeout for the file lock, then fails with ErrBusy; a read-only open
 takes a shared lock, so readers block writers only while they are open.

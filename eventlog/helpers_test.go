@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +16,16 @@ import (
 // testClock is the fixed clock of the logs opened by mustOpen: events
 // appended without a time get it, so that records are reproducible.
 var testClock = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// testFormat is the format of the files the tests create: FormatVersion,
+// or the one EVENTLOG_TEST_FORMAT names (EVENTLOG_TEST_FORMAT=1 go test
+// runs the suite on format-1 files).
+var testFormat = func() format {
+	if v, err := strconv.Atoi(os.Getenv("EVENTLOG_TEST_FORMAT")); err == nil && v >= 1 && v <= FormatVersion {
+		return format(v)
+	}
+	return FormatVersion
+}()
 
 // mustOpen opens a new log in a fresh temporary directory. Without opts it
 // uses Options{Create: true, NoSync: true} and a fixed clock; with opts,
@@ -32,6 +44,9 @@ func mustOpenPath(tb testing.TB, path string, opts ...Options) *Log {
 		o = opts[0]
 	}
 	o.Create = !o.ReadOnly
+	if o.createFormat == 0 {
+		o.createFormat = testFormat
+	}
 	l, err := Open(path, o)
 	if err != nil {
 		tb.Fatalf("Open(%s): %v", path, err)

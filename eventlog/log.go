@@ -17,11 +17,13 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// FormatVersion is the file format this package writes. MinReaderVersion
-// is the oldest format reader that can still read files it writes.
+// FormatVersion is the file format this package writes in new files
+// (and Upgrade makes of older ones). MinReaderVersion is the oldest format
+// reader that can still read files it writes. Files of format 1 are
+// still read and written in format 1 (doc.go, "File format").
 const (
-	FormatVersion    = 1
-	MinReaderVersion = 1
+	FormatVersion    = 2
+	MinReaderVersion = 2
 )
 
 // DefaultTimeout bounds how long Open waits for the file lock.
@@ -88,15 +90,20 @@ type Options struct {
 	// verifies its copy): records checked so far, of the head seq; first
 	// 0, last the head seq.
 	Progress func(done, total uint64)
+
+	// createFormat is the format of a file Open creates; 0 means
+	// FormatVersion. Tests set it to make format-1 files.
+	createFormat format
 }
 
 // Log is an append-only event log in one bbolt file. It is safe for
 // concurrent use by several goroutines; concurrent Update calls are
 // committed together (group commit).
 type Log struct {
-	db   *bolt.DB
-	opts Options
-	path string // kept: bbolt forgets its path on Close
+	db     *bolt.DB
+	opts   Options
+	path   string // kept: bbolt forgets its path on Close
+	format format // the file's format: how its records are encoded
 
 	mu         sync.Mutex
 	pending    []*call
@@ -216,10 +223,11 @@ func (l *Log) checkMeta() error {
 			fresh = true
 			return nil
 		}
-		if err := checkFormat(meta, l.opts.ReadOnly, tx); err != nil || l.opts.ReadOnly {
+		var err error
+		if l.format, err = checkFormat(meta, l.opts.ReadOnly, tx); err != nil || l.opts.ReadOnly {
 			return err
 		}
-		return checkHead(tx)
+		return checkHead(tx, l.format)
 	})
 	switch {
 	case err != nil || (!fresh && l.opts.ReadOnly):
@@ -229,6 +237,10 @@ func (l *Log) checkMeta() error {
 	}
 	if l.opts.ReadOnly || !l.opts.Create {
 		return &CorruptionError{Reason: "file is an empty bbolt database, not a flowctl log"}
+	}
+	l.format = l.opts.createFormat
+	if l.format == 0 {
+		l.format = FormatVersion
 	}
 	if err := l.db.Update(l.initialize); err != nil {
 		return err
@@ -263,28 +275,32 @@ func checkSize(tx *bolt.Tx, path string) error {
 	return nil
 }
 
-func checkFormat(meta *bolt.Bucket, readOnly bool, tx *bolt.Tx) error {
-	format, ok1 := getUint32(meta, metaFormat)
+// checkFormat checks meta's format versions and the log's buckets, and
+// returns the format to read the file's records in: its own, or, for a
+// newer file whose min_reader allows this binary (read-only), the newest
+// this binary knows.
+func checkFormat(meta *bolt.Bucket, readOnly bool, tx *bolt.Tx) (format, error) {
+	f, ok1 := getUint32(meta, metaFormat)
 	minReader, ok2 := getUint32(meta, metaMinReader)
-	if !ok1 || !ok2 {
-		return &CorruptionError{Reason: "meta bucket has no valid format version"}
+	if !ok1 || !ok2 || f < 1 {
+		return 0, &CorruptionError{Reason: "meta bucket has no valid format version"}
 	}
-	if minReader > FormatVersion || (!readOnly && format > FormatVersion) {
-		return fmt.Errorf("%w: file format %d (readable by %d and newer), this binary writes format %d; upgrade flowctl",
-			ErrNewerFormat, format, minReader, FormatVersion)
+	if minReader > FormatVersion || (!readOnly && f > FormatVersion) {
+		return 0, fmt.Errorf("%w: file format %d (readable by %d and newer), this binary writes format %d; upgrade flowctl",
+			ErrNewerFormat, f, minReader, FormatVersion)
 	}
 	for _, name := range logBuckets {
 		if tx.Bucket(name) == nil {
-			return &CorruptionError{Reason: fmt.Sprintf("bucket %q is missing", name)}
+			return 0, &CorruptionError{Reason: fmt.Sprintf("bucket %q is missing", name)}
 		}
 	}
 	if v := meta.Get(metaHeadSeq); len(v) != 8 {
-		return &CorruptionError{Reason: "meta head seq is missing or malformed"}
+		return 0, &CorruptionError{Reason: "meta head seq is missing or malformed"}
 	}
 	if v := meta.Get(metaHeadHash); len(v) != len(Hash{}) {
-		return &CorruptionError{Reason: "meta head hash is missing or malformed"}
+		return 0, &CorruptionError{Reason: "meta head hash is missing or malformed"}
 	}
-	return nil
+	return format(min(f, FormatVersion)), nil
 }
 
 func (l *Log) initialize(tx *bolt.Tx) error {
@@ -295,8 +311,8 @@ func (l *Log) initialize(tx *bolt.Tx) error {
 	}
 	meta := tx.Bucket(bucketMeta)
 	puts := [][2][]byte{
-		{metaFormat, binary.BigEndian.AppendUint32(nil, FormatVersion)},
-		{metaMinReader, binary.BigEndian.AppendUint32(nil, MinReaderVersion)},
+		{metaFormat, binary.BigEndian.AppendUint32(nil, uint32(l.format))},
+		{metaMinReader, binary.BigEndian.AppendUint32(nil, uint32(l.format.minReader()))},
 		{metaCreated, binary.BigEndian.AppendUint64(nil, uint64(l.opts.Now().UnixNano()))},
 		{metaHeadSeq, make([]byte, 8)},
 		{metaHeadHash, make([]byte, len(Hash{}))},
@@ -322,6 +338,19 @@ func getUint32(b *bolt.Bucket, key []byte) (uint32, bool) {
 func (l *Log) Close() error {
 	return l.db.Close()
 }
+
+// minReader is the min_reader a file of format f says: format 1 files
+// are read by every reader, format 2 ones only by those that know it.
+func (f format) minReader() format {
+	if f == formatV1 {
+		return formatV1
+	}
+	return MinReaderVersion
+}
+
+// Format returns the file's format version: FormatVersion, or an older
+// one that Upgrade rewrites.
+func (l *Log) Format() int { return int(l.format) }
 
 // Path returns the file's path.
 func (l *Log) Path() string { return l.path }

@@ -26,7 +26,7 @@ func newLogFile(t *testing.T, n int) string {
 func newLogFileTail(t *testing.T, n int, merge bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "flow.db")
-	l, err := Open(path, Options{Create: true, NoSync: true})
+	l, err := Open(path, Options{Create: true, NoSync: true, createFormat: testFormat})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -219,6 +219,9 @@ func TestOpen_NewerFormat(t *testing.T) {
 	})
 
 	t.Run("OK/ReadOnly", func(t *testing.T) {
+		if testFormat != FormatVersion {
+			t.Skip("a newer format readable by this binary is one whose records are in FormatVersion's")
+		}
 		path := newLogFile(t, 3)
 		setFormat(t, path, FormatVersion+1, FormatVersion)
 		l := mustOpenPath(t, path, Options{ReadOnly: true})

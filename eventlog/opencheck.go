@@ -39,12 +39,14 @@ func checkMetaPages(path string, pageSize int) error {
 	return nil
 }
 
-// checkHead checks that the last record of the log is the one meta
-// names as the head, and that it decodes and verifies (CRC and hash).
-func checkHead(tx *bolt.Tx) error {
+// checkHead checks that the last record of the log, of format f, is the
+// one meta names as the head, and that it decodes and verifies (CRC and
+// hash; for format 2, with the hash the record before it holds).
+func checkHead(tx *bolt.Tx, f format) error {
 	meta := tx.Bucket(bucketMeta)
 	seq := binary.BigEndian.Uint64(meta.Get(metaHeadSeq))
-	k, v := tx.Bucket(bucketLog).Cursor().Last()
+	c := tx.Bucket(bucketLog).Cursor()
+	k, v := c.Last()
 	switch {
 	case k == nil && seq == 0:
 		return nil
@@ -53,7 +55,14 @@ func checkHead(tx *bolt.Tx) error {
 	case binary.BigEndian.Uint64(k) != seq:
 		return corruptf(seq, "meta says the log ends at seq %d, its last record is seq %d", seq, binary.BigEndian.Uint64(k))
 	}
-	r, err := decodeRecord(seq, v)
+	var prev Hash
+	if f != formatV1 && seq > 1 {
+		var err error
+		if prev, err = prevHash(c, seq, f); err != nil {
+			return err
+		}
+	}
+	r, err := f.decode(seq, v, prev)
 	if err != nil {
 		return err
 	}
@@ -61,4 +70,14 @@ func checkHead(tx *bolt.Tx) error {
 		return corruptf(seq, "the last record's hash is not meta's head hash")
 	}
 	return nil
+}
+
+// prevHash returns the hash the record at seq-1 holds, moving c from seq
+// to it: the prev hash of a format-2 record at seq, which c is on.
+func prevHash(c *bolt.Cursor, seq uint64, f format) (Hash, error) {
+	k, v := c.Prev()
+	if len(k) != 8 || binary.BigEndian.Uint64(k) != seq-1 {
+		return Hash{}, corruptf(seq-1, "record is missing")
+	}
+	return f.storedHash(seq-1, v)
 }

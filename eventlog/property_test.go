@@ -23,7 +23,7 @@ func TestLog_Property(t *testing.T) {
 	var files atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		path := filepath.Join(dir, fmt.Sprintf("prop-%d.db", files.Add(1)))
-		l, err := Open(path, Options{Create: true, NoSync: true, Now: func() time.Time { return testClock }})
+		l, err := Open(path, Options{Create: true, NoSync: true, Now: func() time.Time { return testClock }, createFormat: testFormat})
 		if err != nil {
 			rt.Fatalf("Open: %v", err)
 		}

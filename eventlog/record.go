@@ -14,8 +14,44 @@ import (
 const MaxPayload = store.MaxPayload
 
 // envelopeFields is the number of elements of the msgpack array that
-// encodes a record. The hash is always the last element.
-const envelopeFields = 15
+// encodes a record in format 1; envelopeFieldsV2 in format 2, which
+// leaves out the seq (the record's key says it) and the prev hash (the
+// hash of the record before). The hash is always the last element.
+const (
+	envelopeFields   = 15
+	envelopeFieldsV2 = 13
+)
+
+// format is a file's format version (meta "format"): it picks how the
+// file's records and ids values are encoded (doc.go, "File format").
+type format uint32
+
+const (
+	formatV1 format = 1
+	formatV2 format = 2
+)
+
+// envelopeHeader is the first byte of a record of format f.
+func (f format) envelopeHeader() byte {
+	if f == formatV1 {
+		return mpFixArray | envelopeFields
+	}
+	return mpFixArray | envelopeFieldsV2
+}
+
+// formatOfRecord guesses a record's format from its first byte (0 if
+// it is neither's): for Salvage, which may not know the file's.
+func formatOfRecord(v []byte) format {
+	switch {
+	case len(v) == 0:
+		return 0
+	case v[0] == formatV1.envelopeHeader():
+		return formatV1
+	case v[0] == formatV2.envelopeHeader():
+		return formatV2
+	}
+	return 0
+}
 
 // hashFieldLen is the encoded size of the trailing hash element:
 // a bin8 header (0xc4, 0x20) and 32 bytes.
@@ -46,6 +82,40 @@ func encodeRecord(r *Record) []byte {
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
+// encode returns the stored bytes of r in format f and computes r.Hash
+// from r.Prev and r's content: the same hash in every format.
+func (f format) encode(r *Record) []byte {
+	if f == formatV1 {
+		return encodeRecord(r)
+	}
+	b := appendBodyV2(make([]byte, 0, recordSizeBound(r)), r)
+	r.Hash = chainHashV2(r.Prev, r.Seq, b)
+	b = append(append(b, mpBin8, sha256.Size), r.Hash[:]...)
+	return binary.BigEndian.AppendUint32(b, f.checksum(r.Seq, b))
+}
+
+// checksum is the CRC32C a record of format f stored under seq ends with:
+// of its envelope in format 1, which holds the seq; in format 2, of the
+// seq (8 bytes big-endian, the record's key) and the envelope, so that a
+// record stored under another key fails it.
+func (f format) checksum(seq uint64, env []byte) uint32 {
+	if f == formatV1 {
+		return crc32.Checksum(env, castagnoli)
+	}
+	return crc32.Update(crcSeq(seq), castagnoli, env)
+}
+
+// crcSeq is the CRC32C of seq as 8 bytes big-endian, byte by byte with
+// the table: crc32.Update would make a slice of them escape, an
+// allocation per record.
+func crcSeq(seq uint64) uint32 {
+	crc := ^uint32(0)
+	for shift := 56; shift >= 0; shift -= 8 {
+		crc = castagnoli[byte(crc)^byte(seq>>shift)] ^ crc>>8
+	}
+	return ^crc
+}
+
 // recordSizeBound is at least the encoded size of r: the variable fields
 // plus the largest header and fixed part of each element.
 func recordSizeBound(r *Record) int {
@@ -73,6 +143,44 @@ func appendBody(b []byte, r *Record) []byte {
 	return appendBin(b, r.Prev[:])
 }
 
+// appendBodyV2 appends the format-2 envelope of r up to, not including,
+// the hash element: the format-1 body without the seq and the prev hash.
+func appendBodyV2(b []byte, r *Record) []byte {
+	b = append(b, mpFixArray|envelopeFieldsV2)
+	b = appendBin(b, r.ID[:])
+	b = appendStr(b, r.Stream)
+	b = appendUint(b, r.Version)
+	b = appendStr(b, r.Type)
+	b = appendUint(b, uint64(r.Schema))
+	b = appendInt(b, r.Time.UnixNano())
+	b = appendStr(b, r.Actor)
+	b = appendStr(b, r.Session)
+	b = appendStr(b, r.Project)
+	b = appendBin(b, optionalID(r.Correlation))
+	b = appendBin(b, optionalID(r.Causation))
+	return appendBin(b, r.Data)
+}
+
+// chainHashV2 is chainHash of the format-1 body of the record at seq
+// whose format-2 body is body2: it puts the seq and prev back where
+// format 1 has them (elements 0 and 13) as it feeds SHA-256, so that
+// both formats chain the same hashes.
+func chainHashV2(prev Hash, seq uint64, body2 []byte) Hash {
+	// One buffer on the stack for the common record (a hash.Hash's
+	// Write makes what it is given escape: an allocation per record).
+	var stack [1024]byte
+	n := sha256.Size + 1 + 9 + len(body2) - 1 + 2 + sha256.Size
+	b := stack[:0]
+	if n > len(stack) {
+		b = make([]byte, 0, n)
+	}
+	b = append(b, prev[:]...)
+	b = appendUint(append(b, mpFixArray|envelopeFields), seq)
+	b = append(b, body2[1:]...)
+	b = append(append(b, mpBin8, sha256.Size), prev[:]...)
+	return sha256.Sum256(b)
+}
+
 // chainHash is SHA-256(prev || body), body being the envelope bytes up to
 // (not including) the hash field.
 func chainHash(prev Hash, body []byte) Hash {
@@ -96,49 +204,70 @@ func optionalID(id ID) []byte {
 // to check (doc.go, "Reads and the hash chain").
 const hashOnRead = true
 
-// decodeRecord checks the CRC and the framing, then decodes b, and checks
-// the hash if hashOnRead. It never returns a record whose bytes failed a
-// check. seq is the key the record was stored under, used for error
-// reports.
+// decodeRecord decodes the format-1 record b stored under seq: decode
+// for format 1.
+func decodeRecord(seq uint64, b []byte) (*Record, error) {
+	return formatV1.decode(seq, b, Hash{})
+}
+
+// decode checks the CRC and the framing of the record b stored under
+// seq in format f, then decodes it, and checks the hash if hashOnRead.
+// prev is the hash of the record at seq-1, which a format-2 record does
+// not store (format 1 ignores it). It never returns a record whose bytes
+// failed a check.
 //
 // The record owns all its memory: its strings and Data are copies, never
 // aliases of b, so it stays valid after the transaction that read b.
-func decodeRecord(seq uint64, b []byte) (*Record, error) {
+func (f format) decode(seq uint64, b []byte, prev Hash) (*Record, error) {
 	r := new(Record)
-	if err := decodeInto(r, seq, b, false); err != nil {
+	if err := f.decodeInto(r, seq, b, prev, false); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// decodeInto is decodeRecord into r. With lend (Replay's reads) it does
-// not check the hash, and r.Data aliases b: valid only as long as b is.
-// The strings are copies either way. On error r is undefined.
-func decodeInto(r *Record, seq uint64, b []byte, lend bool) error {
-	env, err := checkFrame(seq, b)
+// decodeInto is decode into r. With lend (Replay's reads) it does not
+// check the hash, and r.Data aliases b: valid only as long as b is. The
+// strings are copies either way. On error r is undefined.
+func (f format) decodeInto(r *Record, seq uint64, b []byte, prev Hash, lend bool) error {
+	env, err := f.checkFrame(seq, b)
 	if err != nil {
 		return err
 	}
-	if err := decodeEnvelopeInto(r, env, lend); err != nil {
+	if err := decodeEnvelopeInto(r, env, lend, f); err != nil {
 		return corruptf(seq, "record does not decode: %v", err)
 	}
-	if r.Seq != seq {
+	if f != formatV1 {
+		r.Seq, r.Prev = seq, prev
+	} else if r.Seq != seq {
 		return corruptf(seq, "record stored under seq %d says seq %d", seq, r.Seq)
 	}
 	if hashOnRead && !lend {
-		return checkHash(r, env)
+		return f.checkHash(r, env)
 	}
 	return nil
 }
 
-// checkFrame checks b's length, CRC and hash field and returns the
+// storedHash returns the hash the record b of format f stored under seq
+// holds, after checking its CRC and framing (not the hash): the prev of
+// the format-2 record at seq+1.
+func (f format) storedHash(seq uint64, b []byte) (Hash, error) {
+	var h Hash
+	if _, err := f.checkFrame(seq, b); err != nil {
+		return h, err
+	}
+	copy(h[:], b[len(b)-crcLen-sha256.Size:])
+	return h, nil
+}
+
+// checkFrame checks b's length (stored under seq, in format f), CRC and hash field and returns the
 // envelope (b without the CRC).
-func checkFrame(seq uint64, b []byte) ([]byte, error) {
+func (f format) checkFrame(seq uint64, b []byte) ([]byte, error) {
 	if len(b) < 1+hashFieldLen+crcLen {
 		return nil, corruptf(seq, "record is %d bytes, too short", len(b))
 	}
 	env := b[:len(b)-crcLen]
-	if got, want := crc32.Checksum(env, castagnoli), binary.BigEndian.Uint32(b[len(b)-crcLen:]); got != want {
+	if got, want := f.checksum(seq, env), binary.BigEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, corruptf(seq, "record checksum mismatch (crc32c %08x, stored %08x)", got, want)
 	}
 	// The hash field is the one part of the envelope the hash does not
@@ -150,10 +279,21 @@ func checkFrame(seq uint64, b []byte) ([]byte, error) {
 	return env, nil
 }
 
-// checkHash checks that r, decoded from env, holds the hash of its content.
-func checkHash(r *Record, env []byte) error {
-	if chainHash(r.Prev, env[:len(env)-hashFieldLen]) != r.Hash {
-		return corruptf(r.Seq, "record hash does not match its content")
+// checkHash checks that r, decoded from env of format f, holds the hash
+// of its content.
+func (f format) checkHash(r *Record, env []byte) error {
+	body := env[:len(env)-hashFieldLen]
+	if f == formatV1 {
+		if chainHash(r.Prev, body) != r.Hash {
+			return corruptf(r.Seq, "record hash does not match its content")
+		}
+		return nil
+	}
+	// The prev hash is the record before's: a rewrite of that record
+	// with a recomputed hash shows here, as format 1's chain check
+	// shows it.
+	if chainHashV2(r.Prev, r.Seq, body) != r.Hash {
+		return corruptf(r.Seq, "record hash does not match its content and the hash chain (the hash of seq %d)", r.Seq-1)
 	}
 	return nil
 }
@@ -162,21 +302,26 @@ func checkHash(r *Record, env []byte) error {
 // record share one allocation, Data has its own.
 func decodeEnvelope(env []byte) (*Record, error) {
 	r := new(Record)
-	if err := decodeEnvelopeInto(r, env, false); err != nil {
+	if err := decodeEnvelopeInto(r, env, false, formatV1); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// decodeEnvelopeInto is decodeEnvelope into r, every field of which it
-// sets. With lend, r.Data aliases env instead of being a copy.
-func decodeEnvelopeInto(r *Record, env []byte, lend bool) error {
+// decodeEnvelopeInto is decodeEnvelope into r, for an envelope of format
+// f. It sets every field of r but, for format 2, Seq and Prev, which the
+// envelope does not hold. With lend, r.Data aliases env instead of being
+// a copy.
+func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format) error {
 	p := parser{b: env}
-	if c := p.code(); p.err == nil && c != mpFixArray|envelopeFields {
-		return errorf("envelope starts with 0x%02x, want an array of %d fields", c, envelopeFields)
+	if c := p.code(); p.err == nil && c != f.envelopeHeader() {
+		return errorf("envelope starts with 0x%02x, want an array of %d fields", c, f.envelopeHeader()&0x0f)
 	}
 	r.Correlation, r.Causation = ID{}, ID{}
-	r.Seq = p.uint()
+	v1 := f == formatV1
+	if v1 {
+		r.Seq = p.uint()
+	}
 	p.fixed(r.ID[:])
 	stream := p.str()
 	first := p.off - len(stream) // the strings lie in env[first:p.off]
@@ -194,7 +339,9 @@ func decodeEnvelopeInto(r *Record, env []byte, lend bool) error {
 	p.optional(&r.Correlation)
 	p.optional(&r.Causation)
 	data := p.bin()
-	p.fixed(r.Prev[:])
+	if v1 {
+		p.fixed(r.Prev[:])
+	}
 	p.fixed(r.Hash[:])
 	switch {
 	case p.err != nil:

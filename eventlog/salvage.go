@@ -223,7 +223,7 @@ func (s *salvager) chain(rep *SalvageReport) []*Record {
 func (s *salvager) pick(seq uint64, prev Hash) (*Record, string) {
 	why := fmt.Sprintf("seq %d could not be read", seq)
 	if v, ok := s.tree[seq]; ok {
-		r, err := decodeRecord(seq, v)
+		r, err := decodeAny(seq, v, prev)
 		if err == nil && r.Prev == prev {
 			return r, ""
 		}
@@ -231,7 +231,7 @@ func (s *salvager) pick(seq uint64, prev Hash) (*Record, string) {
 	}
 	var found *Record
 	for _, v := range s.scan[seq] {
-		r, err := decodeRecord(seq, v)
+		r, err := decodeAny(seq, v, prev)
 		switch {
 		case err != nil || r.Prev != prev:
 			why = chainReason(seq, err)
@@ -245,6 +245,17 @@ func (s *salvager) pick(seq uint64, prev Hash) (*Record, string) {
 		return nil, why
 	}
 	return found, ""
+}
+
+// decodeAny decodes the record v stored under seq in the format its first
+// byte says (Salvage may not know the file's), prev being the hash of the
+// record before: a format-2 record verifies only if it follows prev.
+func decodeAny(seq uint64, v []byte, prev Hash) (*Record, error) {
+	f := formatOfRecord(v)
+	if f == 0 {
+		f = FormatVersion // fails, and says why
+	}
+	return f.decode(seq, v, prev)
 }
 
 func chainReason(seq uint64, err error) string {
@@ -296,9 +307,15 @@ func (s *salvager) seqs() []uint64 {
 	return all
 }
 
-// verifies reports whether some stored copy of seq verifies on its own.
+// verifies reports whether some stored copy of seq verifies on its own:
+// its CRC, framing and, in format 1, its hash (a format-2 record's hash
+// needs the record before it).
 func (s *salvager) verifies(seq uint64) bool {
-	ok := func(v []byte) bool { _, err := decodeRecord(seq, v); return err == nil }
+	ok := func(v []byte) bool {
+		var r Record
+		f := formatOfRecord(v)
+		return f != 0 && f.decodeInto(&r, seq, v, Hash{}, f != formatV1) == nil
+	}
 	if v, found := s.tree[seq]; found && ok(v) {
 		return true
 	}
@@ -345,7 +362,7 @@ func (s *salvager) scanLeaf(p []byte, count int) {
 			continue
 		}
 		seq, v := binary.BigEndian.Uint64(p[k:]), p[k+ks:k+ks+vs]
-		if v[0] != mpFixArray|envelopeFields || slices.ContainsFunc(s.scan[seq], func(b []byte) bool { return bytes.Equal(b, v) }) {
+		if formatOfRecord(v) == 0 || slices.ContainsFunc(s.scan[seq], func(b []byte) bool { return bytes.Equal(b, v) }) {
 			continue
 		}
 		s.scan[seq] = append(s.scan[seq], bytes.Clone(v))

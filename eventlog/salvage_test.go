@@ -18,7 +18,7 @@ import (
 func oneTxLog(tb testing.TB, n int) (string, []*Record) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "flow.db")
-	l, err := Open(path, Options{Create: true, NoSync: true, Now: func() time.Time { return testClock }})
+	l, err := Open(path, Options{Create: true, NoSync: true, Now: func() time.Time { return testClock }, createFormat: testFormat})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -47,7 +47,8 @@ func pageOf(tb testing.TB, path string, rec *Record) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	i := bytes.Index(file, encodeRecord(rec))
+	c := *rec
+	i := bytes.Index(file, testFormat.encode(&c))
 	if i < 0 {
 		tb.Fatalf("seq %d not found in the file", rec.Seq)
 	}
@@ -178,7 +179,7 @@ func TestSalvage(t *testing.T) {
 		rawUpdate(t, path, func(tx *bolt.Tx) error {
 			r := *want[n-1]
 			r.Actor = "forger"
-			return tx.Bucket(bucketLog).Put(seqKey(n), encodeRecord(&r))
+			return tx.Bucket(bucketLog).Put(seqKey(n), testFormat.encode(&r))
 		})
 		rep, got := salvageAll(t, path)
 		wantPrefix(t, got, want, n-1)
@@ -222,7 +223,8 @@ func FuzzSalvageScan(f *testing.F) {
 		s.scanData(b)
 		for seq, vs := range s.scan {
 			for _, v := range vs {
-				if r, err := decodeRecord(seq, v); err == nil && r.Seq != seq {
+				var r Record
+				if f := formatOfRecord(v); f != 0 && f.decodeInto(&r, seq, v, Hash{}, true) == nil && r.Seq != seq {
 					t.Fatalf("record of seq %d kept under %d", r.Seq, seq)
 				}
 			}

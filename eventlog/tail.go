@@ -223,7 +223,7 @@ func (tx *Tx) merge(entries []indexEntry) error {
 		if err := w.add(e.version, e.seq); err != nil {
 			return err
 		}
-		if err := ids.Put(bytes.Clone(e.id[:]), seqKey(e.seq)); err != nil {
+		if err := ids.Put(bytes.Clone(e.id[:]), tx.log.format.idValue(e.seq)); err != nil {
 			return err
 		}
 		if e.project != "" {

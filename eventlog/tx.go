@@ -60,7 +60,7 @@ func (tx *Tx) HeadTime() (time.Time, error) {
 		return time.Time{}, err
 	}
 	var r Record
-	if err := decodeInto(&r, seq, v, true); err != nil {
+	if err := tx.log.format.decodeInto(&r, seq, v, Hash{}, true); err != nil {
 		return time.Time{}, err
 	}
 	tx.headTime, tx.timeLoaded = r.Time, true
@@ -88,11 +88,45 @@ func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
 func (tx *Tx) Record(seq uint64) (*Record, error) {
-	v, err := tx.recordBytes(seq)
+	v, prev, err := tx.recordAt(seq)
 	if v == nil || err != nil {
 		return nil, err
 	}
-	return decodeRecord(seq, v)
+	return tx.log.format.decode(seq, v, prev)
+}
+
+// recordAt is recordBytes and, in a format-2 file, the hash of the
+// record before (checked by its CRC), which the record does not store:
+// one seek for both.
+func (tx *Tx) recordAt(seq uint64) (v []byte, prev Hash, err error) {
+	if tx.log.format == formatV1 || seq <= 1 {
+		v, err = tx.recordBytes(seq)
+		return v, prev, err
+	}
+	c := tx.bucket(bucketLog).Cursor()
+	k, pv := c.Seek(seqKey(seq - 1))
+	if !isSeq(k, seq-1) {
+		return nil, prev, tx.missing(seq - 1)
+	}
+	if prev, err = tx.log.format.storedHash(seq-1, pv); err != nil {
+		return nil, prev, err
+	}
+	if k, v = c.Next(); !isSeq(k, seq) {
+		return nil, prev, tx.missing(seq)
+	}
+	return v, prev, nil
+}
+
+// isSeq reports whether the log key k is seq.
+func isSeq(k []byte, seq uint64) bool { return len(k) == 8 && binary.BigEndian.Uint64(k) == seq }
+
+// missing is the error for a record not found at seq: corruption if the
+// head says it exists, else none.
+func (tx *Tx) missing(seq uint64) error {
+	if head, _ := tx.Head(); seq >= 1 && seq <= head {
+		return corruptf(seq, "record is missing")
+	}
+	return nil
 }
 
 // recordBytes returns the stored bytes of seq (a view of the page), nil
@@ -116,8 +150,8 @@ func (tx *Tx) ReadRange(from, to uint64, fn func(*Record) error) error {
 // scanLog is ReadRange that also hands fn each record's envelope, which
 // is valid only during the call.
 func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) error {
-	return tx.walkLog(from, to, func(seq uint64, v []byte) error {
-		r, err := decodeRecord(seq, v)
+	return tx.walkLog(from, to, func(seq uint64, v []byte, prev Hash) error {
+		r, err := tx.log.format.decode(seq, v, prev)
 		if err != nil {
 			return err
 		}
@@ -137,8 +171,8 @@ func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) err
 // chain").
 func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
 	var r Record
-	return tx.walkLog(from, to, func(seq uint64, v []byte) error {
-		if err := decodeInto(&r, seq, v, true); err != nil {
+	return tx.walkLog(from, to, func(seq uint64, v []byte, prev Hash) error {
+		if err := tx.log.format.decodeInto(&r, seq, v, prev, true); err != nil {
 			return err
 		}
 		return fn(&r)
@@ -146,13 +180,29 @@ func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
 }
 
 // walkLog calls fn with the stored bytes of every record with from <= seq
-// <= to (to == 0: to the head), in seq order, and reports a missing seq
-// as corruption. An error of fn ends the walk; ErrStop ends it quietly.
-func (tx *Tx) walkLog(from, to uint64, fn func(seq uint64, v []byte) error) error {
+// <= to (to == 0: to the head), in seq order, and the hash the record
+// before it holds (zeros before seq 1; the record at from-1 is read for
+// it, its CRC checked; fn's decode checks the others'): a format-2
+// record's prev. It reports a missing seq as corruption. An error of fn
+// ends the walk; ErrStop ends it quietly.
+func (tx *Tx) walkLog(from, to uint64, fn func(seq uint64, v []byte, prev Hash) error) error {
 	from = max(from, 1)
 	c := tx.bucket(bucketLog).Cursor()
 	want := from
-	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
+	var prev Hash
+	k, v := c.Seek(seqKey(from - 1))
+	switch {
+	case from == 1:
+	case isSeq(k, from-1):
+		var err error
+		if prev, err = tx.log.format.storedHash(from-1, v); err != nil && tx.log.format != formatV1 {
+			return err
+		}
+		k, v = c.Next()
+	case tx.log.format != formatV1 && k != nil:
+		return corruptf(from-1, "record is missing (next stored seq is %d)", binary.BigEndian.Uint64(k))
+	}
+	for ; k != nil; k, v = c.Next() {
 		seq := binary.BigEndian.Uint64(k)
 		if to != 0 && seq > to {
 			break
@@ -161,8 +211,11 @@ func (tx *Tx) walkLog(from, to uint64, fn func(seq uint64, v []byte) error) erro
 			return corruptf(want, "record is missing (next stored seq is %d)", seq)
 		}
 		want++
-		if err := fn(seq, v); err != nil {
+		if err := fn(seq, v, prev); err != nil {
 			return stopped(err)
+		}
+		if len(v) >= crcLen+len(prev) {
+			copy(prev[:], v[len(v)-crcLen-len(prev):])
 		}
 	}
 	return nil
@@ -189,11 +242,11 @@ type recordReader func(seq uint64) (*Record, error)
 func (tx *Tx) lender() recordReader {
 	r := new(Record)
 	return func(seq uint64) (*Record, error) {
-		v, err := tx.recordBytes(seq)
+		v, prev, err := tx.recordAt(seq)
 		if v == nil || err != nil {
 			return nil, err
 		}
-		if err := decodeInto(r, seq, v, true); err != nil {
+		if err := tx.log.format.decodeInto(r, seq, v, prev, true); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -229,12 +282,35 @@ func (tx *Tx) SeqOf(id ID) uint64 {
 // neither.
 func (tx *Tx) idLookup(id ID) (uint64, error) {
 	if v := tx.bucket(bucketIDs).Get(id[:]); v != nil {
-		if len(v) != 8 {
+		seq, ok := tx.log.format.parseIDValue(v)
+		if !ok {
 			return 0, corruptf(0, "id index entry for %s is malformed", id)
 		}
-		return binary.BigEndian.Uint64(v), nil
+		return seq, nil
 	}
 	return tx.tailByID(id)
+}
+
+// idValue is the value ids maps an event id to in format f: its seq, 8
+// bytes big-endian in format 1, a uvarint (3 bytes up to 2M) in format 2.
+func (f format) idValue(seq uint64) []byte {
+	if f == formatV1 {
+		return seqKey(seq)
+	}
+	return binary.AppendUvarint(nil, seq)
+}
+
+// parseIDValue is the seq of an ids value of format f, if the value is
+// in its one form.
+func (f format) parseIDValue(v []byte) (uint64, bool) {
+	if f == formatV1 {
+		if len(v) != 8 {
+			return 0, false
+		}
+		return binary.BigEndian.Uint64(v), true
+	}
+	seq, n := binary.Uvarint(v)
+	return seq, n > 0 && n == len(v) && v[n-1] != 0 // no padding byte
 }
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
@@ -261,13 +337,20 @@ func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: empty bucket name", ErrInvalid)
 	}
-	if b := tx.btx.Bucket([]byte(name)); b != nil || !create {
-		return b, nil
-	}
-	if !tx.btx.Writable() {
+	b := tx.btx.Bucket([]byte(name))
+	switch {
+	case b == nil && create && tx.btx.Writable():
+		var err error
+		if b, err = tx.btx.CreateBucket([]byte(name)); err != nil {
+			return nil, err
+		}
+	case b == nil:
 		return nil, nil
 	}
-	return tx.btx.CreateBucket([]byte(name))
+	if tx.btx.Writable() {
+		b.FillPercent = fillCaller
+	}
+	return b, nil
 }
 
 // Get returns a copy of the value of key in bucket, or nil.

@@ -1,8 +1,6 @@
 package eventlog
 
 import (
-	"encoding/binary"
-
 	"github.com/flowctl/flowctl/flow/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -65,8 +63,8 @@ func verifyTx(tx *Tx) (Report, error) {
 		if r.Seq%progressStep == 0 {
 			progress(min(r.Seq, headSeq), headSeq)
 		}
-		if !hashOnRead { // else decodeRecord has checked it
-			if err := checkHash(r, env); err != nil {
+		if !hashOnRead { // else decode has checked it
+			if err := tx.log.format.checkHash(r, env); err != nil {
 				return err
 			}
 		}
@@ -122,7 +120,7 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 	if got, ok := tx.streamIdxSeq(r.Stream, r.Version); !ok || got != r.Seq {
 		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
 	}
-	if id := tx.bucket(bucketIDs).Get(r.ID[:]); len(id) != 8 || binary.BigEndian.Uint64(id) != r.Seq {
+	if seq, ok := tx.log.format.parseIDValue(tx.bucket(bucketIDs).Get(r.ID[:])); !ok || seq != r.Seq {
 		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
 	}
 	if r.Project != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"testing"
 	"time"
 
@@ -39,27 +38,35 @@ func rawRecord(tx *bolt.Tx, seq uint64) []byte {
 }
 
 // rewriteRecord decodes seq, lets change modify it and stores it again
-// through encode.
-func rewriteRecord(t *testing.T, path string, seq uint64, change func(*Record), encode func(*Record) []byte) {
+// through encode, in the record's format.
+func rewriteRecord(t *testing.T, path string, seq uint64, change func(*Record), encode func(format, *Record) []byte) {
 	t.Helper()
 	rawUpdate(t, path, func(tx *bolt.Tx) error {
-		r, err := decodeRecord(seq, rawRecord(tx, seq))
+		v := rawRecord(tx, seq)
+		f := formatOfRecord(v)
+		var prev Hash
+		if seq > 1 {
+			pv := rawRecord(tx, seq-1)
+			copy(prev[:], pv[len(pv)-crcLen-len(prev):])
+		}
+		r, err := f.decode(seq, v, prev)
 		if err != nil {
 			return err
 		}
 		change(r)
-		return tx.Bucket(bucketLog).Put(seqKey(seq), encode(r))
+		return tx.Bucket(bucketLog).Put(seqKey(seq), encode(f, r))
 	})
 }
 
-// encodeKeepHash encodes r with its hash field left as r.Hash, the way a
-// careless editor that knows the CRC but not the chain would.
-func encodeKeepHash(r *Record) []byte {
+// encodeKeepHash encodes r in format f with its hash field left as
+// r.Hash, the way a careless editor that knows the CRC but not the chain
+// would.
+func encodeKeepHash(f format, r *Record) []byte {
 	old := r.Hash
-	b := encodeRecord(r)
+	b := f.encode(r)
 	env := b[:len(b)-crcLen]
 	copy(env[len(env)-len(old):], old[:])
-	return binary.BigEndian.AppendUint32(env, crc32.Checksum(env, castagnoli))
+	return binary.BigEndian.AppendUint32(env, f.checksum(r.Seq, env))
 }
 
 func TestVerify_Corruption(t *testing.T) {
@@ -124,7 +131,7 @@ func TestVerify_Corruption(t *testing.T) {
 			b[i] ^= 1 << (i % 8)
 			put(b)
 			err := db.View(func(btx *bolt.Tx) error {
-				_, err := verifyTx(newTx(&Log{}, btx))
+				_, err := verifyTx(newTx(&Log{format: testFormat}, btx))
 				return err
 			})
 			var ce *CorruptionError
@@ -149,7 +156,7 @@ func TestVerify_Corruption(t *testing.T) {
 		// the last record, meta's head hash catches it.
 		for _, tt := range []struct{ seq, want uint64 }{{1, 2}, {5, 6}, {fixtureN, fixtureN}} {
 			path := newLogFile(t, fixtureN)
-			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Data = []byte("forged") }, encodeRecord)
+			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Data = []byte("forged") }, format.encode)
 			wantCorruptAt(t, path, tt.want)
 		}
 	})
@@ -159,7 +166,7 @@ func TestVerify_Corruption(t *testing.T) {
 		// record, meta's head hash can catch this rewrite.
 		for _, tt := range []struct{ seq, want uint64 }{{1, 2}, {5, 6}, {fixtureN - 1, fixtureN}, {fixtureN, fixtureN}} {
 			path := newLogFile(t, fixtureN)
-			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Actor = "mallory" }, encodeRecord)
+			rewriteRecord(t, path, tt.seq, func(r *Record) { r.Actor = "mallory" }, format.encode)
 			wantCorruptAt(t, path, tt.want)
 		}
 	})
@@ -209,9 +216,7 @@ func TestVerify_Corruption(t *testing.T) {
 		}, 3},
 		{"DeletedID", func(tx *bolt.Tx) error { return tx.Bucket(bucketIDs).Delete(idKey(7)) }, 7},
 		{"WrongIDSeq", func(tx *bolt.Tx) error {
-			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(7)))
-			binary.BigEndian.PutUint64(v, 6)
-			return tx.Bucket(bucketIDs).Put(idKey(7), v)
+			return tx.Bucket(bucketIDs).Put(idKey(7), testFormat.idValue(6))
 		}, 7},
 		{"WrongIDValue", func(tx *bolt.Tx) error {
 			v := bytes.Clone(tx.Bucket(bucketIDs).Get(idKey(3)))

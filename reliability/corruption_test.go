@@ -227,20 +227,27 @@ func TestVerifyNamesSeqOfFlippedByteInEachOf1000Records(t *testing.T) {
 	}
 }
 
-// corruptRewrite changes the actor "tester" to "hacker" in the record at
-// off (length n), then recomputes the CRC and, with rehash, the record's
-// own hash: a forger who knows the format.
-func corruptRewrite(t testing.TB, path string, off int64, n int, rehash bool) {
+// corruptRewrite changes the actor "tester" to "hacker" in the record of
+// seq, at offs[seq] (length lens[seq]), then recomputes the CRC and, with
+// rehash, the record's own hash: a forger who knows the format (file
+// format 2: the CRC covers the seq, 8 bytes big-endian, then the record;
+// the hash is over the previous record's hash and the format-1 bytes,
+// an array of 15 with the seq first and the previous hash last).
+func corruptRewrite(t testing.TB, path string, seq int, offs []int64, lens []int, rehash bool) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rec := make([]byte, n)
-	if _, err := f.ReadAt(rec, off); err != nil {
-		t.Fatal(err)
+	read := func(seq int) []byte {
+		rec := make([]byte, lens[seq])
+		if _, err := f.ReadAt(rec, offs[seq]); err != nil {
+			t.Fatal(err)
+		}
+		return rec
 	}
+	rec, n := read(seq), lens[seq]
 	i := bytes.Index(rec, []byte("\xa6tester"))
 	if i < 0 {
 		t.Fatalf("actor not found in record")
@@ -249,15 +256,24 @@ func corruptRewrite(t testing.TB, path string, off int64, n int, rehash bool) {
 	env := rec[:n-4]
 	const hashField = 34 // bin8 header and 32 bytes, always last
 	if rehash {
+		prev := make([]byte, 32)
+		if seq > 1 {
+			p := read(seq - 1)
+			prev = p[len(p)-4-32 : len(p)-4]
+		}
 		body := env[:len(env)-hashField]
-		prev := body[len(body)-32:]
 		h := sha256.New()
 		h.Write(prev)
-		h.Write(body)
+		h.Write([]byte{0x9f, byte(seq)}) // seq < 128: a positive fixint
+		h.Write(body[1:])
+		h.Write([]byte{0xc4, 0x20})
+		h.Write(prev)
 		copy(env[len(env)-32:], h.Sum(nil))
 	}
-	binary.BigEndian.PutUint32(rec[n-4:], crc32.Checksum(env, crc32.MakeTable(crc32.Castagnoli)))
-	if _, err := f.WriteAt(rec, off); err != nil {
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	crc := crc32.Update(crc32.Checksum(binary.BigEndian.AppendUint64(nil, uint64(seq)), castagnoli), castagnoli, env)
+	binary.BigEndian.PutUint32(rec[n-4:], crc)
+	if _, err := f.WriteAt(rec, offs[seq]); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -275,14 +291,14 @@ func TestVerifyCatchesRecordRewrittenWithRecomputedCRCByHashChain(t *testing.T) 
 		{n, false, n, "hash does not match"},
 		// The record's own hash recomputed too: the next record's prev
 		// hash no longer matches, or, for the last, meta's head.
-		{1, true, 2, "hash chain broken"},
-		{25, true, 26, "hash chain broken"},
+		{1, true, 2, "hash chain"},
+		{25, true, 26, "hash chain"},
 		{n, true, n, "meta head"},
 	} {
 		t.Run(fmt.Sprintf("seq%d/rehash=%v", tc.seq, tc.rehash), func(t *testing.T) {
 			path := corruptBuildLog(t, n)
 			offs, lens := corruptRecordOffsets(t, path, n)
-			corruptRewrite(t, path, offs[tc.seq], lens[tc.seq], tc.rehash)
+			corruptRewrite(t, path, tc.seq, offs, lens, tc.rehash)
 			err := corruptVerify(path)
 			corruptWantSeq(t, "rewritten record", err, tc.want)
 			if !strings.Contains(err.Error(), tc.reason) {

@@ -35,7 +35,7 @@ const (
 // rollback --dry-run refuses --actor, --session and --if-version.
 var globalUses = map[string]uses{
 	"init": writes, "quickstart": writes,
-	"log": reads, "watch": reads, "verify": whole, "rebuild": whole, "compact": whole, "version": whole, "recover": whole,
+	"log": reads, "watch": reads, "verify": whole, "rebuild": whole, "compact": whole, "upgrade": whole, "version": whole, "recover": whole,
 	"export": reads, "import": writes,
 	"project new": named, "project archive": named, "project switch": whole,
 	"project ls": reads, "project show": reads,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/flowctl/flowctl/eventlog"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -35,7 +36,7 @@ func TestNewerFormat(t *testing.T) {
 	t.Run("WritesRefusedReadsServed", func(t *testing.T) {
 		f := mustInit(t, "--project", "p")
 		f.mustRun("", "task", "add", "one")
-		setFormat(t, f.path, 2, 1)
+		setFormat(t, f.path, eventlog.FormatVersion+1, eventlog.FormatVersion)
 		before := f.bytes()
 		_, stderr, code := f.run("", "task", "add", "two")
 		wantError(t, stderr, code, 7, "newer")
@@ -45,17 +46,17 @@ func TestNewerFormat(t *testing.T) {
 		if out := f.mustRun("", "task", "show", "T-1", "-o", "json"); out == "" {
 			t.Fatal("read of a newer but readable file printed nothing")
 		}
-		setFormat(t, f.path, 1, 1) // for the cleanup's verify
+		setFormat(t, f.path, eventlog.FormatVersion, eventlog.MinReaderVersion) // for the cleanup's verify
 	})
 	t.Run("UnreadableRefused", func(t *testing.T) {
 		f := mustInit(t, "--project", "p")
-		setFormat(t, f.path, 3, 3)
+		setFormat(t, f.path, eventlog.FormatVersion+1, eventlog.FormatVersion+1)
 		before := f.bytes()
 		_, stderr, code := f.run("", "task", "ls")
 		wantError(t, stderr, code, 7, "newer")
 		if string(before) != string(f.bytes()) {
 			t.Fatal("a refused read changed the file")
 		}
-		setFormat(t, f.path, 1, 1)
+		setFormat(t, f.path, eventlog.FormatVersion, eventlog.MinReaderVersion)
 	})
 }

@@ -144,6 +144,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.rebuildCommand(),
 		a.recoverCommand(),
 		a.compactCommand(),
+		a.upgradeCommand(),
 		a.checkpointCommand(),
 		a.rollbackCommand(),
 		a.diffCommand(),

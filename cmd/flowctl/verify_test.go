@@ -128,6 +128,11 @@ func TestVerify_HeadSurvivesAppends(t *testing.T) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// recordCRC is the CRC32C a format-2 record env stored under seq ends with.
+func recordCRC(seq uint64, env []byte) uint32 {
+	return crc32.Update(crc32.Checksum(binary.BigEndian.AppendUint64(nil, seq), castagnoli), castagnoli, env)
+}
+
 // damagedFile makes a file of three projects and returns it with the log
 // entries of its events; the middle one (seq 2) is the one to damage.
 func damagedFile(t *testing.T) (*flowFile, []event) {
@@ -145,8 +150,9 @@ func damagedFile(t *testing.T) (*flowFile, []event) {
 
 // records finds the stored bytes of ev in the file: every copy (bbolt is
 // copy-on-write, so freed pages may hold older copies of the page). A
-// record is a msgpack array of 15 (0x9f), the seq, the id as bin8 of 16
-// bytes, ..., the hash as bin8 of 32 bytes, then a 4-byte CRC32C.
+// record (file format 2) is a msgpack array of 13 (0x9d), the id as bin8
+// of 16 bytes, ..., the hash as bin8 of 32 bytes, then a 4-byte CRC32C
+// of the seq (8 bytes big-endian) and the array (recordCRC).
 func records(t *testing.T, file []byte, ev event) [][2]int {
 	t.Helper()
 	if ev.Seq > 127 {
@@ -160,7 +166,7 @@ func records(t *testing.T, file []byte, ev event) [][2]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := append([]byte{0x9f, byte(ev.Seq), 0xc4, 0x10}, id...)
+	head := append([]byte{0x9d, 0xc4, 0x10}, id...)
 	tail := append([]byte{0xc4, 0x20}, hash...)
 	var out [][2]int
 	for off := 0; ; {
@@ -251,7 +257,7 @@ func TestVerify_Corruption(t *testing.T) {
 			rec := b[r[0]:r[1]]
 			rec[payloadOffset(t, rec, "target-7f3a91")] = 'T'
 			env := rec[:len(rec)-4]
-			binary.BigEndian.PutUint32(rec[len(rec)-4:], crc32.Checksum(env, castagnoli))
+			binary.BigEndian.PutUint32(rec[len(rec)-4:], recordCRC(2, env))
 		}
 		writeFile(t, f.path, b)
 		wantCorruptAt(t, f, 2, "hash", true)
@@ -272,17 +278,23 @@ func TestVerify_Corruption(t *testing.T) {
 			rec[strOffset(t, rec, "", "tester")] = 'T'
 			env := rec[:len(rec)-4]
 			body := env[:len(env)-34]
-			sum := sha256.Sum256(append(append([]byte{}, prev...), body...))
+			// The hash is over the format-1 bytes: an array of 15 (0x9f),
+			// the seq, the fields, the prev hash as bin8 of 32.
+			v1 := append(append(append([]byte{}, prev...), 0x9f, 2), body[1:]...)
+			sum := sha256.Sum256(append(append(v1, 0xc4, 0x20), prev...))
 			copy(env[len(env)-32:], sum[:])
-			binary.BigEndian.PutUint32(rec[len(rec)-4:], crc32.Checksum(env, castagnoli))
+			binary.BigEndian.PutUint32(rec[len(rec)-4:], recordCRC(2, env))
 		}
 		writeFile(t, f.path, b)
-		// Seq 2 is now self-consistent, so reads serve it; verify finds that
-		// seq 3's prev hash no longer matches.
+		// Seq 2 is now self-consistent, so reads up to it serve it; verify,
+		// and a read of seq 3, whose hash is over seq 2's (file format 2:
+		// the record does not store it), find that the chain is broken.
 		wantCorruptAt(t, f, 3, "chain", false)
-		if evs := f.logEvents(); evs[1].Actor != "Tester" {
+		if evs := f.logEvents("--until", "2"); evs[1].Actor != "Tester" {
 			t.Errorf("seq 2 actor = %q, want the rewritten Tester", evs[1].Actor)
 		}
+		_, stderr, code := f.run("", "log")
+		wantError(t, stderr, code, 7, "seq 3", "chain")
 	})
 
 	t.Run("TruncatedFile", func(t *testing.T) {
