@@ -84,6 +84,8 @@ type sizes struct {
 	cacheHits, cacheMisses    int
 	cacheRounds               int
 	cliRuns                   int
+	scaleRuns, bulkRounds     int // issue 15's CLI rows; its bulk rows
+	importEvents              int // events of the export the import row imports; 0: all
 }
 
 // Rounds are many and short so that turns are taken often: the figures
@@ -92,10 +94,12 @@ type sizes struct {
 var (
 	fullSizes = sizes{genEvents: 1_000_000, appendOps: 20, appendRounds: 40, groupEvents: 1200, serialEvents: 150,
 		groupRounds: 10, bytesEvents: 100_000, replayRounds: 3, pitReads: 200, pitRounds: 10,
-		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 15, cliRuns: 21}
+		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 15, cliRuns: 21,
+		scaleRuns: 5, bulkRounds: 3}
 	quickSizes = sizes{genEvents: 50_000, appendOps: 10, appendRounds: 12, groupEvents: 240, serialEvents: 40,
 		groupRounds: 4, bytesEvents: 20_000, replayRounds: 2, pitReads: 50, pitRounds: 6,
-		cacheHits: 20_000, cacheMisses: 2_000, cacheRounds: 6, cliRuns: 7}
+		cacheHits: 20_000, cacheMisses: 2_000, cacheRounds: 6, cliRuns: 7,
+		scaleRuns: 3, bulkRounds: 1, importEvents: 5000}
 )
 
 // bench is one run: where it works, how much, and what earlier workloads
@@ -112,6 +116,8 @@ type bench struct {
 	genInfo       genResult // the generated file as gen left it
 	genSQLiteSize int64     // the generated events in SQLite, set by replayRows
 	replayRate    float64   // set by replayRows
+	checkedRate   float64   // read_checked's value, set by replayRows
+	pick          scalePick // what issue 15's rows read, set by scaleRows
 	remove        []string
 }
 
@@ -218,7 +224,7 @@ func (b *bench) runAll(o runOptions) ([]Row, error) {
 	for _, w := range []rowGroup{
 		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
 		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
-		{"cli", b.cliRows}, {"rebuild", b.rebuildRow},
+		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
 	} {
 		start := time.Now()
 		got, err := w.rows()
