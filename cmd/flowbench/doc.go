@@ -27,7 +27,7 @@ refuses to overwrite a file unless --force, shows progress on stderr when
 that is a terminal, and prints one line: events, seconds, events/s, file
 size and bytes per event.
 
-	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check]
+	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check] [--only W,...]
 
 builds flowctl (go build ./cmd/flowctl in the source tree, found from the
 working directory up: run it from the repository, or pass --flowctl),
@@ -38,7 +38,11 @@ temporary directory, removed at the end) keeps the generated file
 PROJ flow's projection record format and SNAP the snapshot format, so
 that a new fold or format gets a new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
-every other file is removed. Text output starts with the machine (CPU,
+every other file is removed. --only runs only the named workloads
+(append_single, append_group8, replay, bytes_per_event, point_in_time,
+cache_hit, cli, scale, bulk, rebuild: the groups of rows below, in order;
+scale and bulk are the rows of issue 15); rows whose baseline another
+workload measures then have a baseline of 0. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
 run's time; JSON output is the rows alone. --quick runs everything at
 small sizes in well under a minute on two cores (the flowctl build

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
@@ -26,6 +28,7 @@ type runOptions struct {
 	events   int
 	projects int
 	check    bool
+	only     []string // workloads to run; none: all
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
@@ -36,6 +39,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.events, "events", 0, "events of the generated file (default 1000000; 50000 with --quick)")
 	fs.IntVar(&o.projects, "projects", 10, "projects of the generated file")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a row misses its target")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these workloads (comma-separated): "+strings.Join(workloadNames, ", "))
 }
 
 func (o *runOptions) validate() error {
@@ -47,6 +51,11 @@ func (o *runOptions) validate() error {
 	case o.projects < 1 || o.projects > 1000:
 		return usageError{fmt.Errorf("--projects %d: want 1 to 1000", o.projects)}
 	}
+	for _, w := range o.only {
+		if !slices.Contains(workloadNames, w) {
+			return usageError{fmt.Errorf("--only %s: want some of %s", w, strings.Join(workloadNames, ", "))}
+		}
+	}
 	return nil
 }
 
@@ -57,8 +66,10 @@ func runCommand(env env) *cobra.Command {
 		Short: "Measure every target of DESIGN.md §11 against a baseline of the same run",
 		Long: "run builds flowctl (unless --flowctl), generates a realistic file (reused from --dir when\n" +
 			"there), and measures appends, group commit, replay, point-in-time reads, the cache, bytes\n" +
-			"on disk and CLI commands, each against a baseline measured in turns with it on the same\n" +
-			"disk. Rows that miss their target are marked FAIL; the exit code stays 0 unless --check.",
+			"on disk, CLI commands (with their peak RSS) and the bulk paths (export, import, verify,\n" +
+			"rebuild), each against a baseline measured in turns with it on the same disk. Rows that\n" +
+			"miss their target are marked FAIL, and so are rows whose flowctl command failed (an older\n" +
+			"--flowctl that lacks a flag); the exit code stays 0 unless --check.",
 		Example: "  flowbench run --quick\n  flowbench run --dir /var/tmp/flowbench -o json | jq '.[] | select(.pass | not)'",
 		Args:    cobra.NoArgs,
 	}
@@ -213,6 +224,21 @@ type rowGroup struct {
 	rows func() ([]Row, error)
 }
 
+// workloadNames are the workloads' names, in order, for --only.
+var workloadNames = []string{"append_single", "append_group8", "replay", "bytes_per_event", "point_in_time",
+	"cache_hit", "cli", "scale", "bulk", "rebuild"}
+
+// workloads are the workloads in the order they run (replay before bytes,
+// bulk and rebuild, which use its figures; scale before bulk, which reads
+// what it picked), named as workloadNames.
+func (b *bench) workloads() []rowGroup {
+	return []rowGroup{
+		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
+		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
+		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
+	}
+}
+
 // runAll prepares flowctl and the generated file, then runs every
 // workload in order (replay before bytes and rebuild, which use its
 // figures).
@@ -221,11 +247,10 @@ func (b *bench) runAll(o runOptions) ([]Row, error) {
 		return nil, err
 	}
 	var rows []Row
-	for _, w := range []rowGroup{
-		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
-		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
-		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
-	} {
+	for _, w := range b.workloads() {
+		if len(o.only) > 0 && !slices.Contains(o.only, w.name) {
+			continue
+		}
 		start := time.Now()
 		got, err := w.rows()
 		if err != nil {

@@ -57,6 +57,16 @@ func pickScale(path string, genHead uint64) (scalePick, error) {
 	return p, err
 }
 
+// pickScale sets b.pick, once.
+func (b *bench) pickScale() error {
+	if b.pick.project != "" {
+		return nil
+	}
+	var err error
+	b.pick, err = pickScale(b.gen, b.genInfo.Events)
+	return err
+}
+
 // scaleCase is one everyday command of issue 15 with its targets: a ratio
 // to `flowctl --version` and a peak RSS in MiB.
 type scaleCase struct {
@@ -88,12 +98,10 @@ func (b *bench) scaleCases(p scalePick) []scaleCase {
 // `flowctl --version`: the median wall time of each as a ratio to its,
 // and the largest peak RSS of each.
 func (b *bench) scaleRows() ([]Row, error) {
-	pick, err := pickScale(b.gen, b.genInfo.Events)
-	if err != nil {
+	if err := b.pickScale(); err != nil {
 		return nil, err
 	}
-	b.pick = pick
-	cases := b.scaleCases(pick)
+	cases := b.scaleCases(b.pick)
 	ps := []*proc{b.proc("--version")}
 	for _, c := range cases {
 		ps = append(ps, b.proc(c.args...))
@@ -119,6 +127,9 @@ func (b *bench) scaleRows() ([]Row, error) {
 // of the picked project; and gen's rate, from when the file was
 // generated.
 func (b *bench) bulkRows() ([]Row, error) {
+	if err := b.pickScale(); err != nil {
+		return nil, err
+	}
 	x, err := b.newBulk()
 	if err != nil {
 		return nil, err
