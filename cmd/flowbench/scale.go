@@ -95,8 +95,8 @@ func (b *bench) scaleCases(p scalePick) []scaleCase {
 }
 
 // scaleRows measures the everyday commands of issue 15 in turns with
-// `flowctl --version`: the median wall time of each as a ratio to its,
-// and the largest peak RSS of each.
+// `flowctl --version`: the median wall time of each as a ratio to that
+// of --version, and the largest peak RSS of each.
 func (b *bench) scaleRows() ([]Row, error) {
 	if err := b.pickScale(); err != nil {
 		return nil, err
@@ -125,7 +125,8 @@ func (b *bench) scaleRows() ([]Row, error) {
 // the whole file to a file, import of that export into a new file (its
 // first importEvents events with --quick), verify, and rebuild --project
 // of the picked project; and gen's rate, from when the file was
-// generated.
+// generated. Their baselines come from the replay workload (0 without
+// it).
 func (b *bench) bulkRows() ([]Row, error) {
 	if err := b.pickScale(); err != nil {
 		return nil, err
