@@ -27,7 +27,7 @@ refuses to overwrite a file unless --force, shows progress on stderr when
 that is a terminal, and prints one line: events, seconds, events/s, file
 size and bytes per event.
 
-	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check]
+	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check] [--only W,...]
 
 builds flowctl (go build ./cmd/flowctl in the source tree, found from the
 working directory up: run it from the repository, or pass --flowctl),
@@ -38,7 +38,11 @@ temporary directory, removed at the end) keeps the generated file
 PROJ flow's projection record format and SNAP the snapshot format, so
 that a new fold or format gets a new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
-every other file is removed. Text output starts with the machine (CPU,
+every other file is removed. --only runs only the named workloads
+(append_single, append_group8, replay, bytes_per_event, point_in_time,
+cache_hit, cli, scale, bulk, rebuild: the groups of rows below, in order;
+scale and bulk are the rows of issue 15); rows whose baseline another
+workload measures then have a baseline of 0. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
 run's time; JSON output is the rows alone. --quick runs everything at
 small sizes in well under a minute on two cores (the flowctl build
@@ -61,11 +65,52 @@ included, when Go's build cache is warm).
 	bytes_per_event_gen    the generated file as gen left it       its events in SQLite (no projections)    -
 	point_in_time          ms per task read at a random seq        ms per read of it at the head, uncached  value <= 2
 	cache_hit              ns per Engine.Task hitting the cache    ns per read through a 1-entry cache      value <= 200
-	cli_task_show          median ms of flowctl task show          median ms of flowctl --version           ratio <= 2
-	cli_status             median ms of flowctl status             the same                                 ratio <= 2
-	cli_ready              median ms of flowctl ready              the same                                 ratio <= 2
+	cli_task_show          median ms of flowctl task show          median ms of flowctl --version           ratio <= 2, RSS <= 64 MiB
+	cli_status             median ms of flowctl status             the same                                 ratio <= 2, RSS <= 64 MiB
+	cli_ready              median ms of flowctl ready              the same                                 ratio <= 2, RSS <= 64 MiB
 	cli_task_add           median ms of flowctl task add           the same                                 -
+	cli_log_tail           log --limit 20 (the whole file)         median ms of flowctl --version, its own  ratio <= 3, RSS <= 64 MiB
+	cli_log_project        log --limit 20 --project P              the same                                 ratio <= 3, RSS <= 64 MiB
+	cli_log_type           log --type 'approval.*' --limit 5       the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_ctx_history        ctx history T --project P               the same                                 ratio <= 3, RSS <= 64 MiB
+	cli_prime              prime --project P                       the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_report_task        report T --project P                    the same                                 ratio <= 3, RSS <= 64 MiB
+	cli_status_at          status --at HALF --project P            the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_diff               diff HALF HEAD --project P              the same                                 ratio <= 10, RSS <= 128 MiB
+	cli_task_ls            task ls --status doing --project P      the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_export             events/s of export (whole file) > file  read_checked's value                     value >= 300000
+	cli_import             events/s of import of it, a new file    cli_export's value                       value >= 100000
+	cli_verify             events/s of verify                      read_checked's value                     value >= 500000
+	cli_rebuild_project    seconds of rebuild --project P          seconds to fold P's events at replay's   value <= P's events / 100000
+	gen                    events/s of gen, from the file's marker -                                        value >= 40000
 	rebuild                events/s of Engine.Rebuild (one run)    replay's value                           -
+
+The rows from cli_log_tail to gen are those of issue 15 ("read and bulk
+paths at scale"), with its targets. P is the first project (proj000), T
+its last task created at or before HALF, HALF half the events gen wrote
+and HEAD all of them, all found in the generated part of the file, so
+that every run on a file (and every file of the same size) reads the
+same. The nine everyday commands take turns with a `flowctl --version`
+of their own, --quick 3 rounds, else 5; the bulk rows take turns with
+each other, --quick 1 round, else 3. They use only flags that flowctl had
+before the issue, so that an older binary can be measured with
+--flowctl: a command that it refuses or that fails fails its row, with
+the command's error in the row (and after the table), and the run goes
+on (today's rebuild refuses --project). With --quick the import reads
+the export's first 5000 events, and the bulk rows, at 50,000 events,
+count process start in their rates: they read low. gen is the rate gen
+measured when it wrote the file, read from its marker (a reused file
+keeps the figure of the run that generated it). cli_rebuild_project and,
+like cli_task_add, the rebuild row write to the generated file.
+
+Every row that runs flowctl reports the peak RSS of the process (the
+largest over its rounds; Linux only) and, where issue 15 sets one, its
+limit: such a row passes only if both its figure and its RSS do. flowctl
+runs under a small spawner (flowbench itself, with FLOWBENCH_SPAWN set),
+which times it and reads its ru_maxrss: Linux counts the memory a process
+had before its exec in its peak, and Go starts children by vfork, so a
+command flowbench started directly would report flowbench's own tens of
+MiB. The spawner's few MiB are the floor of what a row can report.
 
 DESIGN.md's replay target is "on one core": replay runs the decode and
 the fold on one goroutine, with the garbage collector free to use the
@@ -97,13 +142,20 @@ One array of objects, one per row, in the order above:
 
 	{"name": "append_single", "value": 512.3, "unit": "µs", "baseline": 430.1,
 	 "ratio": 1.19, "target": 1.3, "target_on": "ratio", "target_op": "<=", "pass": true}
+	{"name": "cli_prime", "value": 148.2, "unit": "ms", "baseline": 9.4, "ratio": 15.8,
+	 "target": 5, "target_on": "ratio", "target_op": "<=", "pass": false,
+	 "rss_mib": 46.8, "rss_target_mib": 64}
 
 value and baseline are in unit (baseline_unit, when present, names the
 baseline's unit where it differs); ratio is value/baseline; target,
 target_on ("ratio" or "value") and target_op ("<=" or ">=") are null
 for a row without a target, which always passes. pass is target_on's
 figure compared with target; a ratio target fails without a baseline.
-Fields are only ever added.
+rss_mib (the peak RSS of the flowctl process, MiB) is present on the rows
+that run flowctl, on Linux; rss_target_mib where the row has an RSS
+limit, which pass then includes. error, present only when the row could
+not be measured (its command failed), says why: its value is then 0 and
+pass false. Fields are only ever added.
 
 # Exit codes
 

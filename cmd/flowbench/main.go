@@ -8,6 +8,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(spawnEnv) != "" {
+		os.Exit(spawned(os.Args[1:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stderr)})
 	stop()

@@ -35,6 +35,38 @@ func interleave(ctx context.Context, rounds int, ms ...measurement) ([]float64, 
 	return out, nil
 }
 
+// interleaveEach is interleave for measurements that may fail on their
+// own (a flowctl command that an older binary refuses): a measurement that
+// fails is dropped from the later rounds, its error kept at its index,
+// and the others go on. Only the context's end fails the whole.
+func interleaveEach(ctx context.Context, rounds int, ms ...measurement) ([]float64, []error, error) {
+	got := make([][]float64, len(ms))
+	errs := make([]error, len(ms))
+	for range rounds {
+		for i, m := range ms {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			if errs[i] != nil {
+				continue
+			}
+			x, err := m()
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			got[i] = append(got[i], x)
+		}
+	}
+	out := make([]float64, len(ms))
+	for i, xs := range got {
+		if errs[i] == nil {
+			out[i] = median(xs)
+		}
+	}
+	return out, errs, nil
+}
+
 // median returns the middle of xs (the mean of the two middles for an
 // even count); 0 for none.
 func median(xs []float64) float64 {

@@ -58,7 +58,7 @@ func (b *bench) replayRows() ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.replayRate = m[2]
+	b.replayRate, b.checkedRate = m[2], m[5]
 	return []Row{
 		newRow("replay", m[2], m[0], "events/s", atLeast("value", 1_000_000)),
 		newRow("replay_1core", m[6], m[2], "events/s", atLeast("value", 1_000_000)),

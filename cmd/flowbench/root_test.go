@@ -29,6 +29,7 @@ func TestRun_Usage(t *testing.T) {
 		"RunBadOutput":    {"run", "-o", "xml"},
 		"RunTooFewEvents": {"run", "--events", "10"},
 		"RunStrayArg":     {"run", "now"},
+		"RunBadOnly":      {"run", "--only", "cli,nope"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := runArgs(t, args...)

@@ -22,6 +22,33 @@ type Row struct {
 	TargetOn     *string  `json:"target_on"`               // "ratio" or "value"; null with target
 	TargetOp     *string  `json:"target_op"`               // "<=" or ">="; null with target
 	Pass         bool     `json:"pass"`
+	RSSMiB       *float64 `json:"rss_mib,omitempty"`        // rows that run flowctl: its largest peak RSS over the rounds
+	RSSTarget    *float64 `json:"rss_target_mib,omitempty"` // the row fails when rss_mib is above it
+	Error        string   `json:"error,omitempty"`          // why the row has no figure; it fails
+}
+
+// withRSS adds a flowctl process's peak RSS (KiB; 0: not known) to the
+// row and, with a limit (MiB; 0: none), judges it too: the row passes
+// only if both its figure and its RSS do. An unknown RSS is not judged.
+func (r Row) withRSS(kib int64, limitMiB float64) Row {
+	if kib <= 0 {
+		return r
+	}
+	mib := float64(kib) / 1024
+	r.RSSMiB = &mib
+	if limitMiB > 0 {
+		r.RSSTarget = &limitMiB
+		r.Pass = r.Pass && mib <= limitMiB
+	}
+	return r
+}
+
+// withError marks a row that could not be measured: it fails, with why.
+func (r Row) withError(err error) Row {
+	if err != nil {
+		r.Error, r.Pass = err.Error(), false
+	}
+	return r
 }
 
 // goal is a row's target: its value or ratio at most or at least limit.
@@ -91,16 +118,38 @@ func writeJSON(w io.Writer, rows []Row) error {
 // writeTable prints the rows as an aligned table.
 func writeTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVALUE\tBASELINE\tRATIO\tTARGET\tPASS")
+	fmt.Fprintln(tw, "NAME\tVALUE\tBASELINE\tRATIO\tTARGET\tRSS\tPASS")
 	for _, r := range rows {
 		bu := r.Unit
 		if r.BaselineUnit != "" {
 			bu = r.BaselineUnit
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s %s\t%s\t%s\t%s\n", r.Name, num(r.Value), r.Unit, num(r.Baseline), bu,
-			num(r.Ratio), target(r), passWord(r.Pass))
+		fmt.Fprintf(tw, "%s\t%s %s\t%s %s\t%s\t%s\t%s\t%s\n", r.Name, num(r.Value), r.Unit, num(r.Baseline), bu,
+			num(r.Ratio), target(r), rss(r), passWord(r.Pass))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Error != "" {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Name, r.Error); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rss is a row's peak RSS and its limit: "45.2 MiB <= 64", "45.2 MiB" or "-".
+func rss(r Row) string {
+	if r.RSSMiB == nil {
+		return "-"
+	}
+	s := num(*r.RSSMiB) + " MiB"
+	if r.RSSTarget != nil {
+		s += " <= " + num(*r.RSSTarget)
+	}
+	return s
 }
 
 func target(r Row) string {

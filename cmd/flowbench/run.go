@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
@@ -26,6 +28,7 @@ type runOptions struct {
 	events   int
 	projects int
 	check    bool
+	only     []string // workloads to run; none: all
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
@@ -36,6 +39,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.events, "events", 0, "events of the generated file (default 1000000; 50000 with --quick)")
 	fs.IntVar(&o.projects, "projects", 10, "projects of the generated file")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a row misses its target")
+	fs.StringSliceVar(&o.only, "only", nil, "run only these workloads (comma-separated): "+strings.Join(workloadNames, ", "))
 }
 
 func (o *runOptions) validate() error {
@@ -47,6 +51,11 @@ func (o *runOptions) validate() error {
 	case o.projects < 1 || o.projects > 1000:
 		return usageError{fmt.Errorf("--projects %d: want 1 to 1000", o.projects)}
 	}
+	for _, w := range o.only {
+		if !slices.Contains(workloadNames, w) {
+			return usageError{fmt.Errorf("--only %s: want some of %s", w, strings.Join(workloadNames, ", "))}
+		}
+	}
 	return nil
 }
 
@@ -57,8 +66,10 @@ func runCommand(env env) *cobra.Command {
 		Short: "Measure every target of DESIGN.md §11 against a baseline of the same run",
 		Long: "run builds flowctl (unless --flowctl), generates a realistic file (reused from --dir when\n" +
 			"there), and measures appends, group commit, replay, point-in-time reads, the cache, bytes\n" +
-			"on disk and CLI commands, each against a baseline measured in turns with it on the same\n" +
-			"disk. Rows that miss their target are marked FAIL; the exit code stays 0 unless --check.",
+			"on disk, CLI commands (with their peak RSS) and the bulk paths (export, import, verify,\n" +
+			"rebuild), each against a baseline measured in turns with it on the same disk. Rows that\n" +
+			"miss their target are marked FAIL, and so are rows whose flowctl command failed (an older\n" +
+			"--flowctl that lacks a flag); the exit code stays 0 unless --check.",
 		Example: "  flowbench run --quick\n  flowbench run --dir /var/tmp/flowbench -o json | jq '.[] | select(.pass | not)'",
 		Args:    cobra.NoArgs,
 	}
@@ -84,6 +95,8 @@ type sizes struct {
 	cacheHits, cacheMisses    int
 	cacheRounds               int
 	cliRuns                   int
+	scaleRuns, bulkRounds     int // issue 15's CLI rows; its bulk rows
+	importEvents              int // events of the export the import row imports; 0: all
 }
 
 // Rounds are many and short so that turns are taken often: the figures
@@ -92,10 +105,12 @@ type sizes struct {
 var (
 	fullSizes = sizes{genEvents: 1_000_000, appendOps: 20, appendRounds: 40, groupEvents: 1200, serialEvents: 150,
 		groupRounds: 10, bytesEvents: 100_000, replayRounds: 3, pitReads: 200, pitRounds: 10,
-		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 15, cliRuns: 21}
+		cacheHits: 50_000, cacheMisses: 5_000, cacheRounds: 15, cliRuns: 21,
+		scaleRuns: 5, bulkRounds: 3}
 	quickSizes = sizes{genEvents: 50_000, appendOps: 10, appendRounds: 12, groupEvents: 240, serialEvents: 40,
 		groupRounds: 4, bytesEvents: 20_000, replayRounds: 2, pitReads: 50, pitRounds: 6,
-		cacheHits: 20_000, cacheMisses: 2_000, cacheRounds: 6, cliRuns: 7}
+		cacheHits: 20_000, cacheMisses: 2_000, cacheRounds: 6, cliRuns: 7,
+		scaleRuns: 3, bulkRounds: 1, importEvents: 5000}
 )
 
 // bench is one run: where it works, how much, and what earlier workloads
@@ -112,6 +127,8 @@ type bench struct {
 	genInfo       genResult // the generated file as gen left it
 	genSQLiteSize int64     // the generated events in SQLite, set by replayRows
 	replayRate    float64   // set by replayRows
+	checkedRate   float64   // read_checked's value, set by replayRows
+	pick          scalePick // what issue 15's rows read, set by scaleRows
 	remove        []string
 }
 
@@ -207,6 +224,21 @@ type rowGroup struct {
 	rows func() ([]Row, error)
 }
 
+// workloadNames are the workloads' names, in order, for --only.
+var workloadNames = []string{"append_single", "append_group8", "replay", "bytes_per_event", "point_in_time",
+	"cache_hit", "cli", "scale", "bulk", "rebuild"}
+
+// workloads are the workloads in the order they run (replay before bytes,
+// bulk and rebuild, which use its figures; scale before bulk, which reads
+// what it picked), named as workloadNames.
+func (b *bench) workloads() []rowGroup {
+	return []rowGroup{
+		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
+		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
+		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
+	}
+}
+
 // runAll prepares flowctl and the generated file, then runs every
 // workload in order (replay before bytes and rebuild, which use its
 // figures).
@@ -215,11 +247,10 @@ func (b *bench) runAll(o runOptions) ([]Row, error) {
 		return nil, err
 	}
 	var rows []Row
-	for _, w := range []rowGroup{
-		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
-		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
-		{"cli", b.cliRows}, {"rebuild", b.rebuildRow},
-	} {
+	for _, w := range b.workloads() {
+		if len(o.only) > 0 && !slices.Contains(o.only, w.name) {
+			continue
+		}
 		start := time.Now()
 		got, err := w.rows()
 		if err != nil {
