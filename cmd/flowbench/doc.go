@@ -34,9 +34,10 @@ working directory up: run it from the repository, or pass --flowctl),
 generates a file of --events events (default 1,000,000; 50,000 with
 --quick) into --dir, and measures the rows below. --dir (default: a new
 temporary directory, removed at the end) keeps the generated file
-(gen-EVENTS-pPROJECTS-vFOLD.PROJ-sSNAP.db, FOLD the projection version,
-PROJ flow's projection record format and SNAP the snapshot format, so
-that a new fold or format gets a new file) and its marker (PATH.done, what gen reported) for
+(gen-EVENTS-pPROJECTS-vFOLD.PROJ-sSNAP-lLOG.db, FOLD the projection
+version, PROJ flow's projection record format, SNAP the snapshot format
+and LOG the event log's file format, so that a new fold or format gets a
+new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
 every other file is removed. --only runs only the named workloads
 (append_single, append_group8, replay, bytes_per_event, point_in_time,

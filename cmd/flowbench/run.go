@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -283,7 +284,7 @@ func (b *bench) prepare(o runOptions) error {
 // former run completed in the directory: its marker file (.done) holds
 // what gen reported.
 func (b *bench) prepareGen(projects int) error {
-	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d-v%d.%d-s%d.db", b.size.genEvents, projects, projection.Version, flow.ProjectionFormat, snapshot.FormatVersion))
+	b.gen = filepath.Join(b.dir, fmt.Sprintf("gen-%d-p%d-v%d.%d-s%d-l%d.db", b.size.genEvents, projects, projection.Version, flow.ProjectionFormat, snapshot.FormatVersion, eventlog.FormatVersion))
 	done := b.gen + ".done"
 	info, err := readGenInfo(done)
 	if errors.Is(err, os.ErrNotExist) {
