@@ -3,9 +3,12 @@ package projstore
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -47,23 +50,51 @@ const progressEvery = 10000
 
 // Replay folds the whole log into memory, warning once per unknown event
 // type and reporting progress, when asked (progress not nil), every
-// progressEvery events and at the end.
+// progressEvery events and at the end. On more than one CPU, a log of
+// more than parallelMin events is folded by a goroutine per CPU
+// (ReplayOn).
 func Replay(tx store.Tx, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
-	mem := projection.NewMemory()
+	workers := 1
+	if head, _ := tx.Head(); head > parallelMin {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return ReplayOn(tx, workers, warn, progress)
+}
+
+// parallelMin is the fewest events a Replay folds in parallel: below it,
+// starting goroutines and merging their states costs more than it saves.
+const parallelMin = 20000
+
+// ReplayOn is Replay on workers goroutines besides the caller's, which
+// reads the log once and hands each project's events, in seq order, to
+// the one worker that folds that project: projects are independent folds
+// (an event changes entities of its own project only), so the state is
+// the one a fold on one goroutine makes, entity for entity. workers <= 1
+// folds on the caller's goroutine.
+func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	var rep Report
-	warned := map[string]bool{}
 	total, _ := tx.Head()
 	if progress != nil {
 		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
 	}
+	var fold func(r *store.Record) error
+	var done func() (*projection.Memory, error)
+	if workers <= 1 {
+		mem := projection.NewMemory()
+		fold = func(r *store.Record) error { return projection.Apply(mem, r) }
+		done = func() (*projection.Memory, error) { return mem, nil }
+	} else {
+		p := newParallelFold(workers)
+		fold, done = p.fold, p.wait
+	}
+	warned := map[string]bool{}
 	err := tx.Replay(1, 0, func(r *store.Record) error {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)
 		}
-		err := projection.Apply(mem, r)
-		if errors.Is(err, projection.ErrUnknown) {
+		if schema, ok := projection.Schema(r.Type); !ok || r.Schema != schema {
 			rep.Skipped++
 			if !warned[r.Type] {
 				warned[r.Type] = true
@@ -71,9 +102,162 @@ func Replay(tx store.Tx, warn func(format string, args ...any), progress func(do
 			}
 			return nil
 		}
-		return err
+		return fold(r)
 	})
+	mem, ferr := done()
+	if ferr != nil { // a fold's error comes before any the read met later
+		return nil, rep, ferr
+	}
 	return mem, rep, err
+}
+
+// parallelFold folds the records handed to fold on one goroutine per
+// worker, each project on one of them, in batches of foldBatch records.
+type parallelFold struct {
+	workers []*foldWorker
+	owner   map[string]*foldWorker // project -> the worker folding it
+	next    int                    // the worker the next new project goes to
+	free    chan *foldBatch        // batches the workers are done with
+	failed  atomic.Bool            // a worker met an error: stop reading
+	wg      sync.WaitGroup
+}
+
+// foldBatch is records copied out of a replay, their payloads in data,
+// the i-th ending at ends[i].
+type foldBatch struct {
+	recs []store.Record
+	data []byte
+	ends []int
+}
+
+// foldBatchLen is how many records go to a worker at a time.
+const foldBatchLen = 512
+
+type foldWorker struct {
+	mem   *projection.Memory
+	in    chan *foldBatch
+	batch *foldBatch // being filled
+	err   error
+	seq   uint64 // of the record whose fold failed
+}
+
+func newParallelFold(n int) *parallelFold {
+	p := &parallelFold{owner: map[string]*foldWorker{}, free: make(chan *foldBatch, 4*n)}
+	for range n {
+		w := &foldWorker{mem: projection.NewMemory(), in: make(chan *foldBatch, 2)}
+		p.workers = append(p.workers, w)
+		p.wg.Add(1)
+		go p.run(w)
+	}
+	return p
+}
+
+// run folds w's batches until its channel closes; after an error it only
+// hands batches back.
+func (p *parallelFold) run(w *foldWorker) {
+	defer p.wg.Done()
+	for b := range w.in {
+		for i := range b.recs {
+			if w.err != nil {
+				break
+			}
+			if err := projection.Apply(w.mem, &b.recs[i]); err != nil {
+				w.err, w.seq = err, b.recs[i].Seq
+				p.failed.Store(true)
+			}
+		}
+		select {
+		case p.free <- b:
+		default:
+		}
+	}
+}
+
+// fold copies r (lent by the replay) into the batch of its project's
+// worker, handing the batch over when it is full.
+func (p *parallelFold) fold(r *store.Record) error {
+	w := p.owner[r.Project]
+	if w == nil {
+		w = p.workers[p.next%len(p.workers)]
+		p.next++
+		p.owner[r.Project] = w
+	}
+	if w.batch == nil {
+		select {
+		case w.batch = <-p.free:
+			w.batch.recs, w.batch.data, w.batch.ends = w.batch.recs[:0], w.batch.data[:0], w.batch.ends[:0]
+		default:
+			w.batch = &foldBatch{recs: make([]store.Record, 0, foldBatchLen)}
+		}
+	}
+	b := w.batch
+	// The payloads share one buffer, which may move as it grows: the
+	// records' Data are cut from it when the batch is sent.
+	b.recs = append(b.recs, *r)
+	b.data = append(b.data, r.Data...)
+	b.ends = append(b.ends, len(b.data))
+	if len(b.recs) == foldBatchLen {
+		p.send(w)
+		if p.failed.Load() {
+			return store.ErrStop
+		}
+	}
+	return nil
+}
+
+// send hands w its batch, first pointing each record's Data into the
+// batch's buffer.
+func (p *parallelFold) send(w *foldWorker) {
+	b := w.batch
+	start := 0
+	for i, end := range b.ends {
+		b.recs[i].Data = b.data[start:end:end]
+		start = end
+	}
+	w.in <- b
+	w.batch = nil
+}
+
+// wait hands over the last batches, waits for the workers and returns
+// their states merged, or the error of the earliest record whose fold
+// failed.
+func (p *parallelFold) wait() (*projection.Memory, error) {
+	for _, w := range p.workers {
+		if w.batch != nil && len(w.batch.recs) > 0 {
+			p.send(w)
+		}
+		close(w.in)
+	}
+	p.wg.Wait()
+	var first *foldWorker
+	for _, w := range p.workers {
+		if w.err != nil && (first == nil || w.seq < first.seq) {
+			first = w
+		}
+	}
+	if first != nil {
+		return nil, first.err
+	}
+	return mergeMemories(p.workers), nil
+}
+
+// mergeMemories puts the entities of the workers' states, which hold
+// different projects, into one.
+func mergeMemories(workers []*foldWorker) *projection.Memory {
+	if len(workers) == 1 {
+		return workers[0].mem
+	}
+	out := workers[0].mem
+	for _, w := range workers[1:] {
+		m := w.mem
+		maps.Copy(out.Projects, m.Projects)
+		maps.Copy(out.Plans, m.Plans)
+		maps.Copy(out.Tasks, m.Tasks)
+		maps.Copy(out.Approvals, m.Approvals)
+		maps.Copy(out.Execs, m.Execs)
+		maps.Copy(out.Checkpoints, m.Checkpoints)
+	}
+	return out
 }
 
 // WriteMemory stores a replayed state as the inline projections, in the
