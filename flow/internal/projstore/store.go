@@ -215,8 +215,15 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	return decodeEntity[T](bucket, k, b)
 }
 
-// copyEntity is a deep copy of the entity v, through its encoding.
+// copyEntity is a deep copy of the entity v: Clone for the entities that
+// have one, else through its encoding.
 func copyEntity[T any](v *T) (*T, error) {
+	switch v := any(v).(type) {
+	case *projection.Task:
+		return any(v.Clone()).(*T), nil
+	case *projection.Project:
+		return any(v.Clone()).(*T), nil
+	}
 	b, ok := projection.AppendEntity(nil, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
