@@ -72,8 +72,22 @@ const parallelMin = 20000
 // the one a fold on one goroutine makes, entity for entity. workers <= 1
 // folds on the caller's goroutine.
 func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
-	var rep Report
 	total, _ := tx.Head()
+	read := func(fn func(*store.Record) error) error { return tx.Replay(1, 0, fn) }
+	return replay(read, total, workers, warn, progress)
+}
+
+// ReplayProject folds the events of project into memory, read through
+// the project index, as Replay folds the whole log; total is what
+// progress hears as the events to fold.
+func ReplayProject(tx store.Tx, project string, total uint64, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+	read := func(fn func(*store.Record) error) error { return tx.ReplayProject(project, 1, fn) }
+	return replay(read, total, 1, warn, progress)
+}
+
+// replay folds the records read hands it, on workers goroutines.
+func replay(read func(fn func(*store.Record) error) error, total uint64, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+	var rep Report
 	if progress != nil {
 		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
@@ -89,7 +103,7 @@ func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), p
 		fold, done = p.fold, p.wait
 	}
 	warned := map[string]bool{}
-	err := tx.Replay(1, 0, func(r *store.Record) error {
+	err := read(func(r *store.Record) error {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)
@@ -271,6 +285,71 @@ func WriteMemory(tx store.Tx, mem *projection.Memory) error {
 		return err
 	}
 	return tx.Put(BucketMeta, KeyVersion, stamp)
+}
+
+// DropProject deletes project's entities and its entries in the status
+// index, for WriteMemory to write them anew from a replay of its events.
+func DropProject(tx store.Tx, project string) error {
+	if err := tx.Delete(BucketProjects, []byte(project)); err != nil {
+		return err
+	}
+	for _, bucket := range EntityBuckets[1:] {
+		if err := deletePrefix(tx, bucket, []byte(project+"/"), func(k []byte) bool {
+			p, _ := splitKey(string(k))
+			return p == project
+		}); err != nil {
+			return err
+		}
+	}
+	// The index's keys of project: its entries, ids by status, counts
+	// and claims (summary.go).
+	for _, bucket := range EntityBuckets[1:] {
+		if !summarized[bucket] {
+			continue
+		}
+		ref := SummaryRefKey(bucket, project+"/")
+		if err := deletePrefix(tx, BucketSummaries, ref, func(k []byte) bool {
+			p, _ := splitKey(string(k[len(ref)-len(project)-1:]))
+			return p == project
+		}); err != nil {
+			return err
+		}
+		byStatus := []byte("s" + bucket + "\x00" + project + "\x00") // SummaryStatusPrefix of every status
+		for _, prefix := range [][]byte{byStatus, SummaryCountPrefix(bucket, project)} {
+			if err := deletePrefix(tx, BucketSummaries, prefix, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return deletePrefix(tx, BucketSummaries, []byte("l"+project+"\x00"), nil)
+}
+
+// deletePrefix deletes the keys of bucket under prefix that keep allows
+// (nil: all).
+func deletePrefix(tx store.Tx, bucket string, prefix []byte, keep func(k []byte) bool) error {
+	var keys [][]byte
+	err := tx.Scan(bucket, prefix, func(k, _ []byte) error {
+		if keep == nil || keep(k) {
+			keys = append(keys, bytes.Clone(k))
+		}
+		return nil
+	})
+	for _, k := range keys {
+		if err == nil {
+			err = tx.Delete(bucket, k)
+		}
+	}
+	return err
+}
+
+// WriteProject stores a replay of one project's events as its inline
+// projections, in the buckets DropProject emptied of it.
+func WriteProject(tx store.Tx, mem *projection.Memory) error {
+	s := NewTx(tx)
+	if err := mem.PutAll(s); err != nil {
+		return err
+	}
+	return s.flushFresh(wantSummaries(mem))
 }
 
 // Compare compares mem, a replay of the log, byte for byte with the
