@@ -277,14 +277,143 @@ func mergeMemories(workers []*foldWorker) *projection.Memory {
 // WriteMemory stores a replayed state as the inline projections, in the
 // empty buckets a rebuild leaves.
 func WriteMemory(tx store.Tx, mem *projection.Memory) error {
-	s := NewTx(tx)
-	if err := mem.PutAll(s); err != nil {
-		return err
-	}
-	if err := s.flushFresh(wantSummaries(mem)); err != nil {
+	if err := writeFresh(tx, mem); err != nil {
 		return err
 	}
 	return tx.Put(BucketMeta, KeyVersion, stamp)
+}
+
+// record is one key and value to put into a bucket.
+type record struct {
+	bucket string
+	key    string
+	value  []byte
+}
+
+// writeChunk is how many records a producer of writeFresh hands over at a
+// time.
+const writeChunk = 256
+
+// writeFresh writes mem's entities, then its status index, each bucket in
+// key order: bbolt appends to a node when keys come in order but shifts
+// the node's whole array for a key that lands in the middle. Two
+// goroutines sort and encode the entities and the index while the
+// caller's puts them (a Tx is for its own goroutine only).
+func writeFresh(tx store.Tx, mem *projection.Memory) error {
+	entities := make(chan []record, 8)
+	summaries := make(chan []record, 8)
+	stop := make(chan struct{})
+	var encErr error // of the entities' producer, read after entities closes
+	go func() {
+		defer close(entities)
+		encErr = produceEntities(mem, entities, stop)
+	}()
+	go func() {
+		defer close(summaries)
+		produceSummaries(mem, summaries, stop)
+	}()
+	err := putAll(tx, entities)
+	if err == nil {
+		err = encErr
+	}
+	if err == nil {
+		err = putAll(tx, summaries)
+	}
+	close(stop)
+	for range entities { // let the producers end
+	}
+	for range summaries {
+	}
+	return err
+}
+
+// putAll puts the records from in until it closes or a put fails.
+func putAll(tx store.Tx, in <-chan []record) error {
+	for chunk := range in {
+		for _, r := range chunk {
+			if err := tx.Put(r.bucket, []byte(r.key), r.value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// send hands chunk to out unless stop closes first.
+func send(out chan<- []record, stop <-chan struct{}, chunk []record) bool {
+	select {
+	case out <- chunk:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// produceEntities sends mem's entities, sealed, bucket by bucket in key
+// order.
+func produceEntities(mem *projection.Memory, out chan<- []record, stop <-chan struct{}) error {
+	c := &chunker{out: out, stop: stop}
+	for _, produce := range []func() error{
+		func() error { return produceMap(c, BucketProjects, mem.Projects) },
+		func() error { return produceMap(c, BucketPlans, mem.Plans) },
+		func() error { return produceMap(c, BucketTasks, mem.Tasks) },
+		func() error { return produceMap(c, BucketApprovals, mem.Approvals) },
+		func() error { return produceMap(c, BucketExecs, mem.Execs) },
+		func() error { return produceMap(c, BucketCheckpts, mem.Checkpoints) },
+	} {
+		if err := produce(); err != nil || c.stopped {
+			return err
+		}
+	}
+	c.flush()
+	return nil
+}
+
+// produceMap sends the entities of m, sealed, in key order.
+func produceMap[V any](c *chunker, bucket string, m map[string]*V) error {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		b, err := encodeEntity(key, m[key])
+		if err != nil {
+			return err
+		}
+		if c.add(record{bucket, key, b}); c.stopped {
+			return nil
+		}
+	}
+	return nil
+}
+
+// chunker hands records over writeChunk at a time.
+type chunker struct {
+	out     chan<- []record
+	stop    <-chan struct{}
+	chunk   []record
+	stopped bool // stop closed: the writer wants no more
+}
+
+func (c *chunker) add(r record) {
+	if c.chunk = append(c.chunk, r); len(c.chunk) == writeChunk {
+		c.flush()
+	}
+}
+
+func (c *chunker) flush() {
+	if len(c.chunk) > 0 && !c.stopped {
+		c.stopped = !send(c.out, c.stop, c.chunk)
+	}
+	c.chunk = make([]record, 0, writeChunk)
+}
+
+// produceSummaries sends the status index mem implies, in key order.
+func produceSummaries(mem *projection.Memory, out chan<- []record, stop <-chan struct{}) {
+	want := wantSummaries(mem)
+	c := &chunker{out: out, stop: stop}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if c.add(record{BucketSummaries, k, want[k]}); c.stopped {
+			return
+		}
+	}
+	c.flush()
 }
 
 // DropProject deletes project's entities and its entries in the status
@@ -345,11 +474,7 @@ func deletePrefix(tx store.Tx, bucket string, prefix []byte, keep func(k []byte)
 // WriteProject stores a replay of one project's events as its inline
 // projections, in the buckets DropProject emptied of it.
 func WriteProject(tx store.Tx, mem *projection.Memory) error {
-	s := NewTx(tx)
-	if err := mem.PutAll(s); err != nil {
-		return err
-	}
-	return s.flushFresh(wantSummaries(mem))
+	return writeFresh(tx, mem)
 }
 
 // Compare compares mem, a replay of the log, byte for byte with the

@@ -2,7 +2,6 @@ package projstore
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -323,28 +322,6 @@ func encodeEntity(key string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	return Seal([]byte(key), b), nil
-}
-
-// flushFresh is flush for a rebuild into empty buckets: the entities in
-// key order and then the summary index, whole and in key order. bbolt
-// appends to a node when keys come in order but shifts the node's whole
-// array for a key that lands in the middle, so a rebuild in map order
-// took minutes at a million events.
-func (s *Tx) flushFresh(summaries map[string][]byte) error {
-	slices.Sort(s.keys)
-	for _, k := range s.keys {
-		bucket, key, _ := strings.Cut(k, "\x00")
-		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
-			return err
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(summaries)) {
-		if err := s.raw.Put(BucketSummaries, []byte(k), summaries[k]); err != nil {
-			return err
-		}
-	}
-	s.dirty, s.keys = map[string]any{}, nil
-	return nil
 }
 
 func (s *Tx) Project(name string) (*projection.Project, error) {
