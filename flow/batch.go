@@ -1,6 +1,13 @@
 package flow
 
-import "github.com/flowctl/flowctl/flow/store"
+import (
+	"maps"
+	"slices"
+
+	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/store"
+)
 
 // Batch runs several commands in one transaction: fn gets a view of the
 // engine whose commands all join that transaction, and they commit
@@ -9,10 +16,41 @@ import "github.com/flowctl/flowctl/flow/store"
 // Like any Update callback, fn may run more than once (group commit
 // retries without a failing caller) and must have no effects outside the
 // engine.
+//
+// The batch's commands share their projections in memory
+// (projstore.Pending): an entity that several of them change is decoded
+// once and written once, when fn returns; each project's rollback index
+// is brought up to date once, then, too.
 func (e *Engine) Batch(fn func(b *Engine) error) error {
 	return e.update(func(tx store.Tx) error {
 		b := *e
-		b.tx = tx
-		return fn(&b)
+		if b.batch != nil { // a batch in a batch joins it
+			return fn(&b)
+		}
+		p := projstore.NewPending(tx)
+		b.tx, b.batch = p, &batch{projects: map[string]bool{}}
+		if err := fn(&b); err != nil {
+			return err
+		}
+		return b.batch.end(p)
 	})
+}
+
+// batch is what a Batch's commands leave for its end.
+type batch struct {
+	projects map[string]bool // projects the batch's commands wrote to
+}
+
+// end writes what the batch's commands folded and indexes the rollbacks
+// of the projects they wrote to.
+func (b *batch) end(p *projstore.Pending) error {
+	if err := p.Flush(); err != nil {
+		return err
+	}
+	for _, project := range slices.Sorted(maps.Keys(b.projects)) {
+		if err := history.IndexRollbacks(p.Raw(), project); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -42,6 +42,7 @@ type writer struct {
 	e       *Engine
 	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
+	batched bool              // the Tx is its batch's, flushed at the batch's end
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -81,7 +82,9 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 func (w *writer) autoSnapshot() error {
 	every := w.e.snapshotEvery()
 	for project := range w.emitted {
-		if err := history.IndexRollbacks(w.tx, project); err != nil {
+		if w.batched {
+			w.e.batch.projects[project] = true // indexed at the batch's end
+		} else if err := history.IndexRollbacks(w.tx, project); err != nil {
 			return err
 		}
 		if err := projstore.IndexDigestLog(w.tx, project); err != nil {
@@ -129,22 +132,28 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 	if err := check.Line("idempotency key", wr.Key, MaxTitle, false); err != nil {
 		return Ref{}, err
 	}
-	hash, err := commandHash(name, input)
-	if err != nil {
-		return Ref{}, err
+	var hash string // of the command, for its idempotency key only
+	if wr.Key != "" {
+		var err error
+		if hash, err = commandHash(name, input); err != nil {
+			return Ref{}, err
+		}
 	}
 	var out Ref
-	err = e.update(func(tx store.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
 			return err
 		}
-		w := &writer{Tx: projstore.NewTx(tx), e: e, tx: tx}
+		s, batched := projstore.Writer(tx)
+		w := &writer{Tx: s, e: e, tx: tx, batched: batched && e.batch != nil}
 		ref, err := fn(w)
 		if err != nil {
 			return err
 		}
-		if err := w.Flush(); err != nil {
-			return err
+		if !w.batched {
+			if err := w.Flush(); err != nil {
+				return err
+			}
 		}
 		if err := w.autoSnapshot(); err != nil {
 			return err

@@ -54,6 +54,7 @@ type Engine struct {
 	cache  *Cache
 	at     *at       // set on a point-in-time view (At)
 	tx     store.Tx  // set on the view of a Batch: every read and write joins it
+	batch  *batch    // set on the view of a Batch: what its end does
 	held   *heldHead // the head while the file is held; shared with views
 }
 

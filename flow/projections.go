@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
@@ -58,6 +59,48 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 		}
 		return projstore.WriteMemory(tx, mem)
 	})
+	return rep, err
+}
+
+// RebuildProject drops project's projections (its entities, status index
+// entries and rollback index) and folds its events, read through the
+// project index, into new ones, in one transaction: the rest of the file
+// is left alone. When the stored projections were built by another fold
+// version, it rebuilds them all (Rebuild). ErrNotFound when the project
+// has no events.
+func (e *Engine) RebuildProject(project string) (RebuildReport, error) {
+	var rep RebuildReport
+	var whole bool
+	err := e.update(func(tx store.Tx) error {
+		current, err := projstore.Current(tx)
+		if err != nil || !current {
+			whole = err == nil
+			return err
+		}
+		var total uint64
+		if p, err := projstore.NewTx(tx).Project(project); err != nil {
+			return err
+		} else if p != nil {
+			total = p.Events
+		}
+		mem, r, err := projstore.ReplayProject(tx, project, total, e.warn, e.opts.Progress)
+		if err != nil {
+			return err
+		}
+		if rep = r; r.Events == 0 {
+			return fmt.Errorf("%w: project %q has no events", ErrNotFound, project)
+		}
+		if err := projstore.DropProject(tx, project); err != nil {
+			return err
+		}
+		if err := history.DropIndex(tx, project); err != nil {
+			return err
+		}
+		return projstore.WriteProject(tx, mem)
+	})
+	if whole {
+		return e.Rebuild()
+	}
 	return rep, err
 }
 

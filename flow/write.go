@@ -58,7 +58,7 @@ func (e *Engine) readTx(tx store.Tx, fn func(src source) error) error {
 		return err
 	}
 	if current {
-		return fn(projstore.NewTx(tx))
+		return fn(projstore.Reader(tx))
 	}
 	mem, _, err := e.replay(tx)
 	if err != nil {

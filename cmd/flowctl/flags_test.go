@@ -255,7 +255,7 @@ func TestFlags_GlobalRefused(t *testing.T) {
 		{"task", "ls", "--actor", "bob"},
 		{"task", "show", "T-1", "--session", "s1"},
 		{"verify", "--project", "p"},
-		{"rebuild", "--project", "p"},
+		{"rebuild", "--actor", "bob"}, // rebuild --project P is its own flag
 		{"compact", "--actor", "bob"},
 		{"project", "new", "other", "--project", "p"},
 		{"project", "switch", "p", "--session", "s1"},

@@ -3,9 +3,12 @@ package projstore
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -48,23 +51,65 @@ const progressEvery = 10000
 
 // Replay folds the whole log into memory, warning once per unknown event
 // type and reporting progress, when asked (progress not nil), every
-// progressEvery events and at the end.
+// progressEvery events and at the end. On more than one CPU, a log of
+// more than parallelMin events is folded by a goroutine per CPU
+// (ReplayOn).
 func Replay(tx store.Tx, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
-	mem := projection.NewMemory()
-	var rep Report
-	warned := map[string]bool{}
+	workers := 1
+	if head, _ := tx.Head(); head > parallelMin {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return ReplayOn(tx, workers, warn, progress)
+}
+
+// parallelMin is the fewest events a Replay folds in parallel: below it,
+// starting goroutines and merging their states costs more than it saves.
+const parallelMin = 20000
+
+// ReplayOn is Replay on workers goroutines besides the caller's, which
+// reads the log once and hands each project's events, in seq order, to
+// the one worker that folds that project: projects are independent folds
+// (an event changes entities of its own project only), so the state is
+// the one a fold on one goroutine makes, entity for entity. workers <= 1
+// folds on the caller's goroutine.
+func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	total, _ := tx.Head()
+	read := func(fn func(*store.Record) error) error { return tx.Replay(1, 0, fn) }
+	return replay(read, total, workers, warn, progress)
+}
+
+// ReplayProject folds the events of project into memory, read through
+// the project index, as Replay folds the whole log; total is what
+// progress hears as the events to fold.
+func ReplayProject(tx store.Tx, project string, total uint64, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+	read := func(fn func(*store.Record) error) error { return tx.ReplayProject(project, 1, fn) }
+	return replay(read, total, 1, warn, progress)
+}
+
+// replay folds the records read hands it, on workers goroutines.
+func replay(read func(fn func(*store.Record) error) error, total uint64, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+	var rep Report
 	if progress != nil {
 		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
 	}
-	err := tx.Replay(1, 0, func(r *store.Record) error {
+	var fold func(r *store.Record) error
+	var done func() (*projection.Memory, error)
+	if workers <= 1 {
+		mem := projection.NewMemory()
+		fold = func(r *store.Record) error { return projection.Apply(mem, r) }
+		done = func() (*projection.Memory, error) { return mem, nil }
+	} else {
+		p := newParallelFold(workers)
+		fold, done = p.fold, p.wait
+	}
+	warned := map[string]bool{}
+	err := read(func(r *store.Record) error {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)
 		}
-		err := projection.Apply(mem, r)
-		if errors.Is(err, projection.ErrUnknown) {
+		if schema, ok := projection.Schema(r.Type); !ok || r.Schema != schema {
 			rep.Skipped++
 			if !warned[r.Type] {
 				warned[r.Type] = true
@@ -72,22 +117,365 @@ func Replay(tx store.Tx, warn func(format string, args ...any), progress func(do
 			}
 			return nil
 		}
-		return err
+		return fold(r)
 	})
+	mem, ferr := done()
+	if ferr != nil { // a fold's error comes before any the read met later
+		return nil, rep, ferr
+	}
 	return mem, rep, err
+}
+
+// parallelFold folds the records handed to fold on one goroutine per
+// worker, each project on one of them, in batches of foldBatch records.
+type parallelFold struct {
+	workers []*foldWorker
+	owner   map[string]*foldWorker // project -> the worker folding it
+	next    int                    // the worker the next new project goes to
+	free    chan *foldBatch        // batches the workers are done with
+	failed  atomic.Bool            // a worker met an error: stop reading
+	wg      sync.WaitGroup
+}
+
+// foldBatch is records copied out of a replay, their payloads in data,
+// the i-th ending at ends[i].
+type foldBatch struct {
+	recs []store.Record
+	data []byte
+	ends []int
+}
+
+// foldBatchLen is how many records go to a worker at a time.
+const foldBatchLen = 512
+
+type foldWorker struct {
+	mem   *projection.Memory
+	in    chan *foldBatch
+	batch *foldBatch // being filled
+	err   error
+	seq   uint64 // of the record whose fold failed
+}
+
+func newParallelFold(n int) *parallelFold {
+	p := &parallelFold{owner: map[string]*foldWorker{}, free: make(chan *foldBatch, 4*n)}
+	for range n {
+		w := &foldWorker{mem: projection.NewMemory(), in: make(chan *foldBatch, 2)}
+		p.workers = append(p.workers, w)
+		p.wg.Add(1)
+		go p.run(w)
+	}
+	return p
+}
+
+// run folds w's batches until its channel closes; after an error it only
+// hands batches back.
+func (p *parallelFold) run(w *foldWorker) {
+	defer p.wg.Done()
+	for b := range w.in {
+		for i := range b.recs {
+			if w.err != nil {
+				break
+			}
+			if err := projection.Apply(w.mem, &b.recs[i]); err != nil {
+				w.err, w.seq = err, b.recs[i].Seq
+				p.failed.Store(true)
+			}
+		}
+		select {
+		case p.free <- b:
+		default:
+		}
+	}
+}
+
+// fold copies r (lent by the replay) into the batch of its project's
+// worker, handing the batch over when it is full.
+func (p *parallelFold) fold(r *store.Record) error {
+	w := p.owner[r.Project]
+	if w == nil {
+		w = p.workers[p.next%len(p.workers)]
+		p.next++
+		p.owner[r.Project] = w
+	}
+	if w.batch == nil {
+		select {
+		case w.batch = <-p.free:
+			w.batch.recs, w.batch.data, w.batch.ends = w.batch.recs[:0], w.batch.data[:0], w.batch.ends[:0]
+		default:
+			w.batch = &foldBatch{recs: make([]store.Record, 0, foldBatchLen)}
+		}
+	}
+	b := w.batch
+	// The payloads share one buffer, which may move as it grows: the
+	// records' Data are cut from it when the batch is sent.
+	b.recs = append(b.recs, *r)
+	b.data = append(b.data, r.Data...)
+	b.ends = append(b.ends, len(b.data))
+	if len(b.recs) == foldBatchLen {
+		p.send(w)
+		if p.failed.Load() {
+			return store.ErrStop
+		}
+	}
+	return nil
+}
+
+// send hands w its batch, first pointing each record's Data into the
+// batch's buffer.
+func (p *parallelFold) send(w *foldWorker) {
+	b := w.batch
+	start := 0
+	for i, end := range b.ends {
+		b.recs[i].Data = b.data[start:end:end]
+		start = end
+	}
+	w.in <- b
+	w.batch = nil
+}
+
+// wait hands over the last batches, waits for the workers and returns
+// their states merged, or the error of the earliest record whose fold
+// failed.
+func (p *parallelFold) wait() (*projection.Memory, error) {
+	for _, w := range p.workers {
+		if w.batch != nil && len(w.batch.recs) > 0 {
+			p.send(w)
+		}
+		close(w.in)
+	}
+	p.wg.Wait()
+	var first *foldWorker
+	for _, w := range p.workers {
+		if w.err != nil && (first == nil || w.seq < first.seq) {
+			first = w
+		}
+	}
+	if first != nil {
+		return nil, first.err
+	}
+	return mergeMemories(p.workers), nil
+}
+
+// mergeMemories puts the entities of the workers' states, which hold
+// different projects, into one.
+func mergeMemories(workers []*foldWorker) *projection.Memory {
+	if len(workers) == 1 {
+		return workers[0].mem
+	}
+	out := workers[0].mem
+	for _, w := range workers[1:] {
+		m := w.mem
+		maps.Copy(out.Projects, m.Projects)
+		maps.Copy(out.Plans, m.Plans)
+		maps.Copy(out.Tasks, m.Tasks)
+		maps.Copy(out.Approvals, m.Approvals)
+		maps.Copy(out.Execs, m.Execs)
+		maps.Copy(out.Checkpoints, m.Checkpoints)
+	}
+	return out
 }
 
 // WriteMemory stores a replayed state as the inline projections, in the
 // empty buckets a rebuild leaves.
 func WriteMemory(tx store.Tx, mem *projection.Memory) error {
-	s := NewTx(tx)
-	if err := mem.PutAll(s); err != nil {
-		return err
-	}
-	if err := s.flushFresh(wantSummaries(mem)); err != nil {
+	if err := writeFresh(tx, mem); err != nil {
 		return err
 	}
 	return tx.Put(BucketMeta, KeyVersion, stamp)
+}
+
+// record is one key and value to put into a bucket.
+type record struct {
+	bucket string
+	key    string
+	value  []byte
+}
+
+// writeChunk is how many records a producer of writeFresh hands over at a
+// time.
+const writeChunk = 256
+
+// writeFresh writes mem's entities, then its status index, each bucket in
+// key order: bbolt appends to a node when keys come in order but shifts
+// the node's whole array for a key that lands in the middle. Two
+// goroutines sort and encode the entities and the index while the
+// caller's puts them (a Tx is for its own goroutine only).
+func writeFresh(tx store.Tx, mem *projection.Memory) error {
+	entities := make(chan []record, 8)
+	summaries := make(chan []record, 8)
+	stop := make(chan struct{})
+	var encErr error // of the entities' producer, read after entities closes
+	go func() {
+		defer close(entities)
+		encErr = produceEntities(mem, entities, stop)
+	}()
+	go func() {
+		defer close(summaries)
+		produceSummaries(mem, summaries, stop)
+	}()
+	err := putAll(tx, entities)
+	if err == nil {
+		err = encErr
+	}
+	if err == nil {
+		err = putAll(tx, summaries)
+	}
+	close(stop)
+	for range entities { // let the producers end
+	}
+	for range summaries {
+	}
+	return err
+}
+
+// putAll puts the records from in until it closes or a put fails.
+func putAll(tx store.Tx, in <-chan []record) error {
+	for chunk := range in {
+		for _, r := range chunk {
+			if err := tx.Put(r.bucket, []byte(r.key), r.value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// send hands chunk to out unless stop closes first.
+func send(out chan<- []record, stop <-chan struct{}, chunk []record) bool {
+	select {
+	case out <- chunk:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// produceEntities sends mem's entities, sealed, bucket by bucket in key
+// order.
+func produceEntities(mem *projection.Memory, out chan<- []record, stop <-chan struct{}) error {
+	c := &chunker{out: out, stop: stop}
+	for _, produce := range []func() error{
+		func() error { return produceMap(c, BucketProjects, mem.Projects) },
+		func() error { return produceMap(c, BucketPlans, mem.Plans) },
+		func() error { return produceMap(c, BucketTasks, mem.Tasks) },
+		func() error { return produceMap(c, BucketApprovals, mem.Approvals) },
+		func() error { return produceMap(c, BucketExecs, mem.Execs) },
+		func() error { return produceMap(c, BucketCheckpts, mem.Checkpoints) },
+	} {
+		if err := produce(); err != nil || c.stopped {
+			return err
+		}
+	}
+	c.flush()
+	return nil
+}
+
+// produceMap sends the entities of m, sealed, in key order.
+func produceMap[V any](c *chunker, bucket string, m map[string]*V) error {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		b, err := encodeEntity(key, m[key])
+		if err != nil {
+			return err
+		}
+		if c.add(record{bucket, key, b}); c.stopped {
+			return nil
+		}
+	}
+	return nil
+}
+
+// chunker hands records over writeChunk at a time.
+type chunker struct {
+	out     chan<- []record
+	stop    <-chan struct{}
+	chunk   []record
+	stopped bool // stop closed: the writer wants no more
+}
+
+func (c *chunker) add(r record) {
+	if c.chunk = append(c.chunk, r); len(c.chunk) == writeChunk {
+		c.flush()
+	}
+}
+
+func (c *chunker) flush() {
+	if len(c.chunk) > 0 && !c.stopped {
+		c.stopped = !send(c.out, c.stop, c.chunk)
+	}
+	c.chunk = make([]record, 0, writeChunk)
+}
+
+// produceSummaries sends the status index mem implies, in key order.
+func produceSummaries(mem *projection.Memory, out chan<- []record, stop <-chan struct{}) {
+	want := wantSummaries(mem)
+	c := &chunker{out: out, stop: stop}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if c.add(record{BucketSummaries, k, want[k]}); c.stopped {
+			return
+		}
+	}
+	c.flush()
+}
+
+// DropProject deletes project's entities and its entries in the status
+// index, for WriteMemory to write them anew from a replay of its events.
+func DropProject(tx store.Tx, project string) error {
+	if err := tx.Delete(BucketProjects, []byte(project)); err != nil {
+		return err
+	}
+	for _, bucket := range EntityBuckets[1:] {
+		if err := deletePrefix(tx, bucket, []byte(project+"/"), func(k []byte) bool {
+			p, _ := splitKey(string(k))
+			return p == project
+		}); err != nil {
+			return err
+		}
+	}
+	// The index's keys of project: its entries, ids by status, counts
+	// and claims (summary.go).
+	for _, bucket := range EntityBuckets[1:] {
+		if !summarized[bucket] {
+			continue
+		}
+		ref := SummaryRefKey(bucket, project+"/")
+		if err := deletePrefix(tx, BucketSummaries, ref, func(k []byte) bool {
+			p, _ := splitKey(string(k[len(ref)-len(project)-1:]))
+			return p == project
+		}); err != nil {
+			return err
+		}
+		byStatus := []byte("s" + bucket + "\x00" + project + "\x00") // SummaryStatusPrefix of every status
+		for _, prefix := range [][]byte{byStatus, SummaryCountPrefix(bucket, project)} {
+			if err := deletePrefix(tx, BucketSummaries, prefix, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return deletePrefix(tx, BucketSummaries, []byte("l"+project+"\x00"), nil)
+}
+
+// deletePrefix deletes the keys of bucket under prefix that keep allows
+// (nil: all).
+func deletePrefix(tx store.Tx, bucket string, prefix []byte, keep func(k []byte) bool) error {
+	var keys [][]byte
+	err := tx.Scan(bucket, prefix, func(k, _ []byte) error {
+		if keep == nil || keep(k) {
+			keys = append(keys, bytes.Clone(k))
+		}
+		return nil
+	})
+	for _, k := range keys {
+		if err == nil {
+			err = tx.Delete(bucket, k)
+		}
+	}
+	return err
+}
+
+// WriteProject stores a replay of one project's events as its inline
+// projections, in the buckets DropProject emptied of it.
+func WriteProject(tx store.Tx, mem *projection.Memory) error {
+	return writeFresh(tx, mem)
 }
 
 // Compare compares mem, a replay of the log, byte for byte with the

@@ -2,7 +2,6 @@ package projstore
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -66,16 +65,125 @@ type deleted struct{}
 // the fold puts stays in memory until flush writes it, so the fold and
 // the command that runs it see one consistent state.
 type Tx struct {
-	tx    store.Tx
-	dirty map[string]any // bucket + "\x00" + key -> entity
-	keys  []string       // dirty keys in the order first put
+	// tx serves the status index's queries (summary.go); under a Pending
+	// it flushes the pending writes first. raw serves entity reads, which
+	// look in dirty first, and every write.
+	tx, raw store.Tx
+	dirty   map[string]any // bucket + "\x00" + key -> entity
+	keys    []string       // dirty keys in the order first put
+	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
+	// unflushed entities a get returns copies of.
+	pending *Tx
 }
 
 var _ Source = (*Tx)(nil)
 
-// NewTx is the inline projections seen through tx.
+// NewTx is the inline projections seen through tx. Through a Pending, it
+// reads and writes what the batch's commands flushed and what they hold
+// unflushed alike: the Pending flushes before anything else reads or
+// writes a projection bucket.
 func NewTx(tx store.Tx) *Tx {
-	return &Tx{tx: tx, dirty: map[string]any{}}
+	return &Tx{tx: tx, raw: tx, dirty: map[string]any{}}
+}
+
+// Writer is the inline projections a command folds into: under a Pending,
+// the one its batch's commands share (batched true), whose writes wait
+// for the Pending's Flush; else NewTx(tx), which the command flushes.
+func Writer(tx store.Tx) (s *Tx, batched bool) {
+	if p, ok := tx.(*Pending); ok {
+		return p.s, true
+	}
+	return NewTx(tx), false
+}
+
+// Reader is the inline projections a query reads through tx: under a
+// Pending, its entities as the batch's commands left them, flushed or not,
+// each a copy the query owns; else NewTx(tx).
+func Reader(tx store.Tx) *Tx {
+	if p, ok := tx.(*Pending); ok {
+		return &Tx{tx: p, raw: p.Tx, dirty: map[string]any{}, pending: p.s}
+	}
+	return NewTx(tx)
+}
+
+// Pending is a write transaction whose commands share one Tx, so that the
+// entities they fold stay decoded in memory from command to command and
+// each is encoded and written once, by Flush, however many events changed
+// it. Anything else that touches a projection bucket through the Pending
+// (a query, a snapshot, a rebuild) flushes it first, so it sees what a
+// flush after every command would have left.
+type Pending struct {
+	store.Tx
+	s *Tx
+}
+
+// NewPending wraps tx for a batch of commands.
+func NewPending(tx store.Tx) *Pending {
+	p := &Pending{Tx: tx}
+	p.s = &Tx{tx: p, raw: tx, dirty: map[string]any{}}
+	return p
+}
+
+// Flush writes the entities the batch's commands folded.
+func (p *Pending) Flush() error {
+	if len(p.s.keys) == 0 {
+		return nil
+	}
+	return p.s.Flush()
+}
+
+// Raw is the transaction the Pending wraps.
+func (p *Pending) Raw() store.Tx { return p.Tx }
+
+// settle flushes before bucket is read or written, if it is a projection's
+// that a flush writes (proj_meta holds the stamp of a rebuild only).
+func (p *Pending) settle(bucket string) error {
+	if bucket == BucketMeta || !slices.Contains(Buckets, bucket) {
+		return nil
+	}
+	return p.Flush()
+}
+
+func (p *Pending) Get(bucket string, key []byte) ([]byte, error) {
+	if err := p.settle(bucket); err != nil {
+		return nil, err
+	}
+	return p.Tx.Get(bucket, key)
+}
+
+func (p *Pending) Put(bucket string, key, value []byte) error {
+	if err := p.settle(bucket); err != nil {
+		return err
+	}
+	return p.Tx.Put(bucket, key, value)
+}
+
+func (p *Pending) Delete(bucket string, key []byte) error {
+	if err := p.settle(bucket); err != nil {
+		return err
+	}
+	return p.Tx.Delete(bucket, key)
+}
+
+func (p *Pending) DeleteBucket(bucket string) error {
+	if err := p.settle(bucket); err != nil {
+		return err
+	}
+	return p.Tx.DeleteBucket(bucket)
+}
+
+func (p *Pending) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) error {
+	if err := p.settle(bucket); err != nil {
+		return err
+	}
+	return p.Tx.Scan(bucket, prefix, fn)
+}
+
+func (p *Pending) Last(bucket string, prefix, max []byte) (k, v []byte, err error) {
+	if err := p.settle(bucket); err != nil {
+		return nil, nil, err
+	}
+	return p.Tx.Last(bucket, prefix, max)
 }
 
 func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
@@ -87,8 +195,16 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 		}
 		return v.(*T), nil
 	}
+	if s.pending != nil {
+		if v, ok := s.pending.dirty[dirtyKey(bucket, key)]; ok {
+			if _, gone := v.(deleted); gone {
+				return nil, nil
+			}
+			return copyEntity(v.(*T))
+		}
+	}
 	k := []byte(key)
-	b, err := s.tx.Get(bucket, k)
+	b, err := s.raw.Get(bucket, k)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +212,26 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 		return nil, s.checkAbsent(bucket, key)
 	}
 	return decodeEntity[T](bucket, k, b)
+}
+
+// copyEntity is a deep copy of the entity v: Clone for the entities that
+// have one, else through its encoding.
+func copyEntity[T any](v *T) (*T, error) {
+	switch v := any(v).(type) {
+	case *projection.Task:
+		return any(v.Clone()).(*T), nil
+	case *projection.Project:
+		return any(v.Clone()).(*T), nil
+	}
+	b, ok := projection.AppendEntity(nil, v)
+	if !ok {
+		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	}
+	out := new(T)
+	if _, err := projection.DecodeEntity(b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkAbsent checks that an entity not found under key in bucket is
@@ -107,12 +243,12 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 func (s *Tx) checkAbsent(bucket, key string) error {
 	switch {
 	case bucket == BucketProjects:
-		if v, _ := s.tx.StreamVersion(projection.ProjectStream(key)); v == 0 {
+		if v, _ := s.raw.StreamVersion(projection.ProjectStream(key)); v == 0 {
 			return nil
 		}
 		return Damaged(bucket, []byte(key), "is missing but the project's events are in the log")
 	case summarized[bucket]:
-		v, err := s.tx.Get(BucketSummaries, SummaryRefKey(bucket, key))
+		v, err := s.raw.Get(BucketSummaries, SummaryRefKey(bucket, key))
 		if err != nil || v == nil {
 			return err
 		}
@@ -157,14 +293,14 @@ func (s *Tx) put(bucket, key string, v any) error {
 func (s *Tx) Flush() error {
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
-		if err := flushSummary(s.tx, bucket, key, s.dirty[k]); err != nil {
+		if err := flushSummary(s.raw, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		if err := flushPlanCounts(s.tx, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {
-			if err := s.tx.Delete(bucket, []byte(key)); err != nil {
+			if err := s.raw.Delete(bucket, []byte(key)); err != nil {
 				return err
 			}
 			continue
@@ -183,7 +319,7 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.tx.Put(bucket, []byte(key), b)
+	return s.raw.Put(bucket, []byte(key), b)
 }
 
 // encodeEntity encodes a projected entity as marshal would (by hand:
@@ -194,28 +330,6 @@ func encodeEntity(key string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
 	return Seal([]byte(key), b), nil
-}
-
-// flushFresh is flush for a rebuild into empty buckets: the entities in
-// key order and then the summary index, whole and in key order. bbolt
-// appends to a node when keys come in order but shifts the node's whole
-// array for a key that lands in the middle, so a rebuild in map order
-// took minutes at a million events.
-func (s *Tx) flushFresh(summaries map[string][]byte) error {
-	slices.Sort(s.keys)
-	for _, k := range s.keys {
-		bucket, key, _ := strings.Cut(k, "\x00")
-		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
-			return err
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(summaries)) {
-		if err := s.tx.Put(BucketSummaries, []byte(k), summaries[k]); err != nil {
-			return err
-		}
-	}
-	s.dirty, s.keys = map[string]any{}, nil
-	return nil
 }
 
 func (s *Tx) Project(name string) (*projection.Project, error) {
@@ -265,9 +379,14 @@ func (s *Tx) PutExec(v *projection.Exec) error {
 // list decodes every entity of bucket under prefix, in key order, with
 // what is dirty taking precedence. Callers sort by id number.
 func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
+	if s.pending != nil && len(s.pending.keys) > 0 {
+		if err := s.pending.Flush(); err != nil { // a Reader lists what is stored
+			return nil, err
+		}
+	}
 	var out []*T
 	seen := map[string]bool{}
-	err := s.tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+	err := s.raw.Scan(bucket, []byte(prefix), func(k, v []byte) error {
 		seen[string(k)] = true
 		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
 			if v, live := d.(*T); live {
