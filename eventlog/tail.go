@@ -89,8 +89,10 @@ func (e *tailView) entry() indexEntry {
 // all emptied by deletes in the same transaction.
 func (tx *Tx) scanTail(fn func(*tailView) bool) error {
 	c := tx.bucket(bucketTail).Cursor()
+	var e tailView // one for the scan: fn(&e) makes it escape
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		e, ok := parseTailEntry(k, v)
+		var ok bool
+		e, ok = parseTailEntry(k, v)
 		if !ok {
 			return corruptf(0, "index tail entry %x is malformed", k)
 		}
