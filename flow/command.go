@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -42,6 +43,7 @@ type writer struct {
 	e       *Engine
 	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
+	idx     logidx.Writer     // the events' entries in the log index
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -71,6 +73,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 		w.emitted = map[string]uint64{}
 	}
 	w.emitted[ev.Project]++
+	w.idx.Add(r.Seq, &r.Event)
 	return r, nil
 }
 
@@ -141,6 +144,9 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 			return err
 		}
 		if err := w.Flush(); err != nil {
+			return err
+		}
+		if err := w.idx.Flush(tx); err != nil {
 			return err
 		}
 		if err := w.autoSnapshot(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -18,8 +19,8 @@ const ProjectionFormat = projstore.Format
 // source is what queries read (projstore.Source).
 type source = projstore.Source
 
-// syncProjections rebuilds the projections of a writable engine whose
-// stored version is not this binary's.
+// syncProjections rebuilds the projections (and the log index) of a
+// writable engine whose stored version of either is not this binary's.
 func (e *Engine) syncProjections() error {
 	if e.opts.ReadOnly {
 		return nil
@@ -28,6 +29,9 @@ func (e *Engine) syncProjections() error {
 	if err := e.log.View(func(tx store.Tx) error {
 		var err error
 		current, err = projstore.Current(tx)
+		if current && err == nil {
+			current, err = logidx.Current(tx)
+		}
 		return err
 	}); err != nil || current {
 		return err
@@ -39,8 +43,8 @@ func (e *Engine) syncProjections() error {
 // RebuildReport says what a rebuild did.
 type RebuildReport = projstore.Report
 
-// Rebuild drops the projections and folds the whole log into new ones, in
-// one transaction.
+// Rebuild drops the projections and folds the whole log into new ones,
+// and lists it again in the log index (logidx), in one transaction.
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx store.Tx) error {
@@ -56,7 +60,10 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 				return err
 			}
 		}
-		return projstore.WriteMemory(tx, mem)
+		if err := projstore.WriteMemory(tx, mem); err != nil {
+			return err
+		}
+		return logidx.Rebuild(tx)
 	})
 	return rep, err
 }
@@ -68,12 +75,19 @@ func (e *Engine) replay(tx store.Tx) (*projection.Memory, RebuildReport, error) 
 }
 
 // compareProjections replays the log and compares the result, byte for
-// byte, with the stored projections. The first difference is returned as
-// a *store.CorruptionError naming the entity.
+// byte, with the stored projections, then the log index (logidx) when it
+// is current. The first difference is returned as a *store.CorruptionError
+// naming the entity or key.
 func (e *Engine) compareProjections(tx store.Tx) error {
 	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
 	}
-	return projstore.Compare(tx, mem)
+	if err := projstore.Compare(tx, mem); err != nil {
+		return err
+	}
+	if current, err := logidx.Current(tx); err != nil || !current {
+		return err
+	}
+	return logidx.Compare(tx)
 }
