@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -124,6 +125,7 @@ func (w *Writer) add(prefix []byte, seq uint64) {
 
 // Flush writes the buffered seqs into tx and empties w.
 func (w *Writer) Flush(tx store.Tx) error {
+	slices.Sort(w.order) // keys in order: bbolt moves fewer
 	for _, p := range w.order {
 		if err := appendList(tx, []byte(p), w.lists[p]); err != nil {
 			return err

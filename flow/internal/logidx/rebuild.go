@@ -9,31 +9,51 @@ import (
 	"github.com/flowctl/flowctl/flow/store"
 )
 
-// rebuildFlush is how many events Rebuild lists in memory between writes.
-const rebuildFlush = 1 << 16
-
 // Rebuild drops the index and lists every event of the log again, then
-// stamps it with this Format.
+// stamps it with this Format. It lists the whole log in memory (8 bytes
+// a seq and list) and writes the keys in order: bbolt splits a bucket's
+// nodes only at the commit, so a bucket made in one transaction is one
+// node until then, and keys put out of order would each move the ones
+// after them.
 func Rebuild(tx store.Tx) error {
 	if err := tx.DeleteBucket(Bucket); err != nil {
 		return err
 	}
 	var w Writer
-	n := 0
 	err := tx.Replay(1, 0, func(r *store.Record) error {
 		w.Add(r.Seq, &r.Event)
-		if n++; n%rebuildFlush == 0 {
-			return w.Flush(tx)
-		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := w.Flush(tx); err != nil {
+	if err := tx.Put(Bucket, keyVersion, stamp); err != nil {
 		return err
 	}
-	return tx.Put(Bucket, keyVersion, stamp)
+	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+}
+
+// each calls fn with the keys and values of a new index of w's lists, in
+// key order: the types listed, then the chunks.
+func (w *Writer) each(fn func(k, v []byte) error) error {
+	prefixes := slices.Sorted(maps.Keys(w.lists))
+	for _, p := range prefixes {
+		if p[0] == kindType {
+			if err := fn(append([]byte{kindTypeName}, p[3:]...), []byte{}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range prefixes {
+		seqs := w.lists[p]
+		for i := 0; i < len(seqs); i += ChunkSize {
+			chunk := seqs[i:min(i+ChunkSize, len(seqs))]
+			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Compare derives the index from the log and compares it, byte for byte,
@@ -49,15 +69,10 @@ func Compare(tx store.Tx) error {
 		return err
 	}
 	want := map[string][]byte{string(keyVersion): stamp}
-	for p, seqs := range w.lists {
-		if p[0] == kindType {
-			want[string(append([]byte{kindTypeName}, p[3:]...))] = []byte{}
-		}
-		for i := 0; i < len(seqs); i += ChunkSize {
-			chunk := seqs[i:min(i+ChunkSize, len(seqs))]
-			want[string(chunkKey([]byte(p), chunk[0]))] = encodeChunk(chunk)
-		}
-	}
+	_ = w.each(func(k, v []byte) error {
+		want[string(k)] = v
+		return nil
+	})
 	err = tx.Scan(Bucket, nil, func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
