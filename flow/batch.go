@@ -1,6 +1,9 @@
 package flow
 
-import "github.com/flowctl/flowctl/flow/store"
+import (
+	"github.com/flowctl/flowctl/flow/internal/logidx"
+	"github.com/flowctl/flowctl/flow/store"
+)
 
 // Batch runs several commands in one transaction: fn gets a view of the
 // engine whose commands all join that transaction, and they commit
@@ -13,6 +16,13 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 	return e.update(func(tx store.Tx) error {
 		b := *e
 		b.tx = tx
-		return fn(&b)
+		if e.idx != nil { // a batch inside a batch: the outer one writes
+			return fn(&b)
+		}
+		b.idx = new(logidx.Writer)
+		if err := fn(&b); err != nil {
+			return err
+		}
+		return b.idx.Flush(tx)
 	})
 }

@@ -43,7 +43,7 @@ type writer struct {
 	e       *Engine
 	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
-	idx     logidx.Writer     // the events' entries in the log index
+	idx     *logidx.Writer    // the events' entries in the log index
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -138,7 +138,10 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
 			return err
 		}
-		w := &writer{Tx: projstore.NewTx(tx), e: e, tx: tx}
+		w := &writer{Tx: projstore.NewTx(tx), e: e, tx: tx, idx: e.idx}
+		if w.idx == nil { // not in a Batch: written with the projections
+			w.idx = new(logidx.Writer)
+		}
 		ref, err := fn(w)
 		if err != nil {
 			return err
@@ -146,8 +149,10 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		if err := w.idx.Flush(tx); err != nil {
-			return err
+		if e.idx == nil {
+			if err := w.idx.Flush(tx); err != nil {
+				return err
+			}
 		}
 		if err := w.autoSnapshot(); err != nil {
 			return err

@@ -245,6 +245,11 @@ func (e *Engine) backWalk(f *Filter) (*backWalk, error) {
 	}
 	w.query.Project, w.query.Actor, w.query.Session = f.Project, f.Actor, f.Session
 	err := e.view(func(tx store.Tx) error {
+		if e.idx != nil { // in a Batch: its own events first
+			if err := e.idx.Flush(tx); err != nil {
+				return err
+			}
+		}
 		head, _ := tx.Head()
 		if f.UntilSeq == 0 || f.UntilSeq > head {
 			f.UntilSeq = head

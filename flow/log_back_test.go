@@ -172,3 +172,31 @@ func reversed(s []uint64) []uint64 {
 	slices.Reverse(out)
 	return out
 }
+
+// TestEngine_EventsBack_InBatch: a Batch's commands list their events in
+// the log index at its end, and a walk inside the batch sees them.
+func TestEngine_EventsBack_InBatch(t *testing.T) {
+	e := mustOpen(t)
+	err := e.Batch(func(b *Engine) error {
+		if _, err := b.CreateProject(NewProject{Name: "p"}); err != nil {
+			return err
+		}
+		for range 3 {
+			if _, err := b.AddTask(NewTask{Project: "p", Title: "t"}); err != nil {
+				return err
+			}
+		}
+		got := backOf(t, b, Filter{Type: "task.created", Project: "p"})
+		if len(got) != 3 {
+			t.Errorf("inside the batch: %v, want 3 tasks", got)
+		}
+		_, err := b.AddTask(NewTask{Project: "p", Title: "t"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backOf(t, e, Filter{Type: "task.*", Actor: "tester", Session: "s1"}); len(got) != 4 {
+		t.Errorf("after the batch: %v, want 4 tasks", got)
+	}
+}

@@ -48,6 +48,11 @@ type RebuildReport = projstore.Report
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx store.Tx) error {
+		// The log index first: its lists are garbage before the replay
+		// below holds the projections in memory.
+		if err := logidx.Rebuild(tx); err != nil {
+			return err
+		}
 		mem, r, err := projstore.Replay(tx, e.warn, e.opts.Progress)
 		if err != nil {
 			return err
@@ -60,10 +65,7 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 				return err
 			}
 		}
-		if err := projstore.WriteMemory(tx, mem); err != nil {
-			return err
-		}
-		return logidx.Rebuild(tx)
+		return projstore.WriteMemory(tx, mem)
 	})
 	return rep, err
 }
