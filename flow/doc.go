@@ -107,8 +107,10 @@ itself when proj_meta's version or format is not this binary's; verify compares 
 the status index included, byte for byte with a replay of the log.
 log_idx, the log index of package flow/internal/logidx, is rebuilt with
 them (and on its own stamp, logidx.Format) and compared with the log by
-verify; a read-only engine on a file whose log index is not current walks
-the store's project index or the log instead (EventsBack).
+verify; a read-only engine on a file whose log index is of another format
+walks the store's project index or the log instead (EventsBack), and the
+events an older flowctl appended past the seq it lists are read from the
+log and listed by the next writable open.
 snapshots are checked on every load and skipped when damaged; the rollback
 index is checked by verify and ignored by reads when it disagrees with the
 log; snapshot_marks is advice to the snapshot policy only.

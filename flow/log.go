@@ -219,6 +219,7 @@ type backWalk struct {
 	f       *Filter
 	path    backPath
 	query   logidx.Query // for pathIndex
+	through uint64       // pathIndex: the log index lists the log up to this seq
 	to      uint64       // the next record's seq is at most to
 	version uint64       // pathStream: the next record's version is at most this; 0: the head
 	left    int          // matches still wanted; 0: no limit
@@ -260,9 +261,9 @@ func (e *Engine) backWalk(f *Filter) (*backWalk, error) {
 			w.path = pathStream
 			return nil
 		case w.query.Serves():
-			current, err := logidx.Current(tx)
-			if current || err != nil {
-				w.path = pathIndex
+			through, ok, err := logidx.Through(tx)
+			if ok || err != nil {
+				w.path, w.through = pathIndex, through
 				return err
 			}
 		}
@@ -333,8 +334,14 @@ func (e *Engine) pageBack(w *backWalk) ([]Event, error) {
 }
 
 // readIndexBack hands visit the records the log index lists for w's
-// query, from w.to down.
+// query, from w.to down: first those past the seq it lists through,
+// which an older flowctl appended, from the log.
 func readIndexBack(tx store.Tx, w *backWalk, visit func(*store.Record) error) error {
+	if w.to > w.through {
+		if err := tx.ReadRangeBack(w.through+1, w.to, visit); err != nil || w.done || w.to > w.through {
+			return err // an error, or visit stopped the walk
+		}
+	}
 	cur, err := logidx.Open(tx, w.query)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -27,8 +28,10 @@ var (
 )
 
 // appendBack appends batches of events, each batch one transaction, and
-// lists them in the log index as the engine's writer does.
-func appendBack(tb testing.TB, e *Engine, batches [][]backEvent) {
+// lists them in the log index as the engine's writer does, but for the
+// batches from unindexed on, which it appends as a flowctl without the
+// log index would.
+func appendBack(tb testing.TB, e *Engine, batches [][]backEvent, unindexed int) {
 	tb.Helper()
 	for i, batch := range batches {
 		err := e.update(func(tx store.Tx) error {
@@ -40,7 +43,9 @@ func appendBack(tb testing.TB, e *Engine, batches [][]backEvent) {
 				if err != nil {
 					return err
 				}
-				idx.Add(res.Seqs[0], &ev)
+				if i < unindexed {
+					idx.Add(res.Seqs[0], &ev)
+				}
 			}
 			return idx.Flush(tx)
 		})
@@ -85,13 +90,15 @@ func backOf(tb testing.TB, e *Engine, f Filter) []uint64 {
 // TestEngine_EventsBack_Property: for random histories and filters,
 // EventsBack is Events reversed, Events with a Limit is the last Limit
 // of Events without, EventsBack with a Limit is the first Limit of
-// EventsBack without, and the log index is the log's before and after a
-// rebuild.
+// EventsBack without, also when the last batches were appended without
+// the log index (an older flowctl); and the log index is the log's after
+// CatchUp lists those, and after a rebuild.
 func TestEngine_EventsBack_Property(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		e := mustOpen(t)
 		batches := rapid.SliceOfN(rapid.SliceOfN(rapid.Custom(drawBackEvent), 1, 30), 1, 12).Draw(rt, "batches")
-		appendBack(t, e, batches)
+		unindexed := rapid.IntRange(0, len(batches)+1).Draw(rt, "unindexed")
+		appendBack(t, e, batches, unindexed)
 		if _, err := e.Verify(); err != nil {
 			rt.Fatalf("Verify: %v", err)
 		}
@@ -113,6 +120,12 @@ func TestEngine_EventsBack_Property(t *testing.T) {
 			if got, want := backOf(t, e, f), back[:min(len(back), f.Limit)]; !slices.Equal(got, want) {
 				rt.Fatalf("filter %+v: EventsBack %v, want %v", f, got, want)
 			}
+		}
+		if err := e.update(logidx.CatchUp); err != nil {
+			rt.Fatal(err)
+		}
+		if _, err := e.Verify(); err != nil {
+			rt.Fatalf("Verify after CatchUp: %v", err)
 		}
 		before := dumpBucket(t, e, logidx.Bucket)
 		if _, err := e.Rebuild(); err != nil {
@@ -148,7 +161,7 @@ func TestEngine_EventsBack_Pages(t *testing.T) {
 	for i := range batch {
 		batch[i] = backEvent{stream: backStreams[i%3], typ: backTypes[i%4], actor: backActors[i%3], session: "s1", project: backProjects[1+i%2]}
 	}
-	appendBack(t, e, [][]backEvent{batch})
+	appendBack(t, e, [][]backEvent{batch}, 1)
 	for _, f := range []Filter{{}, {Stream: "a/2"}, {Project: "q"}, {Session: "s1"}, {Type: "task.*", Project: "p"}, {Actor: "bob", SinceSeq: 100}} {
 		all := seqs(collect(t, e, f))
 		if back := backOf(t, e, f); !slices.Equal(back, reversed(all)) || len(all) < 100 {
@@ -198,5 +211,40 @@ func TestEngine_EventsBack_InBatch(t *testing.T) {
 	}
 	if got := backOf(t, e, Filter{Type: "task.*", Actor: "tester", Session: "s1"}); len(got) != 4 {
 		t.Errorf("after the batch: %v, want 4 tasks", got)
+	}
+}
+
+// TestOpen_CatchesUpLogIndex: a writable open lists the events a flowctl
+// without the log index appended, and nothing else changes.
+func TestOpen_CatchesUpLogIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flow.db")
+	opts := Options{Create: true, NoSync: true, Actor: "tester", Now: fixedClock()}
+	e, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendBack(t, e, [][]backEvent{{{stream: "a/1", typ: "task.x", actor: "ann"}}, {{stream: "a/1", typ: "task.y", actor: "bob"}}}, 1)
+	current := func(e *Engine) (ok bool) {
+		if err := e.view(func(tx store.Tx) (err error) { ok, err = logidx.Current(tx); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if current(e) {
+		t.Fatal("the log index is current after an unindexed append")
+	}
+	e.Close()
+	if e, err = Open(path, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !current(e) {
+		t.Fatal("a writable open left the log index behind")
+	}
+	if _, err := e.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if got := backOf(t, e, Filter{Actor: "bob"}); !slices.Equal(got, []uint64{2}) {
+		t.Errorf("actor bob: %v, want [2]", got)
 	}
 }

@@ -20,24 +20,33 @@ const ProjectionFormat = projstore.Format
 type source = projstore.Source
 
 // syncProjections rebuilds the projections (and the log index) of a
-// writable engine whose stored version of either is not this binary's.
+// writable engine whose stored version of either is not this binary's,
+// and lists in the log index the events a flowctl without it appended.
 func (e *Engine) syncProjections() error {
 	if e.opts.ReadOnly {
 		return nil
 	}
-	var current bool
+	var current, behind bool
 	if err := e.log.View(func(tx store.Tx) error {
 		var err error
-		current, err = projstore.Current(tx)
-		if current && err == nil {
-			current, err = logidx.Current(tx)
+		if current, err = projstore.Current(tx); !current || err != nil {
+			return err
 		}
+		through, ok, err := logidx.Through(tx)
+		head, _ := tx.Head()
+		current, behind = ok, through != head
 		return err
-	}); err != nil || current {
+	}); err != nil {
 		return err
 	}
-	_, err := e.Rebuild()
-	return err
+	switch {
+	case !current:
+		_, err := e.Rebuild()
+		return err
+	case behind: // an older flowctl appended: list what it left out
+		return e.log.Update(logidx.CatchUp)
+	}
+	return nil
 }
 
 // RebuildReport says what a rebuild did.

@@ -13,6 +13,7 @@ verify. It imports neither package flow nor a backend.
 	log_idx  kind, uint16 BE length and term, uint64 BE first seq -> the chunk's other seqs
 	log_idx  'T', type                                            -> "" (the types listed: a pattern's expansion)
 	log_idx  0x00 "version"                                       -> uint32 BE Format
+	log_idx  0x00 "through"                                       -> uint64 BE: the log is listed up to this seq
 
 The kinds are 't' (term: the type), 'p' (term: uint16 BE length and the
 project, then the type), 'a' (the actor) and 's' (the session); events
@@ -28,7 +29,9 @@ same bytes and Compare compares bytes.
 
 Writer buffers the seqs of one transaction's events per list, and Flush
 writes each touched chunk once: it fills the list's last chunk, then adds
-new ones. Every seq it is given is larger than every seq stored.
+new ones, and moves "through" to the last seq. Every seq it is given is
+larger than every seq stored. The engine keeps one Writer per command, or
+per Batch.
 
 # Reading
 
@@ -41,9 +44,14 @@ it likes.
 
 # Rebuild and verify
 
-Current reports whether the bucket was built in this Format; the engine
-rebuilds it (Rebuild) with the projections on a writable open when it is
-not, and a read-only engine then walks the store's indexes instead.
+Through reports the seq the index lists the log up to, if the bucket was
+built in this Format. Events past it were appended by a flowctl that does
+not keep the index: readers read them from the log before walking the
+index, and a writable open lists them (CatchUp). Current reports that
+the index lists the whole log in this Format; the engine rebuilds it
+(Rebuild) with the projections on a writable open when the Format is not
+this binary's, and a read-only engine then walks the store's indexes
+instead.
 Compare derives the bucket from the log and reports the first key that
 differs as a *store.CorruptionError.
 */

@@ -31,13 +31,49 @@ const (
 
 var (
 	keyVersion = append([]byte{kindMeta}, "version"...)
+	keyThrough = append([]byte{kindMeta}, "through"...)
 	stamp      = binary.BigEndian.AppendUint32(nil, Format)
 )
 
-// Current reports whether the index was built in this binary's Format.
-func Current(tx store.Tx) (bool, error) {
+// Through returns the seq up to which the index lists the log, and ok
+// when it was built in this binary's Format (else seq is 0). Events past
+// seq were appended by a flowctl that does not keep the index: a reader
+// reads them from the log, and CatchUp lists them.
+func Through(tx store.Tx) (seq uint64, ok bool, err error) {
 	b, err := tx.Get(Bucket, keyVersion)
-	return bytes.Equal(b, stamp), err
+	if err != nil || !bytes.Equal(b, stamp) {
+		return 0, false, err
+	}
+	if b, err = tx.Get(Bucket, keyThrough); err != nil || len(b) != 8 {
+		return 0, false, err
+	}
+	return binary.BigEndian.Uint64(b), true, nil
+}
+
+// Current reports whether the index was built in this binary's Format
+// and lists the whole log.
+func Current(tx store.Tx) (bool, error) {
+	seq, ok, err := Through(tx)
+	head, _ := tx.Head()
+	return ok && seq == head, err
+}
+
+// CatchUp lists the events after the seq the index lists through, when
+// it was built in this Format.
+func CatchUp(tx store.Tx) error {
+	seq, ok, err := Through(tx)
+	if err != nil || !ok {
+		return err
+	}
+	var w Writer
+	err = tx.Replay(seq+1, 0, func(r *store.Record) error {
+		w.Add(r.Seq, &r.Event)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.Flush(tx)
 }
 
 // listPrefix is the key prefix of the list of term in kind.
@@ -95,6 +131,7 @@ func corrupt(k []byte) error {
 type Writer struct {
 	lists map[string][]uint64 // list prefix -> new seqs, ascending
 	order []string            // prefixes in the order first added
+	last  uint64              // the largest seq added
 }
 
 // Add lists the event at seq.
@@ -102,6 +139,7 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 	if w.lists == nil {
 		w.lists = map[string][]uint64{}
 	}
+	w.last = max(w.last, seq)
 	w.add(listPrefix(kindType, ev.Type), seq)
 	if ev.Project != "" {
 		w.add(listPrefix(kindProjectType, projectTerm(ev.Project, ev.Type)), seq)
@@ -131,7 +169,12 @@ func (w *Writer) Flush(tx store.Tx) error {
 			return err
 		}
 	}
-	w.lists, w.order = nil, nil
+	if w.last != 0 {
+		if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, w.last)); err != nil {
+			return err
+		}
+	}
+	w.lists, w.order, w.last = nil, nil, 0
 	return nil
 }
 

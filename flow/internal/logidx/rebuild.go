@@ -2,6 +2,7 @@ package logidx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,6 +26,10 @@ func Rebuild(tx store.Tx) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	head, _ := tx.Head()
+	if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, head)); err != nil {
 		return err
 	}
 	if err := tx.Put(Bucket, keyVersion, stamp); err != nil {
@@ -68,7 +73,8 @@ func Compare(tx store.Tx) error {
 	if err != nil {
 		return err
 	}
-	want := map[string][]byte{string(keyVersion): stamp}
+	head, _ := tx.Head()
+	want := map[string][]byte{string(keyVersion): stamp, string(keyThrough): binary.BigEndian.AppendUint64(nil, head)}
 	_ = w.each(func(k, v []byte) error {
 		want[string(k)] = v
 		return nil
