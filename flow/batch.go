@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -28,11 +29,14 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 			return fn(&b)
 		}
 		p := projstore.NewPending(tx)
-		b.tx, b.batch = p, &batch{projects: map[string]bool{}}
+		b.tx, b.batch, b.idx = p, &batch{projects: map[string]bool{}}, new(logidx.Writer)
 		if err := fn(&b); err != nil {
 			return err
 		}
-		return b.batch.end(p)
+		if err := b.batch.end(p); err != nil {
+			return err
+		}
+		return b.idx.Flush(tx)
 	})
 }
 

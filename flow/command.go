@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -43,6 +44,7 @@ type writer struct {
 	tx      store.Tx
 	emitted map[string]uint64 // events appended per project
 	batched bool              // the Tx is its batch's, flushed at the batch's end
+	idx     *logidx.Writer    // the events' entries in the log index
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -72,6 +74,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 		w.emitted = map[string]uint64{}
 	}
 	w.emitted[ev.Project]++
+	w.idx.Add(r.Seq, &r.Event)
 	return r, nil
 }
 
@@ -145,13 +148,21 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 			return err
 		}
 		s, batched := projstore.Writer(tx)
-		w := &writer{Tx: s, e: e, tx: tx, batched: batched && e.batch != nil}
+		w := &writer{Tx: s, e: e, tx: tx, batched: batched && e.batch != nil, idx: e.idx}
+		if w.idx == nil { // not in a Batch: written with the projections
+			w.idx = new(logidx.Writer)
+		}
 		ref, err := fn(w)
 		if err != nil {
 			return err
 		}
 		if !w.batched {
 			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if e.idx == nil {
+			if err := w.idx.Flush(tx); err != nil {
 				return err
 			}
 		}

@@ -90,6 +90,7 @@ are written in the transaction of the events they follow.
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
 	rollback_idx     the project's whole-project rollbacks, for reads at a point (flow/internal/history)
 	idem             idempotency key           -> the command's hash and result (command.go)
+	log_idx          kind, term, first seq     -> posting list chunk: the seqs of a type (per project and across), actor or session (flow/internal/logidx)
 
 The proj_* buckets are the inline projections, package
 flow/internal/projstore: its Tx is what the fold writes and the queries
@@ -104,6 +105,12 @@ exit 7 with the hint to run 'flowctl rebuild', never a wrong answer.
 The proj_* buckets are dropped and refilled by a rebuild, which runs by
 itself when proj_meta's version or format is not this binary's; verify compares them,
 the status index included, byte for byte with a replay of the log.
+log_idx, the log index of package flow/internal/logidx, is rebuilt with
+them (and on its own stamp, logidx.Format) and compared with the log by
+verify; a read-only engine on a file whose log index is of another format
+walks the store's project index or the log instead (EventsBack), and the
+events an older flowctl appended past the seq it lists are read from the
+log and listed by the next writable open.
 snapshots are checked on every load and skipped when damaged; the rollback
 index is checked by verify and ignored by reads when it disagrees with the
 log; snapshot_marks is advice to the snapshot policy only.

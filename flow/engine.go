@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -52,10 +53,11 @@ type Engine struct {
 	driver store.Driver // opens path; nil for an engine made by New
 	log    store.Store  // nil while released between pages of a long read
 	cache  *Cache
-	at     *at       // set on a point-in-time view (At)
-	tx     store.Tx  // set on the view of a Batch: every read and write joins it
-	batch  *batch    // set on the view of a Batch: what its end does
-	held   *heldHead // the head while the file is held; shared with views
+	at     *at            // set on a point-in-time view (At)
+	tx     store.Tx       // set on the view of a Batch: every read and write joins it
+	batch  *batch         // set on the view of a Batch: what its end does
+	idx    *logidx.Writer // set on the view of a Batch: its commands' log index entries, written once at its end
+	held   *heldHead      // the head while the file is held; shared with views
 }
 
 // Open opens the engine on the store at path: a file's path, or a URL

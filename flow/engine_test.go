@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -137,16 +138,19 @@ func TestEngine_EventsPagesAcrossTransactions(t *testing.T) {
 	e := mustOpen(t)
 	const n = 2*pageSize + 17
 	err := e.update(func(tx store.Tx) error {
+		var idx logidx.Writer // what the engine's writer would list
 		for i := range n {
 			ev, err := e.newEvent("test.event", 1, "big", map[string]int{"i": i})
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Append("test/stream", eventlog.Any, ev); err != nil {
+			res, err := tx.Append("test/stream", eventlog.Any, ev)
+			if err != nil {
 				return err
 			}
+			idx.Add(res.Seqs[0], &ev)
 		}
-		return nil
+		return idx.Flush(tx)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/eventview"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -149,6 +150,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 	err := e.update(func(tx store.Tx) error {
 		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
 		st := projstore.NewTx(tx)
+		var idx logidx.Writer
 		for i, ie := range events {
 			e.progress(i, len(events))
 			ev, err := asImported(tx, ie.event)
@@ -164,6 +166,7 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 				continue
 			}
 			res.Appended++
+			idx.Add(out.Seqs[0], &ev)
 			if err := foldSeq(tx, st, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
@@ -171,6 +174,9 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 			}
 		}
 		e.progress(len(events), len(events))
+		if err := idx.Flush(tx); err != nil {
+			return err
+		}
 		return st.Flush()
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -74,8 +75,26 @@ const pageSize = 4096
 // Events calls fn for each event matching f, oldest first, up to the head
 // as it was when Events started. Records are read in pages, each in its
 // own short transaction; fn runs outside any transaction, and a read-only
-// engine releases the file lock while fn runs.
+// engine releases the file lock while fn runs. With f.Limit, the newest
+// Limit matches are found newest first (EventsBack) and handed out oldest
+// first.
 func (e *Engine) Events(f Filter, fn func(Event) error) error {
+	if f.Limit > 0 {
+		newest := make([]Event, 0, min(f.Limit, pageSize))
+		err := e.EventsBack(f, func(ev Event) error {
+			newest = append(newest, ev)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := len(newest) - 1; i >= 0; i-- {
+			if err := fn(newest[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var head uint64
 	err := e.view(func(tx store.Tx) error {
 		head, _ = tx.Head()
@@ -87,15 +106,6 @@ func (e *Engine) Events(f Filter, fn func(Event) error) error {
 	if f.UntilSeq == 0 || f.UntilSeq > head {
 		f.UntilSeq = head
 	}
-	if f.Limit > 0 && f.bySeqOnly() && f.UntilSeq >= uint64(f.Limit) {
-		// Every record of the range matches: the newest Limit are the
-		// last Limit seqs, and nothing before them needs reading.
-		f.SinceSeq = max(f.SinceSeq, f.UntilSeq-uint64(f.Limit)+1)
-	}
-	var ring *ring
-	if f.Limit > 0 {
-		ring = newRing(f.Limit)
-	}
 	for at := (cursor{seq: max(f.SinceSeq, 1), version: 1}); at.seq <= f.UntilSeq; {
 		page, next, err := e.page(&f, at)
 		if err != nil {
@@ -105,20 +115,11 @@ func (e *Engine) Events(f Filter, fn func(Event) error) error {
 			return err
 		}
 		for _, ev := range page {
-			if ring != nil {
-				ring.push(ev)
-			} else if err := fn(ev); err != nil {
-				return err
-			}
-		}
-		at = next
-	}
-	if ring != nil {
-		for _, ev := range ring.items() {
 			if err := fn(ev); err != nil {
 				return err
 			}
 		}
+		at = next
 	}
 	return nil
 }
@@ -171,28 +172,6 @@ func (e *Engine) page(f *Filter, at cursor) ([]Event, cursor, error) {
 	return out, next, err
 }
 
-// ring keeps the newest n events pushed into it.
-type ring struct {
-	buf  []Event
-	next int
-	full bool
-}
-
-func newRing(n int) *ring { return &ring{buf: make([]Event, n)} }
-
-func (r *ring) push(ev Event) {
-	r.buf[r.next] = ev
-	r.next = (r.next + 1) % len(r.buf)
-	r.full = r.full || r.next == 0
-}
-
-func (r *ring) items() []Event {
-	if !r.full {
-		return r.buf[:r.next]
-	}
-	return append(append([]Event(nil), r.buf[r.next:]...), r.buf[:r.next]...)
-}
-
 // ErrStop, returned by the callback of Events or EventsBack, ends the
 // walk early; the walk then returns nil.
 var ErrStop = store.ErrStop
@@ -202,20 +181,187 @@ var ErrStop = store.ErrStop
 // f.SinceSeq, at most f.Limit events when Limit is set. fn returning
 // ErrStop ends the walk and EventsBack returns nil.
 //
-// This first version reads forwards and hands the matches back in
-// reverse; the reverse cursors over the indexes replace it.
+// It walks backwards over the most selective index for f, reading only
+// the records it checks: the stream's index for f.Stream; the log index
+// (logidx) for f.Type, f.Actor and f.Session, the lists of every type a
+// pattern matches merged and the lists of the fields given intersected;
+// the project's index for f.Project; else the log. The other fields are
+// checked per record, and since times follow seqs, a record before
+// f.Since ends the walk. Pages of records are read as Events reads them,
+// each in its own transaction.
 func (e *Engine) EventsBack(f Filter, fn func(Event) error) error {
-	var all []Event
-	if err := e.Events(f, func(ev Event) error { all = append(all, ev); return nil }); err != nil {
+	w, err := e.backWalk(&f)
+	if err != nil {
 		return err
 	}
-	for i := len(all) - 1; i >= 0; i-- {
-		if err := fn(all[i]); err != nil {
-			if err == ErrStop {
-				return nil
-			}
+	for !w.done {
+		page, err := e.pageBack(w)
+		if err != nil {
 			return err
+		}
+		if err := e.release(); err != nil {
+			return err
+		}
+		for _, ev := range page {
+			if err := fn(ev); err != nil {
+				if err == ErrStop {
+					return nil
+				}
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// backWalk is where a newest-first walk stands between pages.
+type backWalk struct {
+	f       *Filter
+	path    backPath
+	query   logidx.Query // for pathIndex
+	through uint64       // pathIndex: the log index lists the log up to this seq
+	to      uint64       // the next record's seq is at most to
+	version uint64       // pathStream: the next record's version is at most this; 0: the head
+	left    int          // matches still wanted; 0: no limit
+	done    bool
+}
+
+// backPath is the index a newest-first walk goes down.
+type backPath int
+
+const (
+	pathLog backPath = iota
+	pathStream
+	pathIndex
+	pathProject
+)
+
+// backWalk starts a walk for f from its bound, choosing the path: the log
+// index only when it is current (a read-only engine on a file an older
+// flowctl wrote takes another path).
+func (e *Engine) backWalk(f *Filter) (*backWalk, error) {
+	w := &backWalk{f: f, left: f.Limit}
+	if f.Type != "" {
+		w.query.Types = func(typ string) bool { return matchType(f.Type, typ) }
+	}
+	w.query.Project, w.query.Actor, w.query.Session = f.Project, f.Actor, f.Session
+	err := e.view(func(tx store.Tx) error {
+		if e.idx != nil { // in a Batch: its own events first
+			if err := e.idx.Flush(tx); err != nil {
+				return err
+			}
+		}
+		head, _ := tx.Head()
+		if f.UntilSeq == 0 || f.UntilSeq > head {
+			f.UntilSeq = head
+		}
+		w.to = f.UntilSeq
+		switch {
+		case f.Stream != "":
+			w.path = pathStream
+			return nil
+		case w.query.Serves():
+			through, ok, err := logidx.Through(tx)
+			if ok || err != nil {
+				w.path, w.through = pathIndex, through
+				return err
+			}
+		}
+		if f.Project != "" {
+			w.path = pathProject
+		}
+		return nil
+	})
+	w.done = w.to == 0 || w.to < f.SinceSeq
+	return w, err
+}
+
+// pageBack reads up to pageSize records of the walk in one transaction
+// and returns the matches among them, newest first.
+func (e *Engine) pageBack(w *backWalk) ([]Event, error) {
+	if err := e.acquire(); err != nil {
+		return nil, err
+	}
+	var out []Event
+	f, n, full := w.f, 0, false
+	visit := func(r *store.Record) error {
+		if n == pageSize || len(out) == pageSize {
+			full = true
+			return store.ErrStop
+		}
+		n++
+		w.to, w.version = r.Seq-1, r.Version-1
+		if r.Seq > f.UntilSeq { // a stream's event after the bound
+			return nil
+		}
+		if r.Seq < f.SinceSeq || (!f.Since.IsZero() && r.Time.Before(f.Since)) {
+			w.done = true
+			return store.ErrStop
+		}
+		if f.match(r) {
+			ev := eventOf(r)
+			if f.Raw {
+				ev.Raw = r.Data
+			}
+			out = append(out, ev)
+			if w.left > 0 {
+				if w.left--; w.left == 0 {
+					w.done = true
+				}
+			}
+		}
+		if w.done || w.to == 0 || w.to < f.SinceSeq || (w.path == pathStream && w.version == 0) {
+			w.done = true
+			return store.ErrStop
+		}
+		return nil
+	}
+	err := e.view(func(tx store.Tx) error {
+		switch w.path {
+		case pathStream:
+			return tx.ReadStreamBack(f.Stream, w.version, visit)
+		case pathIndex:
+			return readIndexBack(tx, w, visit)
+		case pathProject:
+			return tx.ReadProjectBack(f.Project, w.to, visit)
+		}
+		return tx.ReadRangeBack(max(f.SinceSeq, 1), w.to, visit)
+	})
+	if !full {
+		w.done = true
+	}
+	return out, err
+}
+
+// readIndexBack hands visit the records the log index lists for w's
+// query, from w.to down: first those past the seq it lists through,
+// which an older flowctl appended, from the log.
+func readIndexBack(tx store.Tx, w *backWalk, visit func(*store.Record) error) error {
+	if w.to > w.through {
+		if err := tx.ReadRangeBack(w.through+1, w.to, visit); err != nil || w.done || w.to > w.through {
+			return err // an error, or visit stopped the walk
+		}
+	}
+	cur, err := logidx.Open(tx, w.query)
+	if err != nil {
+		return err
+	}
+	for {
+		seq, err := cur.Le(w.to)
+		if err != nil || seq == 0 {
+			return err
+		}
+		r, err := tx.Record(seq)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return &store.CorruptionError{Seq: seq, Reason: "the log index lists a seq past the head (run 'flowctl rebuild')"}
+		}
+		if err := visit(r); err == store.ErrStop {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -19,32 +20,49 @@ const ProjectionFormat = projstore.Format
 // source is what queries read (projstore.Source).
 type source = projstore.Source
 
-// syncProjections rebuilds the projections of a writable engine whose
-// stored version is not this binary's.
+// syncProjections rebuilds the projections (and the log index) of a
+// writable engine whose stored version of either is not this binary's,
+// and lists in the log index the events a flowctl without it appended.
 func (e *Engine) syncProjections() error {
 	if e.opts.ReadOnly {
 		return nil
 	}
-	var current bool
+	var current, behind bool
 	if err := e.log.View(func(tx store.Tx) error {
 		var err error
-		current, err = projstore.Current(tx)
+		if current, err = projstore.Current(tx); !current || err != nil {
+			return err
+		}
+		through, ok, err := logidx.Through(tx)
+		head, _ := tx.Head()
+		current, behind = ok, through != head
 		return err
-	}); err != nil || current {
+	}); err != nil {
 		return err
 	}
-	_, err := e.Rebuild()
-	return err
+	switch {
+	case !current:
+		_, err := e.Rebuild()
+		return err
+	case behind: // an older flowctl appended: list what it left out
+		return e.log.Update(logidx.CatchUp)
+	}
+	return nil
 }
 
 // RebuildReport says what a rebuild did.
 type RebuildReport = projstore.Report
 
-// Rebuild drops the projections and folds the whole log into new ones, in
-// one transaction.
+// Rebuild drops the projections and folds the whole log into new ones,
+// and lists it again in the log index (logidx), in one transaction.
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx store.Tx) error {
+		// The log index first: its lists are garbage before the replay
+		// below holds the projections in memory.
+		if err := logidx.Rebuild(tx); err != nil {
+			return err
+		}
 		mem, r, err := projstore.Replay(tx, e.warn, e.opts.Progress)
 		if err != nil {
 			return err
@@ -111,12 +129,19 @@ func (e *Engine) replay(tx store.Tx) (*projection.Memory, RebuildReport, error) 
 }
 
 // compareProjections replays the log and compares the result, byte for
-// byte, with the stored projections. The first difference is returned as
-// a *store.CorruptionError naming the entity.
+// byte, with the stored projections, then the log index (logidx) when it
+// is current. The first difference is returned as a *store.CorruptionError
+// naming the entity or key.
 func (e *Engine) compareProjections(tx store.Tx) error {
 	mem, _, err := e.replay(tx)
 	if err != nil {
 		return err
 	}
-	return projstore.Compare(tx, mem)
+	if err := projstore.Compare(tx, mem); err != nil {
+		return err
+	}
+	if current, err := logidx.Current(tx); err != nil || !current {
+		return err
+	}
+	return logidx.Compare(tx)
 }

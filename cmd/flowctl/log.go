@@ -14,10 +14,10 @@ import (
 )
 
 type logOptions struct {
-	stream, typ, actor string
-	since, until       string
-	limit              int
-	follow             bool // log only: keep printing new events (see watch.go)
+	stream, typ, actor, session string
+	since, until                string
+	limit                       int
+	follow                      bool // log only: keep printing new events (see watch.go)
 }
 
 func (o *logOptions) addFlags(cmd *cobra.Command) {
@@ -25,6 +25,7 @@ func (o *logOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
 	fs.Var(typePattern{&o.typ}, "type", "only events of this type; a trailing * matches a prefix (task.*)")
 	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
+	fs.StringVar(&o.session, "session", "", "only events of this session")
 	fs.StringVar(&o.since, "since", "", "from this seq, or this RFC 3339 time, on")
 	fs.StringVar(&o.until, "until", "", "up to this seq, or this RFC 3339 time")
 	fs.IntVar(&o.limit, "limit", 0, "keep only the newest N matching events")
@@ -37,6 +38,8 @@ func (a *app) logCommand() *cobra.Command {
 		Short: "Show events, oldest first",
 		Long: "log prints the events that match every filter, in seq order, oldest first.\n" +
 			"--project (or FLOW_PROJECT) keeps one project's events.\n" +
+			"With --limit N it reads newest first, over the index that fits the filters (stream,\n" +
+			"type, actor, session, project), and stops at the Nth match: fast on any file size.\n" +
 			"--follow then keeps printing new matching events as any process appends them, until\n" +
 			"interrupted (exit 0), as watch does; it takes text or -o jsonl, and no --until.",
 		Example: "  flowctl log\n  flowctl log --type 'task.*' --since 2026-11-01T00:00:00Z --limit 20\n  flowctl log --stream project/website -o json\n  flowctl log --follow --limit 10",
@@ -55,7 +58,7 @@ func (a *app) logCommand() *cobra.Command {
 
 // filter turns the flags into a flow.Filter; bad values are usage errors.
 func (o *logOptions) filter(project string) (flow.Filter, error) {
-	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Project: project, Limit: o.limit}
+	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Session: o.session, Project: project, Limit: o.limit}
 	if o.limit < 0 {
 		return f, usageError{fmt.Errorf("--limit %d: must be 0 or more", o.limit)}
 	}

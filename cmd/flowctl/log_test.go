@@ -233,3 +233,28 @@ func TestLog_BadFilters(t *testing.T) {
 		}
 	})
 }
+
+// TestLog_Session: --session keeps the events written in that session
+// (the global --session of the writes), with or without other filters.
+func TestLog_Session(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "demo")
+	f.mustRun("", "task", "add", "first", "--session", "s1")
+	f.mustRun("", "task", "add", "second", "--session", "s2")
+	f.mustRun("", "task", "add", "third", "--session", "s1")
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--session", "s1"}, 2},
+		{[]string{"--session", "s2"}, 1},
+		{[]string{"--session", "s1", "--limit", "1"}, 1},
+		{[]string{"--session", "s1", "--type", "task.created", "--project", "demo", "--limit", "5"}, 2},
+		{[]string{"--session", "none"}, 0},
+	} {
+		events := decodeEvents(t, f.mustRun("", append([]string{"log", "-o", "json"}, tt.args...)...))
+		if len(events) != tt.want {
+			t.Errorf("log %v: %d events, want %d", tt.args, len(events), tt.want)
+		}
+	}
+}

@@ -80,6 +80,17 @@ type Tx interface {
 	ReadProject(project string, from uint64, fn func(*Record) error) error
 	// ReplayProject is ReadProject lending records as Replay does.
 	ReplayProject(project string, from uint64, fn func(*Record) error) error
+	// ReadRangeBack is ReadRange newest first: every record with from <=
+	// seq <= to (to == 0, or past the head: from the head), in descending
+	// seq order, checked and owned as ReadRange's.
+	ReadRangeBack(from, to uint64, fn func(*Record) error) error
+	// ReadStreamBack is ReadStream newest first: every record of stream
+	// with version <= to (to == 0, or past the stream's head: from its
+	// head), in descending version order.
+	ReadStreamBack(stream string, to uint64, fn func(*Record) error) error
+	// ReadProjectBack is ReadProject newest first: every record of project
+	// with seq <= to (to == 0: from the head), in descending seq order.
+	ReadProjectBack(project string, to uint64, fn func(*Record) error) error
 	// SeqOf returns the seq of the event with id, or 0 if there is none
 	// (the idempotency lookup).
 	SeqOf(id ID) uint64

@@ -34,6 +34,7 @@ var paramDocs = map[string]string{
 	"added_imports": "imports the code added, like [\"pandas\"]",
 	"git_head":      "the git commit checked out, like 1a2b3c4",
 	"actor":         "only events by this actor, like alice",
+	"session":       "only events of this session (the agent session that wrote them)",
 	"reason":        "why, in one line (recorded on the event)",
 	"note":          "a short note on the step",
 	"tag":           "only tasks with this tag, like backend",

@@ -164,6 +164,7 @@ type historyIn struct {
 	SinceSeq uint64 `json:"since_seq,omitempty" jsonschema:"only events at or after this seq"`
 	Type     string `json:"type,omitempty" jsonschema:"event type, or a prefix like task.*"`
 	Actor    string `json:"actor,omitempty"`
+	Session  string `json:"session,omitempty"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"the newest this many events (default 50, at most 1000)"`
 }
 
@@ -192,7 +193,7 @@ func historyTool(c *call, in historyIn) (historyOut, string, error) {
 	if in.Limit == 0 {
 		in.Limit = historyDefault
 	}
-	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Limit: in.Limit}
+	f := flow.Filter{Project: c.project, SinceSeq: in.SinceSeq, Type: in.Type, Actor: in.Actor, Session: in.Session, Limit: in.Limit}
 	out := historyOut{Project: c.project, Events: []view.Event{}}
 	if in.Type != "" {
 		if err := flow.CheckTypePattern(in.Type); err != nil {

@@ -296,7 +296,7 @@ func (s *Tx) Flush() error {
 		if err := flushSummary(s.raw, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
-		if err := flushPlanCounts(s.tx, bucket, key, s.dirty[k]); err != nil {
+		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {

@@ -64,6 +64,7 @@ func Run(t *testing.T, b Backend) {
 		{"Atomicity", s.testAtomicity},
 		{"Chain", s.testChain},
 		{"Reads", s.testReads},
+		{"Reverse", s.testReverse},
 		{"Buckets", s.testBuckets},
 		{"Snapshots", s.testSnapshots},
 		{"Durability", s.testDurability},

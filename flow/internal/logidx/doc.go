@@ -1,0 +1,58 @@
+/*
+Package logidx is the engine's secondary index of the log: posting lists
+of the seqs of the events of each type (across projects and per project),
+actor and session, which the newest-first log (flow.Engine.EventsBack)
+walks backwards for the filters the store's own indexes (stream and
+project) do not serve. It is written through store.Tx.Put in the
+transaction of the events it lists, so every backend has it, and derived
+from the log: rebuilt with the projections, compared with the log by
+verify. It imports neither package flow nor a backend.
+
+# Bucket
+
+	log_idx  kind, uint16 BE length and term, uint64 BE first seq -> the chunk's other seqs
+	log_idx  'T', type                                            -> "" (the types listed: a pattern's expansion)
+	log_idx  0x00 "version"                                       -> uint32 BE Format
+	log_idx  0x00 "through"                                       -> uint64 BE: the log is listed up to this seq
+
+The kinds are 't' (term: the type), 'p' (term: uint16 BE length and the
+project, then the type), 'a' (the actor) and 's' (the session); events
+without an actor, session or project are in no list of that kind. A list
+is cut into chunks of ChunkSize seqs: the key holds the chunk's first seq,
+the value each further seq as the uvarint of its difference from the one
+before, so a chunk of a busy list takes a byte or two per event. Chunks
+are canonical: the i-th chunk of a list holds its seqs i*ChunkSize up to
+(i+1)*ChunkSize, whatever transactions wrote them, so a rebuild writes the
+same bytes and Compare compares bytes.
+
+# Writing
+
+Writer buffers the seqs of one transaction's events per list, and Flush
+writes each touched chunk once: it fills the list's last chunk, then adds
+new ones, and moves "through" to the last seq. Every seq it is given is
+larger than every seq stored. The engine keeps one Writer per command, or
+per Batch.
+
+# Reading
+
+Open returns a Cursor over the lists a Query names, newest first: the
+union of the lists of the types a pattern matches, intersected with the
+actor's and the session's. Cursor.Le finds the largest matching seq at
+most a bound with one Store.Last per chunk it enters; a reader pages by
+calling it with the seq before the last it got, in a new transaction if
+it likes.
+
+# Rebuild and verify
+
+Through reports the seq the index lists the log up to, if the bucket was
+built in this Format. Events past it were appended by a flowctl that does
+not keep the index: readers read them from the log before walking the
+index, and a writable open lists them (CatchUp). Current reports that
+the index lists the whole log in this Format; the engine rebuilds it
+(Rebuild) with the projections on a writable open when the Format is not
+this binary's, and a read-only engine then walks the store's indexes
+instead.
+Compare derives the bucket from the log and reports the first key that
+differs as a *store.CorruptionError.
+*/
+package logidx
