@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -218,13 +219,29 @@ type ImportResult struct {
 }
 
 // maxImportLine bounds one line of an import file: a 1 MiB payload in
-// base64 and as JSON, with room for the envelope.
+// base64 and as JSON, with room for the envelope. An import reads one line
+// at a time: the file itself has no limit.
 const maxImportLine = 4*store.MaxPayload + 64<<10
 
-// Import appends the events of an export (JSONL) in one transaction: all
-// of them or none. Events already present (same id, same content) are
-// skipped, so importing twice changes nothing. Each event must continue
-// its stream: version n needs the stream at n-1.
+// importBatch bounds the events one transaction of an import appends, by
+// number and by the bytes of their lines: what an import holds in memory.
+const (
+	importBatch      = 20000
+	importBatchBytes = 32 << 20
+)
+
+// Import appends the events of an export (JSONL), all of them or none.
+// Events already present (same id, same content) are skipped, so importing
+// twice changes nothing. Each event must continue its stream: version n
+// needs the stream at n-1.
+//
+// It reads r a line at a time. An input of up to importBatch events is
+// appended in one transaction; a longer one is appended in transactions
+// of that size into a copy of the file, which replaces the file only when
+// every event is in (importStaged): memory stays bounded whatever the
+// input's size, and a bad line anywhere leaves the file as it was. When r
+// has a size (an *os.File), progress is reported in events, estimated
+// from the bytes read.
 //
 // An event keeps its time unless that is before the time of the file's
 // last event (the file has later events of its own): then it gets that
@@ -233,22 +250,57 @@ const maxImportLine = 4*store.MaxPayload + 64<<10
 // the file exported, every event keeps its time and its payload, and so
 // the hash chain is the source's.
 func (e *Engine) Import(r io.Reader) (ImportResult, error) {
-	events, err := readImport(r)
+	return e.importWith(r, importLimits{line: maxImportLine, batch: importBatch, batchBytes: importBatchBytes})
+}
+
+// importLimits are the bounds of an import's reads: a line's bytes, a
+// batch's events and their bytes. Tests make them small.
+type importLimits struct{ line, batch, batchBytes int }
+
+func (e *Engine) importWith(r io.Reader, lim importLimits) (ImportResult, error) {
+	in := newImportReader(r, lim)
+	first, err := in.next()
 	if err != nil {
 		return ImportResult{}, err
 	}
-	return e.importEvents(events)
+	if in.done {
+		return e.importEvents(first)
+	}
+	return e.importStaged(first, in)
 }
 
 // importEvents appends and folds events in one transaction (see Import).
 func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
-	res := ImportResult{Read: len(events)}
-	var unknown map[string]int // events kept but not folded, by type
+	var res ImportResult
+	unknown := map[string]int{}
+	if err := e.appendImported(events, &res, unknown, true); err != nil {
+		return ImportResult{}, err
+	}
+	e.warnUnknown(unknown)
+	return res, nil
+}
+
+// warnUnknown warns of the events an import kept without folding them.
+func (e *Engine) warnUnknown(unknown map[string]int) {
+	for _, typ := range slices.Sorted(maps.Keys(unknown)) {
+		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
+	}
+}
+
+// appendImported appends and folds events in one transaction and, when
+// it commits, adds what it did to res and the events it kept without
+// folding (types this binary does not know) to unknown. With progress it
+// reports each event as done of len(events).
+func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown map[string]int, progress bool) error {
+	var appended, skipped int
+	var kept map[string]int
 	err := e.update(func(tx store.Tx) error {
-		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
+		appended, skipped, kept = 0, 0, map[string]int{}
 		st := projstore.NewTx(tx)
 		for i, ie := range events {
-			e.progress(i, len(events))
+			if progress {
+				e.progress(i, len(events))
+			}
 			ev, err := asImported(tx, ie.event)
 			if err != nil {
 				return err
@@ -258,26 +310,31 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			}
 			if out.Duplicate {
-				res.Skipped++
+				skipped++
 				continue
 			}
-			res.Appended++
-			if err := foldSeq(tx, st, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
+			appended++
+			if err := foldSeq(tx, st, out.Seqs[0], kept); errors.Is(err, ErrInvalid) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
 			}
 		}
-		e.progress(len(events), len(events))
+		if progress {
+			e.progress(len(events), len(events))
+		}
 		return st.Flush()
 	})
 	if err != nil {
-		return ImportResult{}, err
+		return err
 	}
-	for _, typ := range slices.Sorted(maps.Keys(unknown)) {
-		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
+	res.Read += len(events)
+	res.Appended += appended
+	res.Skipped += skipped
+	for typ, n := range kept {
+		unknown[typ] += n
 	}
-	return res, nil
+	return nil
 }
 
 // asImported is ev as Import appends it to tx: at the file's last time
@@ -372,31 +429,71 @@ type importEvent struct {
 	event   store.Event
 }
 
-func readImport(r io.Reader) ([]importEvent, error) {
+// importReader reads an import a batch of events at a time, a line at a
+// time, each line at most maxImportLine bytes.
+type importReader struct {
+	sc    *bufio.Scanner
+	lim   importLimits
+	line  int
+	done  bool  // the input has no more lines
+	read  int64 // bytes of input read
+	total int64 // the input's size, 0 when unknown
+}
+
+func newImportReader(r io.Reader, lim importLimits) *importReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	sc.Buffer(make([]byte, min(64<<10, lim.line)), lim.line)
+	in := &importReader{sc: sc, lim: lim}
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			in.total = fi.Size()
+		}
+	}
+	return in
+}
+
+// next parses the next batch of events: up to lim.batch of them, or
+// lim.batchBytes of their lines. At the end of the input it sets done.
+func (in *importReader) next() ([]importEvent, error) {
 	var out []importEvent
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
+	size := 0
+	for len(out) < in.lim.batch && size < in.lim.batchBytes {
+		if !in.sc.Scan() {
+			in.done = true
+			return out, in.scanErr()
+		}
+		in.line++
+		in.read += int64(len(in.sc.Bytes())) + 1
+		b := bytes.TrimSpace(in.sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
 		ie, err := parseImportLine(b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, line, err)
+			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, in.line, err)
 		}
-		ie.at = "line " + strconv.Itoa(line)
+		ie.at = "line " + strconv.Itoa(in.line)
 		out = append(out, ie)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: line %d is over %d bytes", ErrInvalid, line+1, maxImportLine)
-		}
-		return nil, err
+		size += len(b)
 	}
 	return out, nil
+}
+
+func (in *importReader) scanErr() error {
+	err := in.sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%w: line %d is over %d bytes", ErrInvalid, in.line+1, in.lim.line)
+	}
+	return err
+}
+
+// estimate is how many events the input holds, estimated from the
+// events read so far and the bytes they took; 0 when the size is unknown.
+func (in *importReader) estimate(events int) uint64 {
+	if in.total == 0 || in.read == 0 {
+		return 0
+	}
+	return uint64(float64(events) * float64(in.total) / float64(in.read))
 }
 
 func parseImportLine(b []byte) (importEvent, error) {
