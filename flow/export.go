@@ -314,7 +314,8 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 				continue
 			}
 			appended++
-			if err := foldSeq(tx, st, out.Seqs[0], kept); errors.Is(err, ErrInvalid) {
+			r := &store.Record{Seq: out.Seqs[0], Stream: ie.stream, Version: ie.version, Event: ev}
+			if err := foldRecord(st, r, kept); errors.Is(err, ErrInvalid) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
@@ -341,13 +342,17 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 // and with its own as occurred_at when its own is earlier. An event
 // already in the file is given as it was stored, so that it is found a
 // duplicate.
+//
+// An event not before the file's last time is appended as it is, without
+// looking it up: a copy of it already stored was stored as it is too, as
+// the file's time has only grown since.
 func asImported(tx store.Tx, ev store.Event) (store.Event, error) {
-	if seq := tx.SeqOf(ev.ID); seq != 0 {
-		return asStored(tx, seq, ev)
-	}
 	last, err := tx.HeadTime()
 	if err != nil || !ev.Time.Before(last) {
 		return ev, err
+	}
+	if seq := tx.SeqOf(ev.ID); seq != 0 {
+		return asStored(tx, seq, ev)
 	}
 	ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
 	return ev, nil
@@ -401,20 +406,18 @@ func mapHeader(b []byte) (n int, body []byte, ok bool) {
 	return 0, nil, false
 }
 
-// foldSeq folds the record at seq into st, refusing one on a stream the
+// foldRecord folds the record r into st, refusing one on a stream the
 // commands would not put it on. Events of types this binary does not know
-// are kept in the log and skipped by the fold.
-func foldSeq(tx store.Tx, st *projstore.Tx, seq uint64, unknown map[string]int) error {
-	r, err := tx.Record(seq)
-	if err != nil {
-		return err
-	}
+// are kept in the log and skipped by the fold. An import folds the event
+// it appended as it appended it (asImported made its time the one
+// stored), without reading it back.
+func foldRecord(st *projstore.Tx, r *store.Record, unknown map[string]int) error {
 	// Reads of one entity at a point fold only its own stream: an event
 	// that changes an entity from another stream would make them wrong.
 	if err := checkPlacement(st, r); err != nil {
 		return err
 	}
-	err = projection.Apply(st, r)
+	err := projection.Apply(st, r)
 	if errors.Is(err, projection.ErrUnknown) {
 		unknown[r.Type]++
 		return nil

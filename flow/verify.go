@@ -31,8 +31,10 @@ type VerifyReport struct {
 }
 
 // Verify checks the whole store (store.Verifier; for a file see
-// eventlog.Log.Verify). It returns a *store.CorruptionError naming the
-// first bad seq.
+// eventlog.Log.Verify) and the stored projections against a replay of the
+// log, project by project (projstore.VerifyByProject), the two at once on
+// two goroutines. It returns a *store.CorruptionError naming the first
+// bad seq, or the first entity that differs when the log is sound.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -41,21 +43,19 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if !ok {
 		return VerifyReport{}, fmt.Errorf("%w: this store cannot verify itself", ErrInvalid)
 	}
-	rep, err := v.Verify()
-	if err != nil {
-		return VerifyReport{}, err
-	}
-	out := VerifyReport{
-		HeadSeq:     rep.HeadSeq,
-		HeadHash:    hex.EncodeToString(rep.HeadHash[:]),
-		Streams:     rep.Streams,
-		Projects:    rep.Projects,
-		Projections: "stale",
-	}
-	err = e.log.View(func(tx store.Tx) error {
+	var rep store.VerifyReport
+	var logErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rep, logErr = v.Verify()
+	}()
+	out := VerifyReport{Projections: "stale"}
+	err := e.log.View(func(tx store.Tx) error {
 		if err := history.CheckIndex(tx); err != nil {
 			return err
 		}
+		var err error
 		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
 			return err
 		}
@@ -64,9 +64,29 @@ func (e *Engine) Verify() (VerifyReport, error) {
 			return err
 		}
 		out.Projections = "ok"
-		return e.compareProjections(tx)
+		return e.verifyProjections(tx)
 	})
-	return out, err
+	<-done
+	if logErr != nil {
+		return VerifyReport{}, logErr // the log's damage first: the projections follow from it
+	}
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	out.HeadSeq, out.HeadHash = rep.HeadSeq, hex.EncodeToString(rep.HeadHash[:])
+	out.Streams, out.Projects = rep.Streams, rep.Projects
+	return out, nil
+}
+
+// verifyProjections compares the stored projections with a replay of the
+// log: project by project, or, when the projects' events are not the
+// whole log, all at once.
+func (e *Engine) verifyProjections(tx store.Tx) error {
+	settled, err := projstore.VerifyByProject(tx, e.warn)
+	if err != nil || settled {
+		return err
+	}
+	return e.compareProjections(tx)
 }
 
 // Head is a point of the log named by its seq and the hash there, written
