@@ -40,14 +40,16 @@ func (e *Engine) ExportProject(w io.Writer, project string, since uint64) (int, 
 }
 
 // exportPage bounds what export reads in one transaction: records, and
-// bytes of output. The file is released between pages (a slow reader of
-// the output never keeps writers out), and the page's bytes are written
-// then.
+// bytes of their payloads. The file is released between pages (a slow
+// reader of the output never keeps writers out).
 const (
-	exportPage      = 16384
-	exportPageBytes = 8 << 20
+	exportPage      = 8192
+	exportPageBytes = 4 << 20
 )
 
+// export writes the lines of f's events (its Project and SinceSeq) up to
+// the head as it was when it started. One goroutine reads the pages, in a
+// transaction each, while another encodes and writes the page before.
 func (e *Engine) export(w io.Writer, f Filter) (int, error) {
 	p, err := e.logProgress(f.SinceSeq)
 	if err != nil {
@@ -57,44 +59,87 @@ func (e *Engine) export(w io.Writer, f Filter) (int, error) {
 	if err := e.view(func(tx store.Tx) error { head, _ = tx.Head(); return nil }); err != nil {
 		return 0, err
 	}
+	pages, stop := e.readPages(f.Project, max(f.SinceSeq, 1), head)
+	defer stop()
 	n := 0
-	buf := make([]byte, 0, exportPageBytes+64<<10)
-	for from := max(f.SinceSeq, 1); from <= head; {
-		var read int
-		buf, read, from, err = e.exportPage(buf[:0], f.Project, from, head)
-		if err == nil {
-			err = e.release()
+	var buf []byte
+	for page := range pages {
+		if page.err != nil {
+			return n, page.err
 		}
-		if err != nil {
-			return n, err
+		buf = buf[:0]
+		for _, r := range page.records {
+			buf = appendExportLine(buf, r)
 		}
 		if _, err := w.Write(buf); err != nil {
 			return n, err
 		}
-		n += read
-		p.at(from - 1)
+		n += len(page.records)
+		p.at(page.records[len(page.records)-1].Seq)
 	}
 	p.done()
 	return n, nil
 }
 
-// exportPage appends the export lines of the records of project (all:
-// "") from seq from to at most head, up to a page, and returns how many
-// it wrote and the seq to go on from. Records are read with their hashes
-// checked (ReadRange, ReadProject): an export is the audit trail.
-func (e *Engine) exportPage(buf []byte, project string, from, head uint64) ([]byte, int, uint64, error) {
-	n := 0
+// recordPage is a page of records read in one transaction, or the error
+// that ended the reading.
+type recordPage struct {
+	records []*store.Record
+	err     error
+}
+
+// readPages reads the records of project (all: "") from seq from to head
+// on a goroutine, a page at a time, each in its own transaction with the
+// file released after it, and sends them, one page ahead of the caller.
+// Records are read with their hashes checked (ReadRange, ReadProject): an
+// export is the audit trail. stop ends the reading.
+func (e *Engine) readPages(project string, from, head uint64) (pages <-chan recordPage, stop func()) {
+	ch := make(chan recordPage, 1)
+	quit := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for from <= head {
+			var page recordPage
+			page.records, from, page.err = e.readPage(project, from, head)
+			if page.err == nil {
+				page.err = e.release()
+			}
+			if len(page.records) == 0 && page.err == nil {
+				return
+			}
+			select {
+			case ch <- page:
+			case <-quit:
+				return
+			}
+			if page.err != nil {
+				return
+			}
+		}
+	}()
+	return ch, func() {
+		close(quit)
+		for range ch {
+		}
+	}
+}
+
+// readPage reads the records of project (all: "") from seq from to at
+// most head, up to a page, and returns them and the seq to go on from.
+func (e *Engine) readPage(project string, from, head uint64) ([]*store.Record, uint64, error) {
+	var out []*store.Record
+	size := 0
 	next := head + 1
 	visit := func(r *store.Record) error {
 		if r.Seq > head {
 			return store.ErrStop
 		}
-		if n == exportPage || len(buf) >= exportPageBytes {
+		if len(out) == exportPage || size >= exportPageBytes {
 			next = r.Seq
 			return store.ErrStop
 		}
-		n++
-		buf = appendExportLine(buf, r)
+		out = append(out, r)
+		size += len(r.Data)
 		return nil
 	}
 	err := e.view(func(tx store.Tx) error {
@@ -103,7 +148,7 @@ func (e *Engine) exportPage(buf []byte, project string, from, head uint64) ([]by
 		}
 		return tx.ReadRange(from, head, visit)
 	})
-	return buf, n, next, err
+	return out, next, err
 }
 
 // appendExportLine appends r's line of an export: the JSON that
