@@ -3,11 +3,14 @@ package flow
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -37,26 +40,167 @@ func (e *Engine) ExportProject(w io.Writer, project string, since uint64) (int, 
 	return e.export(w, Filter{Project: project, SinceSeq: since})
 }
 
+// exportPage bounds what export reads in one transaction: records, and
+// bytes of their payloads. The file is released between pages (a slow
+// reader of the output never keeps writers out).
+const (
+	exportPage      = 8192
+	exportPageBytes = 4 << 20
+)
+
+// export writes the lines of f's events (its Project and SinceSeq) up to
+// the head as it was when it started. One goroutine reads the pages, in a
+// transaction each, while another encodes and writes the page before.
 func (e *Engine) export(w io.Writer, f Filter) (int, error) {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	n := 0
-	f.Raw = true
 	p, err := e.logProgress(f.SinceSeq)
 	if err != nil {
 		return 0, err
 	}
-	err = e.Events(f, func(ev Event) error {
-		n++
-		p.at(ev.Seq)
-		return enc.Encode(ev)
-	})
-	if err != nil {
-		return n, err
+	var head uint64
+	if err := e.view(func(tx store.Tx) error { head, _ = tx.Head(); return nil }); err != nil {
+		return 0, err
+	}
+	pages, stop := e.readPages(f.Project, max(f.SinceSeq, 1), head)
+	defer stop()
+	n := 0
+	var buf []byte
+	for page := range pages {
+		if page.err != nil {
+			return n, page.err
+		}
+		buf = buf[:0]
+		for _, r := range page.records {
+			buf = appendExportLine(buf, r)
+		}
+		if _, err := w.Write(buf); err != nil {
+			return n, err
+		}
+		n += len(page.records)
+		p.at(page.records[len(page.records)-1].Seq)
 	}
 	p.done()
-	return n, bw.Flush()
+	return n, nil
+}
+
+// recordPage is a page of records read in one transaction, or the error
+// that ended the reading.
+type recordPage struct {
+	records []*store.Record
+	err     error
+}
+
+// readPages reads the records of project (all: "") from seq from to head
+// on a goroutine, a page at a time, each in its own transaction with the
+// file released after it, and sends them, one page ahead of the caller.
+// Records are read with their hashes checked (ReadRange, ReadProject): an
+// export is the audit trail. stop ends the reading.
+func (e *Engine) readPages(project string, from, head uint64) (pages <-chan recordPage, stop func()) {
+	ch := make(chan recordPage, 1)
+	quit := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for from <= head {
+			var page recordPage
+			page.records, from, page.err = e.readPage(project, from, head)
+			if page.err == nil {
+				page.err = e.release()
+			}
+			if len(page.records) == 0 && page.err == nil {
+				return
+			}
+			select {
+			case ch <- page:
+			case <-quit:
+				return
+			}
+			if page.err != nil {
+				return
+			}
+		}
+	}()
+	return ch, func() {
+		close(quit)
+		for range ch {
+		}
+	}
+}
+
+// readPage reads the records of project (all: "") from seq from to at
+// most head, up to a page, and returns them and the seq to go on from.
+func (e *Engine) readPage(project string, from, head uint64) ([]*store.Record, uint64, error) {
+	var out []*store.Record
+	size := 0
+	next := head + 1
+	visit := func(r *store.Record) error {
+		if r.Seq > head {
+			return store.ErrStop
+		}
+		if len(out) == exportPage || size >= exportPageBytes {
+			next = r.Seq
+			return store.ErrStop
+		}
+		out = append(out, r)
+		size += len(r.Data)
+		return nil
+	}
+	err := e.view(func(tx store.Tx) error {
+		if project != "" {
+			return tx.ReadProject(project, from, visit)
+		}
+		return tx.ReadRange(from, head, visit)
+	})
+	return out, next, err
+}
+
+// appendExportLine appends r's line of an export: the JSON that
+// encoding/json writes for eventOf(r) with Raw (HTML escaping off) and a
+// newline, byte for byte, without reflection (export_test.go compares
+// the two).
+func appendExportLine(b []byte, r *store.Record) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, r.Seq, 10)
+	b = append(b, `,"id":"`...)
+	b = append(b, r.ID.String()...)
+	b = append(b, `","stream":`...)
+	b = appendJSONString(b, r.Stream)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, r.Version, 10)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, r.Type)
+	b = append(b, `,"schema":`...)
+	b = strconv.AppendUint(b, uint64(r.Schema), 10)
+	b = appendJSONTime(append(b, `,"time":`...), r.Time)
+	if t := payloadOccurredAt(r.Data); t != nil {
+		b = appendJSONTime(append(b, `,"occurred_at":`...), *t)
+	}
+	b = appendJSONString(append(b, `,"actor":`...), r.Actor)
+	if r.Session != "" {
+		b = appendJSONString(append(b, `,"session":`...), r.Session)
+	}
+	if r.Project != "" {
+		b = appendJSONString(append(b, `,"project":`...), r.Project)
+	}
+	if !r.Correlation.IsZero() {
+		b = append(append(append(b, `,"correlation":"`...), r.Correlation.String()...), '"')
+	}
+	if !r.Causation.IsZero() {
+		b = append(append(append(b, `,"causation":"`...), r.Causation.String()...), '"')
+	}
+	b = eventview.AppendJSON(append(b, `,"data":`...), r.Type, r.Schema, r.Data)
+	if len(r.Data) > 0 {
+		b = append(base64.StdEncoding.AppendEncode(append(b, `,"raw":"`...), r.Data), '"')
+	}
+	b = append(hex.AppendEncode(append(b, `,"prev_hash":"`...), r.Prev[:]), `","hash":"`...)
+	return append(hex.AppendEncode(b, r.Hash[:]), "\"}\n"...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	return eventview.AppendString(b, s)
+}
+
+// appendJSONTime writes t as time.Time's MarshalJSON does.
+func appendJSONTime(b []byte, t time.Time) []byte {
+	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
 }
 
 // progressStep is how many items long work does between progress
@@ -121,13 +265,29 @@ type ImportResult struct {
 }
 
 // maxImportLine bounds one line of an import file: a 1 MiB payload in
-// base64 and as JSON, with room for the envelope.
+// base64 and as JSON, with room for the envelope. An import reads one line
+// at a time: the file itself has no limit.
 const maxImportLine = 4*store.MaxPayload + 64<<10
 
-// Import appends the events of an export (JSONL) in one transaction: all
-// of them or none. Events already present (same id, same content) are
-// skipped, so importing twice changes nothing. Each event must continue
-// its stream: version n needs the stream at n-1.
+// importBatch bounds the events one transaction of an import appends, by
+// number and by the bytes of their lines: what an import holds in memory.
+const (
+	importBatch      = 20000
+	importBatchBytes = 32 << 20
+)
+
+// Import appends the events of an export (JSONL), all of them or none.
+// Events already present (same id, same content) are skipped, so importing
+// twice changes nothing. Each event must continue its stream: version n
+// needs the stream at n-1.
+//
+// It reads r a line at a time. An input of up to importBatch events is
+// appended in one transaction; a longer one is appended in transactions
+// of that size into a copy of the file, which replaces the file only when
+// every event is in (importStaged): memory stays bounded whatever the
+// input's size, and a bad line anywhere leaves the file as it was. When r
+// has a size (an *os.File), progress is reported in events, estimated
+// from the bytes read.
 //
 // An event keeps its time unless that is before the time of the file's
 // last event (the file has later events of its own): then it gets that
@@ -136,23 +296,58 @@ const maxImportLine = 4*store.MaxPayload + 64<<10
 // the file exported, every event keeps its time and its payload, and so
 // the hash chain is the source's.
 func (e *Engine) Import(r io.Reader) (ImportResult, error) {
-	events, err := readImport(r)
+	return e.importWith(r, importLimits{line: maxImportLine, batch: importBatch, batchBytes: importBatchBytes})
+}
+
+// importLimits are the bounds of an import's reads: a line's bytes, a
+// batch's events and their bytes. Tests make them small.
+type importLimits struct{ line, batch, batchBytes int }
+
+func (e *Engine) importWith(r io.Reader, lim importLimits) (ImportResult, error) {
+	in := newImportReader(r, lim)
+	first, err := in.next()
 	if err != nil {
 		return ImportResult{}, err
 	}
-	return e.importEvents(events)
+	if in.done {
+		return e.importEvents(first)
+	}
+	return e.importStaged(first, in)
 }
 
 // importEvents appends and folds events in one transaction (see Import).
 func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
-	res := ImportResult{Read: len(events)}
-	var unknown map[string]int // events kept but not folded, by type
+	var res ImportResult
+	unknown := map[string]int{}
+	if err := e.appendImported(events, &res, unknown, true); err != nil {
+		return ImportResult{}, err
+	}
+	e.warnUnknown(unknown)
+	return res, nil
+}
+
+// warnUnknown warns of the events an import kept without folding them.
+func (e *Engine) warnUnknown(unknown map[string]int) {
+	for _, typ := range slices.Sorted(maps.Keys(unknown)) {
+		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
+	}
+}
+
+// appendImported appends and folds events in one transaction and, when
+// it commits, adds what it did to res and the events it kept without
+// folding (types this binary does not know) to unknown. With progress it
+// reports each event as done of len(events).
+func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown map[string]int, progress bool) error {
+	var appended, skipped int
+	var kept map[string]int
 	err := e.update(func(tx store.Tx) error {
-		res.Appended, res.Skipped, unknown = 0, 0, map[string]int{}
+		appended, skipped, kept = 0, 0, map[string]int{}
 		st := projstore.NewTx(tx)
 		var idx logidx.Writer
 		for i, ie := range events {
-			e.progress(i, len(events))
+			if progress {
+				e.progress(i, len(events))
+			}
 			ev, err := asImported(tx, ie.event)
 			if err != nil {
 				return err
@@ -162,43 +357,53 @@ func (e *Engine) importEvents(events []importEvent) (ImportResult, error) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			}
 			if out.Duplicate {
-				res.Skipped++
+				skipped++
 				continue
 			}
-			res.Appended++
+			appended++
 			idx.Add(out.Seqs[0], &ev)
-			if err := foldSeq(tx, st, out.Seqs[0], unknown); errors.Is(err, ErrInvalid) {
+			r := &store.Record{Seq: out.Seqs[0], Stream: ie.stream, Version: ie.version, Event: ev}
+			if err := foldRecord(st, r, kept); errors.Is(err, ErrInvalid) {
 				return fmt.Errorf("%s: %w", ie.at, err)
 			} else if err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrInvalid, ie.at, err)
 			}
 		}
-		e.progress(len(events), len(events))
+		if progress {
+			e.progress(len(events), len(events))
+		}
 		if err := idx.Flush(tx); err != nil {
 			return err
 		}
 		return st.Flush()
 	})
 	if err != nil {
-		return ImportResult{}, err
+		return err
 	}
-	for _, typ := range slices.Sorted(maps.Keys(unknown)) {
-		e.warn("kept %d events of type %s without folding them: this flowctl does not know the type", unknown[typ], typ)
+	res.Read += len(events)
+	res.Appended += appended
+	res.Skipped += skipped
+	for typ, n := range kept {
+		unknown[typ] += n
 	}
-	return res, nil
+	return nil
 }
 
 // asImported is ev as Import appends it to tx: at the file's last time
 // and with its own as occurred_at when its own is earlier. An event
 // already in the file is given as it was stored, so that it is found a
 // duplicate.
+//
+// An event not before the file's last time is appended as it is, without
+// looking it up: a copy of it already stored was stored as it is too, as
+// the file's time has only grown since.
 func asImported(tx store.Tx, ev store.Event) (store.Event, error) {
-	if seq := tx.SeqOf(ev.ID); seq != 0 {
-		return asStored(tx, seq, ev)
-	}
 	last, err := tx.HeadTime()
 	if err != nil || !ev.Time.Before(last) {
 		return ev, err
+	}
+	if seq := tx.SeqOf(ev.ID); seq != 0 {
+		return asStored(tx, seq, ev)
 	}
 	ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
 	return ev, nil
@@ -252,20 +457,18 @@ func mapHeader(b []byte) (n int, body []byte, ok bool) {
 	return 0, nil, false
 }
 
-// foldSeq folds the record at seq into st, refusing one on a stream the
+// foldRecord folds the record r into st, refusing one on a stream the
 // commands would not put it on. Events of types this binary does not know
-// are kept in the log and skipped by the fold.
-func foldSeq(tx store.Tx, st *projstore.Tx, seq uint64, unknown map[string]int) error {
-	r, err := tx.Record(seq)
-	if err != nil {
-		return err
-	}
+// are kept in the log and skipped by the fold. An import folds the event
+// it appended as it appended it (asImported made its time the one
+// stored), without reading it back.
+func foldRecord(st *projstore.Tx, r *store.Record, unknown map[string]int) error {
 	// Reads of one entity at a point fold only its own stream: an event
 	// that changes an entity from another stream would make them wrong.
 	if err := checkPlacement(st, r); err != nil {
 		return err
 	}
-	err = projection.Apply(st, r)
+	err := projection.Apply(st, r)
 	if errors.Is(err, projection.ErrUnknown) {
 		unknown[r.Type]++
 		return nil
@@ -280,31 +483,71 @@ type importEvent struct {
 	event   store.Event
 }
 
-func readImport(r io.Reader) ([]importEvent, error) {
+// importReader reads an import a batch of events at a time, a line at a
+// time, each line at most maxImportLine bytes.
+type importReader struct {
+	sc    *bufio.Scanner
+	lim   importLimits
+	line  int
+	done  bool  // the input has no more lines
+	read  int64 // bytes of input read
+	total int64 // the input's size, 0 when unknown
+}
+
+func newImportReader(r io.Reader, lim importLimits) *importReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	sc.Buffer(make([]byte, min(64<<10, lim.line)), lim.line)
+	in := &importReader{sc: sc, lim: lim}
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			in.total = fi.Size()
+		}
+	}
+	return in
+}
+
+// next parses the next batch of events: up to lim.batch of them, or
+// lim.batchBytes of their lines. At the end of the input it sets done.
+func (in *importReader) next() ([]importEvent, error) {
 	var out []importEvent
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
+	size := 0
+	for len(out) < in.lim.batch && size < in.lim.batchBytes {
+		if !in.sc.Scan() {
+			in.done = true
+			return out, in.scanErr()
+		}
+		in.line++
+		in.read += int64(len(in.sc.Bytes())) + 1
+		b := bytes.TrimSpace(in.sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
 		ie, err := parseImportLine(b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, line, err)
+			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, in.line, err)
 		}
-		ie.at = "line " + strconv.Itoa(line)
+		ie.at = "line " + strconv.Itoa(in.line)
 		out = append(out, ie)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: line %d is over %d bytes", ErrInvalid, line+1, maxImportLine)
-		}
-		return nil, err
+		size += len(b)
 	}
 	return out, nil
+}
+
+func (in *importReader) scanErr() error {
+	err := in.sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%w: line %d is over %d bytes", ErrInvalid, in.line+1, in.lim.line)
+	}
+	return err
+}
+
+// estimate is how many events the input holds, estimated from the
+// events read so far and the bytes they took; 0 when the size is unknown.
+func (in *importReader) estimate(events int) uint64 {
+	if in.total == 0 || in.read == 0 {
+		return 0
+	}
+	return uint64(float64(events) * float64(in.total) / float64(in.read))
 }
 
 func parseImportLine(b []byte) (importEvent, error) {

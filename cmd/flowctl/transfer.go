@@ -65,8 +65,9 @@ func (a *app) importCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE|DIR [--from events|workflow-json|history-json|context-dir|exec-jsonl]",
 		Short: "Append the events of an export (all or nothing, idempotent)",
-		Long: "import reads events as written by export (FILE, or - for stdin) and appends them in one\n" +
-			"transaction: all of them or none. Events already present (same id and content) are skipped,\n" +
+		Long: "import reads events as written by export (FILE, or - for stdin), a line at a time, and\n" +
+			"appends them all or none: up to 20,000 in one transaction, more into a copy of the file that\n" +
+			"replaces it when every event is in. Events already present (same id and content) are skipped,\n" +
 			"so importing a file twice changes nothing. Each event must continue its stream.\n\n" +
 			"--from imports the files of the system flowctl replaces, each in one transaction, each\n" +
 			"idempotent, and prints what it created:\n" +
@@ -98,19 +99,21 @@ func (a *app) importCommand() *cobra.Command {
 }
 
 func (a *app) runImport(file string) (err error) {
-	// Read the whole input before taking the file lock: a slow pipe must
-	// not keep everyone else out.
-	data, err := a.readWhole(file)
+	// A pipe is read into a temporary file before the file lock is taken:
+	// a slow pipe must not keep everyone else out. A file is read as the
+	// import goes, a line at a time.
+	in, err := a.importInput(file)
 	if err != nil {
 		return withHint(err, "give the path of a file written by 'flowctl export', or - for stdin")
 	}
+	defer in.Close()
 	defer a.holdOutput(&err)()
 	a.work = "importing"
 	eng, made, err := a.openForImport()
 	if err != nil {
 		return err
 	}
-	res, err := eng.Import(bytes.NewReader(data))
+	res, err := eng.Import(in)
 	if cerr := eng.Close(); err == nil {
 		err = cerr
 	}
@@ -121,6 +124,59 @@ func (a *app) runImport(file string) (err error) {
 	return a.printer().one(res, func(w io.Writer) {
 		fmt.Fprintf(w, "read %d events: %d appended, %d already present\n", res.Read, res.Appended, res.Skipped)
 	})
+}
+
+// importInput opens what an import of events reads: FILE when it is a
+// regular file, else (stdin, a named pipe) a temporary copy of all of it,
+// removed on Close.
+func (a *app) importInput(file string) (io.ReadCloser, error) {
+	if file != "-" {
+		f, err := os.Open(a.abs(file))
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		switch {
+		case err != nil:
+			f.Close()
+			return nil, err
+		case fi.IsDir():
+			f.Close()
+			return nil, fmt.Errorf("%w: %s is a directory", flow.ErrInvalid, file)
+		case fi.Mode().IsRegular():
+			return f, nil
+		}
+		defer f.Close()
+		return spool(f)
+	}
+	return spool(a.stdin)
+}
+
+// spool copies r into a temporary file and returns it, read from its
+// start; closing it removes it.
+func spool(r io.Reader) (io.ReadCloser, error) {
+	f, err := os.CreateTemp("", "flowctl-import-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	tmp := &tempFile{f}
+	if _, err := io.Copy(f, r); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// tempFile is a file that Close removes.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	return errors.Join(err, os.Remove(t.Name()))
 }
 
 // openForImport opens the file an import of events goes into, creating it

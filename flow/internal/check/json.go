@@ -37,6 +37,15 @@ func JSONWithin(b []byte, levels int) error {
 
 // JSONDepth is JSON with maxDepth levels of nesting.
 func JSONDepth(b []byte, maxDepth int) error {
+	if fastJSON(b, maxDepth) {
+		return nil // the common case, without a decoder (fastjson.go)
+	}
+	return slowJSON(b, maxDepth)
+}
+
+// slowJSON is JSONDepth through encoding/json's tokens, which word the
+// error.
+func slowJSON(b []byte, maxDepth int) error {
 	if !utf8.Valid(b) {
 		return errors.New("not valid UTF-8")
 	}

@@ -1,0 +1,209 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/flowctl/flowctl/flow/store"
+)
+
+// stageSuffix follows the name of an import's copy of a file, beside it.
+// It extends the suffix of Compact's copies (eventlog's ".compact-"), so
+// that the next writable open removes the copy of an import that was
+// killed, as it removes Compact's: only a process holding the file's
+// exclusive lock writes either, and it removes or renames its copy before
+// it lets the lock go.
+const stageSuffix = ".compact-import-"
+
+// importStaged appends an import of more than one batch (first, then the
+// rest of in) all or nothing with bounded memory: into a copy of the file,
+// in transactions of a batch each without fsync, the copy synced and
+// renamed over the file once every event is in. The engine's exclusive
+// lock on the file is held from the copy to the rename, so no write of
+// another process is lost, and one waiting for the lock opens the new
+// file (the backend checks that the file it locked is the one the path
+// names). On any failure the copy is removed and the file is as it was.
+// Batches are parsed on a goroutine of their own while the previous one
+// is appended.
+//
+// A store that is not a file (New's, a view) takes every batch in one
+// transaction instead: all or nothing, memory unbounded.
+func (e *Engine) importStaged(first []importEvent, in *importReader) (ImportResult, error) {
+	batches := parseAhead(first, in)
+	defer batches.stop()
+	fi, err := os.Stat(e.path)
+	if e.driver == nil || e.tx != nil || e.at != nil || err != nil || !fi.Mode().IsRegular() {
+		return e.importWhole(batches)
+	}
+	if err := e.acquire(); err != nil {
+		return ImportResult{}, err
+	}
+	if e.opts.ReadOnly {
+		return ImportResult{}, store.ErrReadOnly
+	}
+	tmp, err := copyBeside(e.path, fi.Mode().Perm())
+	if err != nil {
+		return ImportResult{}, err
+	}
+	res, err := e.importInto(tmp, batches, in)
+	if err == nil {
+		err = e.replaceWith(tmp)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return ImportResult{}, err
+	}
+	return res, nil
+}
+
+// importWhole appends every batch in one transaction.
+func (e *Engine) importWhole(batches *parsedBatches) (ImportResult, error) {
+	var all []importEvent
+	for {
+		b, ok, err := batches.next()
+		if err != nil {
+			return ImportResult{}, err
+		}
+		if !ok {
+			return e.importEvents(all)
+		}
+		all = append(all, b...)
+	}
+}
+
+// importInto appends the batches to the file at path, one transaction
+// each, without fsync, and syncs the file at the end.
+func (e *Engine) importInto(path string, batches *parsedBatches, in *importReader) (ImportResult, error) {
+	opts := e.opts
+	opts.ReadOnly, opts.Create, opts.NoSync, opts.Progress = false, false, true, nil
+	staged, err := Open(path, opts)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	var res ImportResult
+	unknown := map[string]int{}
+	err = func() error {
+		for {
+			b, ok, err := batches.next()
+			if err != nil || !ok {
+				return err
+			}
+			if err := staged.appendImported(b, &res, unknown, false); err != nil {
+				return err
+			}
+			if e.opts.Progress != nil {
+				e.opts.Progress(uint64(res.Read), max(in.estimate(res.Read), uint64(res.Read)+1))
+			}
+		}
+	}()
+	if err = errors.Join(err, staged.Close()); err == nil {
+		err = syncFile(path)
+	}
+	if err != nil {
+		return ImportResult{}, err
+	}
+	e.progress(res.Read, res.Read)
+	e.warnUnknown(unknown)
+	return res, nil
+}
+
+// replaceWith renames the file at tmp over the engine's file, which the
+// engine holds locked until then, and lets its store go: the next read
+// opens the new file. What the cache holds stays right, as the new file
+// is the old one with events after its head.
+func (e *Engine) replaceWith(tmp string) error {
+	if err := os.Rename(tmp, e.path); err != nil {
+		return err
+	}
+	e.held.forget()
+	err := e.log.Close()
+	e.log = nil
+	return errors.Join(err, syncDir(filepath.Dir(e.path)))
+}
+
+// copyBeside copies the file at path into a new file beside it, named
+// with stageSuffix, and returns the copy's path. The caller holds the
+// file's exclusive lock, so the file is a committed state.
+func copyBeside(path string, perm os.FileMode) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+stageSuffix+"*")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(dst, src)
+	err = errors.Join(err, dst.Chmod(perm), dst.Close())
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", fmt.Errorf("copying %s to import into: %w", path, err)
+	}
+	return dst.Name(), nil
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// parsedBatches hands out the batches of an import, parsed ahead on a
+// goroutine: one batch waits while the caller appends the one before.
+type parsedBatches struct {
+	ch   chan parsedBatch
+	quit chan struct{}
+}
+
+type parsedBatch struct {
+	events []importEvent
+	err    error
+}
+
+// parseAhead starts parsing in's batches after first.
+func parseAhead(first []importEvent, in *importReader) *parsedBatches {
+	p := &parsedBatches{ch: make(chan parsedBatch, 1), quit: make(chan struct{})}
+	go func() {
+		defer close(p.ch)
+		b := parsedBatch{events: first}
+		for {
+			select {
+			case p.ch <- b:
+			case <-p.quit:
+				return
+			}
+			if b.err != nil || in.done {
+				return
+			}
+			b.events, b.err = in.next()
+		}
+	}()
+	return p
+}
+
+// next returns the next batch; false when there is none.
+func (p *parsedBatches) next() ([]importEvent, bool, error) {
+	b, ok := <-p.ch
+	return b.events, ok, b.err
+}
+
+// stop ends the parsing, whether or not every batch was taken.
+func (p *parsedBatches) stop() {
+	close(p.quit)
+	for range p.ch {
+	}
+}

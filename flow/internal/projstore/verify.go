@@ -1,0 +1,222 @@
+package projstore
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// VerifyByProject is Compare with the memory of one project: it replays
+// each stored project's events (the log's project index) into memory,
+// compares the entities and the status index entries keyed under that
+// project byte for byte with the stored ones, drops them and goes on to
+// the next; then it checks that the buckets hold nothing else. It warns
+// once per event type it skips, as Replay does.
+//
+// It settles the comparison only when the projects' events are all of
+// the log's. When they are not (events without a project, or a project
+// whose stored entity is missing), it says ok false and the caller
+// compares a replay of the whole log (Compare) instead, which names what
+// is missing. The first difference is a *store.CorruptionError naming the
+// entity.
+func VerifyByProject(tx store.Tx, warn func(format string, args ...any)) (ok bool, err error) {
+	var projects []string
+	err = tx.Scan(BucketProjects, nil, func(k, _ []byte) error {
+		projects = append(projects, string(k))
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	v := projectVerifier{tx: tx, warn: warn, warned: map[string]bool{}, matched: map[string]int{}}
+	for _, p := range projects {
+		if err := v.project(p); err != nil {
+			return true, err
+		}
+	}
+	if head, _ := tx.Head(); v.events != head {
+		return false, nil
+	}
+	return true, v.nothingElse(projects)
+}
+
+// projectVerifier carries what VerifyByProject learns from project to
+// project: events replayed, stored keys matched by bucket.
+type projectVerifier struct {
+	tx      store.Tx
+	warn    func(format string, args ...any)
+	warned  map[string]bool
+	events  uint64
+	matched map[string]int
+}
+
+// project replays project p's events and compares its stored keys.
+func (v *projectVerifier) project(p string) error {
+	mem := projection.NewMemory()
+	err := v.tx.ReplayProject(p, 1, func(r *store.Record) error {
+		v.events++
+		err := projection.Apply(mem, r)
+		if errors.Is(err, projection.ErrUnknown) {
+			if !v.warned[r.Type] {
+				v.warned[r.Type] = true
+				v.warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
+			}
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	want := map[string]map[string][]byte{BucketSummaries: wantSummaries(mem)}
+	eachMemEntity(mem, func(bucket, key string, e any) {
+		b, merr := encodeEntity(key, e)
+		if want[bucket] == nil {
+			want[bucket] = map[string][]byte{}
+		}
+		want[bucket][key] = b
+		err = errors.Join(err, merr)
+	})
+	if err != nil {
+		return err
+	}
+	for _, bucket := range slices.Concat(EntityBuckets, []string{BucketSummaries}) {
+		if err := v.compareOwned(bucket, p, want[bucket]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareOwned compares the keys of bucket that p owns with want.
+func (v *projectVerifier) compareOwned(bucket, p string, want map[string][]byte) error {
+	seen := 0
+	for _, prefix := range ownedPrefixes(bucket, p) {
+		err := v.tx.Scan(bucket, prefix, func(k, val []byte) error {
+			if owner, ok := ownerOf(bucket, k); !ok || owner != p {
+				return nil // another project's, whose name starts with p's
+			}
+			w, ok := want[string(k)]
+			switch {
+			case !ok:
+				return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
+			case !bytes.Equal(w, val):
+				return projectionDiff(bucket, string(k), mismatch(bucket, k, val))
+			}
+			seen++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	v.matched[bucket] += seen
+	if seen == len(want) {
+		return nil
+	}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range want {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if b, _ := v.tx.Get(bucket, []byte(k)); b == nil {
+			return projectionDiff(bucket, k, "is missing from the stored projections")
+		}
+	}
+	return projectionDiff(bucket, p, "has entries a replay does not produce")
+}
+
+// nothingElse checks that the buckets hold only the keys the projects'
+// comparisons matched: the first other one is named.
+func (v *projectVerifier) nothingElse(projects []string) error {
+	known := map[string]bool{}
+	for _, p := range projects {
+		known[p] = true
+	}
+	for _, bucket := range slices.Concat(EntityBuckets, []string{BucketSummaries}) {
+		n := 0
+		var stray []byte
+		err := v.tx.Scan(bucket, nil, func(k, _ []byte) error {
+			n++
+			if owner, ok := ownerOf(bucket, k); stray == nil && (!ok || !known[owner]) {
+				stray = k
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n != v.matched[bucket] {
+			return projectionDiff(bucket, string(stray), "is stored but a replay of the log does not produce it")
+		}
+	}
+	return nil
+}
+
+// ownedPrefixes are the prefixes under which bucket keeps what project p
+// owns; a scan of them meets other projects' keys too (a project named
+// "a/b" under "a/"), which ownerOf tells apart.
+func ownedPrefixes(bucket, p string) [][]byte {
+	switch bucket {
+	case BucketProjects:
+		return [][]byte{[]byte(p)}
+	case BucketSummaries:
+		out := [][]byte{[]byte("l" + p + "\x00")}
+		for _, b := range EntityBuckets {
+			if summarized[b] {
+				out = append(out, SummaryRefKey(b, p+"/"), []byte("s"+b+"\x00"+p+"\x00"), SummaryCountPrefix(b, p))
+			}
+		}
+		return out
+	}
+	return [][]byte{[]byte(p + "/")}
+}
+
+// ownerOf is the project that key k of bucket belongs to, and false for a
+// key of a form that no project's comparison reads.
+func ownerOf(bucket string, k []byte) (string, bool) {
+	switch bucket {
+	case BucketProjects:
+		return string(k), true
+	case BucketSummaries:
+		return summaryOwner(k)
+	}
+	if bytes.IndexByte(k, '/') < 0 {
+		return "", false
+	}
+	p, _ := splitKey(string(k))
+	return p, true
+}
+
+// summaryOwner is the project of a key of the status index (summary.go's
+// layout), and false for a key of no form it knows.
+func summaryOwner(k []byte) (string, bool) {
+	if len(k) == 0 {
+		return "", false
+	}
+	if k[0] == 'l' {
+		p, _, ok := bytes.Cut(k[1:], []byte{0})
+		return string(p), ok
+	}
+	bucket, rest, ok := bytes.Cut(k[1:], []byte{0})
+	if !ok || !summarized[string(bucket)] {
+		return "", false
+	}
+	switch k[0] {
+	case 'r':
+		if bytes.IndexByte(rest, '/') < 0 {
+			return "", false
+		}
+		p, _ := splitKey(string(rest))
+		return p, true
+	case 's', 'n':
+		p, _, ok := bytes.Cut(rest, []byte{0})
+		return string(p), ok
+	}
+	return "", false
+}

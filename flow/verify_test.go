@@ -1,0 +1,93 @@
+package flow
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/store"
+)
+
+// TestVerify_ByProject: verify compares the projections project by
+// project and still names each kind of damage, as the comparison with a
+// replay of the whole log does; a clean file is settled without it.
+func TestVerify_ByProject(t *testing.T) {
+	seal := func(k, body string) []byte { return projstore.Seal([]byte(k), []byte(body)) }
+	cases := []struct {
+		name, entity string
+		damage       func(tx store.Tx) error
+	}{
+		{"Differs", "a/T-1", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketTasks, []byte("a/T-1"), seal("a/T-1", "x"))
+		}},
+		{"Missing", "a.b/T-1", func(tx store.Tx) error { return tx.Delete(projstore.BucketTasks, []byte("a.b/T-1")) }},
+		{"StrayOfNoProject", "zz/T-1", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketTasks, []byte("zz/T-1"), seal("zz/T-1", "x"))
+		}},
+		{"StrayOfAProject", "a/T-99", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketTasks, []byte("a/T-99"), seal("a/T-99", "x"))
+		}},
+		{"SummaryStray", "done", func(tx store.Tx) error {
+			k := "sproj_task\x00a\x00done\x00T-1"
+			return tx.Put(projstore.BucketSummaries, []byte(k), seal(k, ""))
+		}},
+		{"SummaryMissing", "todo", func(tx store.Tx) error {
+			return tx.Delete(projstore.BucketSummaries, append(projstore.SummaryCountPrefix(projstore.BucketTasks, "a.b"), "todo"...))
+		}},
+		{"ProjectMissing", "c", func(tx store.Tx) error { return tx.Delete(projstore.BucketProjects, []byte("c")) }},
+		{"LogIndexChunkDropped", logidx.Bucket, func(tx store.Tx) error {
+			var first []byte
+			err := tx.Scan(logidx.Bucket, nil, func(k, _ []byte) error {
+				if first == nil && strings.Contains(string(k), "task.created") {
+					first = k
+				}
+				return nil
+			})
+			if err != nil || first == nil {
+				return errors.Join(err, errors.New("no task.created chunk in the log index"))
+			}
+			return tx.Delete(logidx.Bucket, first)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := mustOpen(t)
+			for _, p := range []string{"a", "a.b", "c"} {
+				if _, err := e.CreateProject(NewProject{Name: p}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.AddTask(NewTask{Project: p, Title: "t"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := e.log.View(func(tx store.Tx) error {
+				settled, err := projstore.VerifyByProject(tx, e.warn)
+				if !settled || err != nil {
+					t.Errorf("VerifyByProject of a clean file = %v, %v; want settled, nil", settled, err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.log.Update(c.damage); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Verify()
+			var ce *eventlog.CorruptionError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entity) {
+				t.Errorf("Verify = %v, want a corruption naming %q", err, c.entity)
+			}
+			whole := e.log.View(func(tx store.Tx) error { return e.compareProjections(tx) })
+			if !errors.As(whole, &ce) {
+				t.Errorf("the whole replay's comparison = %v, want a corruption too", whole)
+			}
+			if _, err := e.Rebuild(); err != nil { // for the cleanup's Verify
+				t.Fatal(err)
+			}
+		})
+	}
+}
