@@ -38,6 +38,9 @@ func TestVerify_ByProject(t *testing.T) {
 			return tx.Delete(projstore.BucketSummaries, append(projstore.SummaryCountPrefix(projstore.BucketTasks, "a.b"), "todo"...))
 		}},
 		{"ProjectMissing", "c", func(tx store.Tx) error { return tx.Delete(projstore.BucketProjects, []byte("c")) }},
+		{"PlanCountMissing", "a.b", func(tx store.Tx) error {
+			return tx.Delete(projstore.BucketSummaries, projstore.PlanCountKey("a.b", "P-1"))
+		}},
 		{"LogIndexChunkDropped", logidx.Bucket, func(tx store.Tx) error {
 			var first []byte
 			err := tx.Scan(logidx.Bucket, nil, func(k, _ []byte) error {
@@ -60,6 +63,13 @@ func TestVerify_ByProject(t *testing.T) {
 					t.Fatal(err)
 				}
 				if _, err := e.AddTask(NewTask{Project: p, Title: "t"}); err != nil {
+					t.Fatal(err)
+				}
+				pl, err := e.AddPlan(NewPlan{Project: p, Title: "plan"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.AddTask(NewTask{Project: p, Title: "planned", Plan: pl.ID}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -166,7 +166,7 @@ func ownedPrefixes(bucket, p string) [][]byte {
 	case BucketProjects:
 		return [][]byte{[]byte(p)}
 	case BucketSummaries:
-		out := [][]byte{[]byte("l" + p + "\x00")}
+		out := [][]byte{[]byte("l" + p + "\x00"), PlanCountKey(p, ""), planTaskKey(p + "/")}
 		for _, b := range EntityBuckets {
 			if summarized[b] {
 				out = append(out, SummaryRefKey(b, p+"/"), []byte("s"+b+"\x00"+p+"\x00"), SummaryCountPrefix(b, p))
@@ -199,9 +199,16 @@ func summaryOwner(k []byte) (string, bool) {
 	if len(k) == 0 {
 		return "", false
 	}
-	if k[0] == 'l' {
+	switch k[0] {
+	case 'l', 'P': // the digest log's and plan counts' project + 0x00
 		p, _, ok := bytes.Cut(k[1:], []byte{0})
 		return string(p), ok
+	case 'T': // a planned task's entry: "T" project "/" T-n
+		if bytes.IndexByte(k, '/') < 0 {
+			return "", false
+		}
+		p, _ := splitKey(string(k[1:]))
+		return p, true
 	}
 	bucket, rest, ok := bytes.Cut(k[1:], []byte{0})
 	if !ok || !summarized[string(bucket)] {
