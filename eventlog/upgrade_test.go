@@ -162,7 +162,7 @@ func TestLog_FormatOfNewFiles(t *testing.T) {
 // same head hash, its caller buckets as they were.
 func TestUpgrade_V1Fixture(t *testing.T) {
 	path := copyFixture(t, v1Fixture)
-	f, rep, before := fileFormat(t, path)
+	f, rep, _ := fileFormat(t, path)
 	if f != 1 || rep.HeadSeq != v1FixtureHead || hex.EncodeToString(rep.HeadHash[:]) != v1FixtureHash {
 		t.Fatalf("fixture: format %d, head %d %x", f, rep.HeadSeq, rep.HeadHash)
 	}
@@ -171,7 +171,7 @@ func TestUpgrade_V1Fixture(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, rep, before = fileFormat(t, path)
+	f, rep, before := fileFormat(t, path)
 	if f != 1 || rep.HeadSeq != got.Seqs[0] {
 		t.Fatalf("after an append: format %d, head %d; want 1, %d", f, rep.HeadSeq, got.Seqs[0])
 	}

@@ -33,7 +33,9 @@ func randomHistory(tb testing.TB, e *Engine, seed uint64, n int) {
 		var err error
 		switch k := rng.IntN(4); {
 		case k == 0 || tasks[p] == 0:
-			_, err = e.AddTask(NewTask{Project: p, Title: fmt.Sprintf("task %d \"q\" é", i)})
+			if _, err := e.AddTask(NewTask{Project: p, Title: fmt.Sprintf("task %d \"q\" é", i)}); err != nil {
+				tb.Fatal(err)
+			}
 			tasks[p]++
 			continue
 		case k == 1:

@@ -40,12 +40,6 @@ func (f *Filter) match(r *store.Record) bool {
 	return r.Seq >= f.SinceSeq
 }
 
-// bySeqOnly reports whether f selects by seq alone, so that every record
-// in its seq range matches.
-func (f *Filter) bySeqOnly() bool {
-	return f.Stream == "" && f.Project == "" && f.Type == "" && f.Actor == "" && f.Session == "" && f.Since.IsZero() && f.Until.IsZero()
-}
-
 // CheckTypePattern refuses a Filter.Type pattern (a type, or a prefix
 // ending in "*") that matches no event type this binary knows, listing
 // them. Its error is a bare message, for the adapter to name the flag or

@@ -38,13 +38,14 @@ func TestAt_TailWithinBound(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var reads, most int
-	defer snapstore.OnTail(snapstore.OnTail(func(p string, from, seq uint64, events int) {
+	prev := snapstore.OnTail(func(p string, from, seq uint64, events int) {
 		if p == project {
 			mu.Lock()
 			reads, most = reads+1, max(most, events)
 			mu.Unlock()
 		}
-	}))
+	})
+	defer func() { snapstore.OnTail(prev) }()
 	var head uint64
 	if err := e.Read(func(r *Reader) error { head = r.Head(); return nil }); err != nil {
 		t.Fatal(err)
