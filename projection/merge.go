@@ -521,7 +521,7 @@ func (c *canon) slowString(key bool) error {
 		case b == '"':
 			c.i = i + 1
 			c.text = t
-			c.out = appendJSONString(c.out, t)
+			c.out = AppendJSONString(c.out, t)
 			if key {
 				c.keys = append(c.keys, t...)
 			}
@@ -614,8 +614,9 @@ func hex4u(s string) rune {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString writes s as encoding/json does without HTML escaping.
-func appendJSONString(dst, s []byte) []byte {
+// AppendJSONString writes s as a JSON string as encoding/json does with
+// HTML escaping off: bad UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
+func AppendJSONString[S []byte | string](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -645,25 +646,22 @@ func appendJSONString(dst, s []byte) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+		c, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+		if c == utf8.RuneError && size == 1 {
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
 			i += size
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(append(dst, s[start:]...), '"')
 }
 
 // Merging canonical objects.

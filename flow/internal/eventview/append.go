@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // AppendJSON appends JSON(typ, schema, data) to dst, the same bytes, for
@@ -57,7 +57,7 @@ func (t *transcoder) value(dst []byte, rules viewRules) ([]byte, bool) {
 		return strconv.AppendInt(dst, int64(int8(c)), 10), true
 	case c >= 0xa0 && c <= 0xbf:
 		s, ok := t.bytes(int(c & 0x1f))
-		return appendString(dst, s), ok
+		return projection.AppendJSONString(dst, s), ok
 	case c >= 0x90 && c <= 0x9f:
 		return t.array(dst, int(c&0x0f), rules)
 	case c >= 0x80 && c <= 0x8f:
@@ -73,7 +73,7 @@ func (t *transcoder) value(dst []byte, rules viewRules) ([]byte, bool) {
 	case 0xd9, 0xda, 0xdb:
 		n, ok := t.length(c - 0xd9)
 		s, ok2 := t.bytes(n)
-		return appendString(dst, s), ok && ok2
+		return projection.AppendJSONString(dst, s), ok && ok2
 	case 0xdc, 0xdd:
 		n, ok := t.length(c - 0xdc + 1)
 		if !ok {
@@ -215,7 +215,7 @@ func (t *transcoder) object(dst []byte, n int, rules viewRules) ([]byte, bool) {
 			}
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, e.key), ':')
+		dst = append(projection.AppendJSONString(dst, e.key), ':')
 		t.off = e.val
 		var ok bool
 		if dst, ok = t.field(dst, rules, e.key); !ok {
@@ -385,58 +385,6 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
 	return dst, true
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string as encoding/json does with HTML
-// escaping off: bad UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
-func appendString[S []byte | string](dst []byte, s S) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
-		if c == utf8.RuneError && size == 1 {
-			dst = append(append(dst, s[start:i]...), `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(append(dst, s[start:]...), '"')
-}
-
 // appendCompact writes valid JSON text without the white space between
 // its tokens, as encoding/json compacts a RawMessage with HTML escaping
 // off.
@@ -467,5 +415,5 @@ func appendCompact(dst, s []byte) []byte {
 // AppendString writes s as a JSON string as encoding/json does with HTML
 // escaping off.
 func AppendString(dst []byte, s string) []byte {
-	return appendString(dst, s)
+	return projection.AppendJSONString(dst, s)
 }
