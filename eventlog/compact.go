@@ -70,6 +70,14 @@ func Compact(path string, opts Options) (CompactReport, error) {
 
 // compactInto copies src into a new file beside it and returns its path.
 func compactInto(src *Log, perm os.FileMode) (string, error) {
+	return writeBeside(src, perm, "compacting", func(dst *bolt.DB) error { return copyBolt(dst, src.db) })
+}
+
+// writeBeside writes a new file beside src's with fill and returns its
+// path. The copy is named with compactSuffix, so that the next writable
+// Open removes the copy of a killed Compact or Upgrade; it is written
+// without fsync and synced once at the end; on failure it is removed.
+func writeBeside(src *Log, perm os.FileMode, doing string, fill func(dst *bolt.DB) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(src.path), filepath.Base(src.path)+compactSuffix+"*")
 	if err != nil {
 		return "", err
@@ -84,7 +92,8 @@ func compactInto(src *Log, perm os.FileMode) (string, error) {
 		if err != nil {
 			return err
 		}
-		if err := copyBolt(dst, src.db); err != nil {
+		dst.AllocSize = allocSize
+		if err := fill(dst); err != nil {
 			dst.Close()
 			return err
 		}
@@ -93,7 +102,7 @@ func compactInto(src *Log, perm os.FileMode) (string, error) {
 	}()
 	if err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("compacting %s: %w", src.path, err)
+		return "", fmt.Errorf("%s %s: %w", doing, src.path, err)
 	}
 	return tmp, nil
 }

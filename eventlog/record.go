@@ -126,27 +126,19 @@ func recordSizeBound(r *Record) int {
 // appendBody appends the envelope of r up to, not including, the hash
 // element: the bytes the hash covers.
 func appendBody(b []byte, r *Record) []byte {
-	b = append(b, mpFixArray|envelopeFields)
-	b = appendUint(b, r.Seq)
-	b = appendBin(b, r.ID[:])
-	b = appendStr(b, r.Stream)
-	b = appendUint(b, r.Version)
-	b = appendStr(b, r.Type)
-	b = appendUint(b, uint64(r.Schema))
-	b = appendInt(b, r.Time.UnixNano())
-	b = appendStr(b, r.Actor)
-	b = appendStr(b, r.Session)
-	b = appendStr(b, r.Project)
-	b = appendBin(b, optionalID(r.Correlation))
-	b = appendBin(b, optionalID(r.Causation))
-	b = appendBin(b, r.Data)
-	return appendBin(b, r.Prev[:])
+	b = appendUint(append(b, mpFixArray|envelopeFields), r.Seq)
+	return appendBin(appendFields(b, r), r.Prev[:])
 }
 
 // appendBodyV2 appends the format-2 envelope of r up to, not including,
 // the hash element: the format-1 body without the seq and the prev hash.
 func appendBodyV2(b []byte, r *Record) []byte {
-	b = append(b, mpFixArray|envelopeFieldsV2)
+	return appendFields(append(b, mpFixArray|envelopeFieldsV2), r)
+}
+
+// appendFields appends the fields both formats store, from the id to the
+// data.
+func appendFields(b []byte, r *Record) []byte {
 	b = appendBin(b, r.ID[:])
 	b = appendStr(b, r.Stream)
 	b = appendUint(b, r.Version)

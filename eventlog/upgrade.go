@@ -149,33 +149,7 @@ func syncDirOf(path string) error {
 // like Compact's copies (a killed upgrade's copy is removed by the next
 // writable Open), and returns its path.
 func upgradeInto(src *Log, perm os.FileMode, progress func(done, total uint64)) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(src.path), filepath.Base(src.path)+compactSuffix+"*")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	f.Close()
-	err = func() error {
-		if err := os.Chmod(tmp, perm); err != nil {
-			return err
-		}
-		dst, err := bolt.Open(tmp, perm, &bolt.Options{NoSync: true})
-		if err != nil {
-			return err
-		}
-		dst.AllocSize = allocSize
-		if err := upgradeBolt(dst, src, progress); err != nil {
-			dst.Close()
-			return err
-		}
-		// NoSync skipped every commit's sync: one now, for all of them.
-		return errors.Join(dst.Sync(), dst.Close())
-	}()
-	if err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("upgrading %s: %w", src.path, err)
-	}
-	return tmp, nil
+	return writeBeside(src, perm, "upgrading", func(dst *bolt.DB) error { return upgradeBolt(dst, src, progress) })
 }
 
 // upgradeBolt copies src's buckets into dst in key order, through an
