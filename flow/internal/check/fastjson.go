@@ -81,20 +81,21 @@ func (s *scanner) array(depth int) bool {
 		if !s.value(depth) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after(']'); !more {
+			return ok
 		}
 	}
+}
+
+// after reads what follows an element of an array or object: a comma
+// (more follow) or its close; ok is false for anything else.
+func (s *scanner) after(close byte) (more, ok bool) {
+	s.space()
+	if s.i < len(s.b) && (s.b[s.i] == ',' || s.b[s.i] == close) {
+		s.i++
+		return s.b[s.i-1] == ',', true
+	}
+	return false, false
 }
 
 // maxKeysCompared is how many keys of an object fastJSON compares for
@@ -135,18 +136,8 @@ func (s *scanner) object(depth int) bool {
 		if !s.value(depth) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after('}'); !more {
+			return ok
 		}
 	}
 }
