@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"sort"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -156,34 +155,4 @@ func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(
 		return err
 	}
 	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
-}
-
-// projIdxHas reports whether project_idx lists seq for project.
-func (tx *Tx) projIdxHas(project string, seq uint64) bool {
-	prefix := streamPrefix(project)
-	k, v, ok := projectChunkAt(tx.bucket(bucketProjIdx).Cursor(), prefix, seq)
-	if !ok || !projChunkOK(prefix, k, v) {
-		return false
-	}
-	n := len(v) / 8
-	i := sort.Search(n, func(i int) bool { return binary.BigEndian.Uint64(v[8*i:]) >= seq })
-	return i < n && binary.BigEndian.Uint64(v[8*i:]) == seq
-}
-
-// projIdxCount returns the number of seqs project_idx holds, or false if
-// an entry is malformed.
-func (tx *Tx) projIdxCount() (int, bool) {
-	n := 0
-	c := tx.bucket(bucketProjIdx).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) < 2 {
-			return 0, false
-		}
-		prefix := k[:min(len(k), 2+int(binary.BigEndian.Uint16(k)))]
-		if !projChunkOK(prefix, k, v) {
-			return 0, false
-		}
-		n += len(v) / 8
-	}
-	return n, true
 }

@@ -158,32 +158,3 @@ func (tx *Tx) readSeqs(rd recordReader, seqs []uint64, match func(*Record) bool,
 	}
 	return nil
 }
-
-// streamIdxSeq returns the seq stream_idx holds for version of stream, or
-// false if it holds none.
-func (tx *Tx) streamIdxSeq(stream string, version uint64) (uint64, bool) {
-	v := tx.bucket(bucketStreamIdx).Get(streamChunkKey(streamPrefix(stream), version))
-	i := int((version - 1) % streamChunk)
-	if len(v)%8 != 0 || len(v) < 8*(i+1) {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(v[8*i:]), true
-}
-
-// streamIdxCount returns the number of seqs stream_idx holds, or false if
-// an entry is malformed.
-func (tx *Tx) streamIdxCount() (int, bool) {
-	n := 0
-	c := tx.bucket(bucketStreamIdx).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) < 2 {
-			return 0, false
-		}
-		prefix := k[:min(len(k), 2+int(binary.BigEndian.Uint16(k)))]
-		if !chunkOK(prefix, k, v) {
-			return 0, false
-		}
-		n += len(v) / 8
-	}
-	return n, true
-}

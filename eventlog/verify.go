@@ -1,6 +1,11 @@
 package eventlog
 
 import (
+	"bytes"
+	"encoding/binary"
+	"sort"
+	"time"
+
 	"github.com/flowctl/flowctl/flow/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -12,41 +17,112 @@ type Report = store.VerifyReport
 // every record, the chain, seq contiguity, the stream, id and project
 // indexes (both ways) and meta's head. It returns the first problem as a
 // *CorruptionError naming the seq of the first bad record.
-func (l *Log) Verify() (Report, error) {
+func (l *Log) Verify() (Report, error) { return l.VerifyWith(nil, nil) }
+
+// VerifyWith is Verify that also tells the caller how it goes, so that
+// checks of the caller's own can overlap it: checked is called once
+// bbolt's check of the page structure has passed, before the record walk
+// (from then on, other reads of the file cannot meet a damaged page), and
+// each with every record once it has passed its own checks, in seq order,
+// lent as Replay lends it: Data is valid only during the call. An error
+// of each ends the walk and is returned. Either may be nil.
+//
+// The walk reads the log, ids, stream_idx and project_idx each in one
+// forward pass, and gives the file's mapped pages back to the kernel as it
+// goes (pager): its peak resident memory does not grow with the file.
+func (l *Log) VerifyWith(checked func(), each func(*Record) error) (Report, error) {
 	var rep Report
 	err := l.view(func(btx *bolt.Tx) error {
-		var first error
-		for err := range btx.Check() { // drain: Check's goroutine sends every error
-			if first == nil {
-				first = err
-			}
+		pg := l.newPager(btx)
+		if err := checkPages(btx, pg); err != nil {
+			return err
 		}
-		if first != nil {
-			return &CorruptionError{Reason: damageReason(first.Error())}
+		if checked != nil {
+			checked()
 		}
+		defer pg.sequential()()
 		var err error
-		rep, err = verifyTx(newTx(l, btx))
+		rep, err = verifyTx(newTx(l, btx), pg, each)
 		return err
 	})
 	return rep, err
 }
 
+// checkPages runs bbolt's check of the page structure, trimming the pages
+// it reads every trimEvery, and returns its first error as corruption.
+func checkPages(btx *bolt.Tx, pg *pager) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(trimEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				pg.trim()
+			}
+		}
+	}()
+	var first error
+	for err := range btx.Check() { // drain: Check's goroutine sends every error
+		if first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return &CorruptionError{Reason: damageReason(first.Error())}
+	}
+	return nil
+}
+
+// trimEvery is how often checkPages trims the pages it read.
+const trimEvery = time.Millisecond
+
 // progressStep is how many records Verify checks between progress reports.
 const progressStep = 1000
 
+// trimStep is how many records Verify checks between two trims of the
+// mapped pages.
+const trimStep = 1 << 12
+
 // verifier carries what the record walk learns, to check the indexes after.
 type verifier struct {
-	streams  map[string][2]uint64 // stream -> head version, head seq
-	projects map[string]int       // project -> number of events
+	streams  map[string]*streamCheck
+	projects map[string]*projectCheck
 
 	tail      map[uint64]tailView // the index tail's entries by seq
 	inTail    int                 // records found in the tail
 	indexed   int                 // records found in the indexes
 	projected int                 // of them, records with a project
+
+	// The indexes, each read forward as the walk goes.
+	streamIdx *bolt.Bucket
+	projCur   *bolt.Cursor
+	idCur     *bolt.Cursor
+	idStarted bool
 }
 
-func verifyTx(tx *Tx) (Report, error) {
-	v := verifier{streams: map[string][2]uint64{}, projects: map[string]int{}, tail: map[uint64]tailView{}}
+// streamCheck is a stream's head so far and its stream_idx chunk.
+type streamCheck struct {
+	version, seq uint64
+	chunk        []byte // the chunk of version, a view of its page
+}
+
+// projectCheck is a project's count so far and the project_idx chunk that
+// listed its last record, with the position after it.
+type projectCheck struct {
+	events int
+	chunk  []byte
+	next   int
+}
+
+func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
+	v := verifier{
+		streams: map[string]*streamCheck{}, projects: map[string]*projectCheck{}, tail: map[uint64]tailView{},
+		streamIdx: tx.bucket(bucketStreamIdx), projCur: tx.bucket(bucketProjIdx).Cursor(), idCur: tx.bucket(bucketIDs).Cursor(),
+	}
 	err := tx.scanTail(func(e *tailView) bool { v.tail[e.seq] = *e; return true })
 	if err != nil {
 		return Report{}, err
@@ -59,22 +135,30 @@ func verifyTx(tx *Tx) (Report, error) {
 	progress(0, headSeq)
 	var seq uint64
 	var prev Hash
-	err = tx.scanLog(1, 0, func(r *Record, env []byte) error {
-		if r.Seq%progressStep == 0 {
-			progress(min(r.Seq, headSeq), headSeq)
+	var r Record
+	err = tx.walkLog(1, 0, func(s uint64, b []byte, before Hash) error {
+		if s%progressStep == 0 {
+			progress(min(s, headSeq), headSeq)
 		}
-		if !hashOnRead { // else decode has checked it
-			if err := tx.log.format.checkHash(r, env); err != nil {
-				return err
-			}
+		if s%trimStep == 0 {
+			pg.trim()
 		}
-		if r.Prev != prev {
-			return corruptf(r.Seq, "hash chain broken: prev hash does not match the hash of seq %d", r.Seq-1)
-		}
-		if err := v.record(tx, r); err != nil {
+		if err := tx.log.format.decodeInto(&r, s, b, before, true); err != nil {
 			return err
 		}
-		seq, prev = r.Seq, r.Hash
+		if err := tx.log.format.checkHash(&r, b[:len(b)-crcLen]); err != nil {
+			return err
+		}
+		if r.Prev != prev {
+			return corruptf(s, "hash chain broken: prev hash does not match the hash of seq %d", s-1)
+		}
+		if err := v.record(tx, &r); err != nil {
+			return err
+		}
+		seq, prev = s, r.Hash
+		if each != nil {
+			return each(&r)
+		}
 		return nil
 	})
 	if err != nil {
@@ -91,7 +175,7 @@ func verifyTx(tx *Tx) (Report, error) {
 		return Report{}, corruptf(bad, "meta head (seq %d) does not match the last record (seq %d) or its hash", headSeq, seq)
 	}
 	progress(headSeq, headSeq)
-	if err := v.indexes(tx); err != nil {
+	if err := v.indexes(tx, pg); err != nil {
 		return Report{}, err
 	}
 	return Report{HeadSeq: seq, HeadHash: prev, Streams: len(v.streams), Projects: len(v.projects)}, nil
@@ -99,13 +183,22 @@ func verifyTx(tx *Tx) (Report, error) {
 
 // record checks one record's index entries and tracks stream heads.
 func (v *verifier) record(tx *Tx, r *Record) error {
-	head := v.streams[r.Stream]
-	if r.Version != head[0]+1 {
-		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, head[0], r.Version)
+	st := v.streams[r.Stream]
+	if st == nil {
+		st = new(streamCheck)
+		v.streams[r.Stream] = st
 	}
-	v.streams[r.Stream] = [2]uint64{r.Version, r.Seq}
+	if r.Version != st.version+1 {
+		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, st.version, r.Version)
+	}
+	st.version, st.seq = r.Version, r.Seq
+	var pc *projectCheck
 	if r.Project != "" {
-		v.projects[r.Project]++
+		if pc = v.projects[r.Project]; pc == nil {
+			pc = new(projectCheck)
+			v.projects[r.Project] = pc
+		}
+		pc.events++
 	}
 	// The tail holds the entries of the last records: once a record is
 	// in it, every later one must be.
@@ -117,14 +210,14 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 		return corruptf(r.Seq, "index tail misses the record")
 	}
 	v.indexed++
-	if got, ok := tx.streamIdxSeq(r.Stream, r.Version); !ok || got != r.Seq {
+	if got, ok := v.streamIdxSeq(st, r.Stream, r.Version); !ok || got != r.Seq {
 		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
 	}
-	if seq, ok := tx.log.format.parseIDValue(tx.bucket(bucketIDs).Get(r.ID[:])); !ok || seq != r.Seq {
+	if seq, ok := tx.log.format.parseIDValue(v.idValue(r.ID[:])); !ok || seq != r.Seq {
 		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
 	}
-	if r.Project != "" {
-		if !tx.projIdxHas(r.Project, r.Seq) {
+	if pc != nil {
+		if !v.projIdxHas(pc, r.Project, r.Seq) {
 			return corruptf(r.Seq, "project index entry for %q is missing", r.Project)
 		}
 		v.projected++
@@ -132,20 +225,101 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 	return nil
 }
 
+// streamIdxSeq is Tx.streamIdxSeq reading each chunk once: st keeps the
+// chunk of the stream's last version.
+func (v *verifier) streamIdxSeq(st *streamCheck, stream string, version uint64) (uint64, bool) {
+	i := int((version - 1) % streamChunk)
+	if i == 0 || st.chunk == nil {
+		st.chunk = v.streamIdx.Get(streamChunkKey(streamPrefix(stream), version))
+	}
+	if len(st.chunk)%8 != 0 || len(st.chunk) < 8*(i+1) {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(st.chunk[8*i:]), true
+}
+
+// idValue is ids' Get of id through one cursor: ids are UUIDv7, so the
+// next record's id is often the next key.
+func (v *verifier) idValue(id []byte) []byte {
+	var k, val []byte
+	if v.idStarted {
+		k, val = v.idCur.Next()
+	}
+	if !bytes.Equal(k, id) {
+		k, val = v.idCur.Seek(id)
+		v.idStarted = true
+	}
+	if !bytes.Equal(k, id) {
+		return nil
+	}
+	return val
+}
+
+// projIdxHas is Tx.projIdxHas reading each chunk once: pc keeps the chunk
+// that held the project's last record.
+func (v *verifier) projIdxHas(pc *projectCheck, project string, seq uint64) bool {
+	if 8*pc.next < len(pc.chunk) && binary.BigEndian.Uint64(pc.chunk[8*pc.next:]) == seq {
+		pc.next++
+		return true
+	}
+	prefix := streamPrefix(project)
+	k, val, ok := projectChunkAt(v.projCur, prefix, seq)
+	if !ok || !projChunkOK(prefix, k, val) {
+		return false
+	}
+	n := len(val) / 8
+	i := sort.Search(n, func(i int) bool { return binary.BigEndian.Uint64(val[8*i:]) >= seq })
+	if i == n || binary.BigEndian.Uint64(val[8*i:]) != seq {
+		return false
+	}
+	pc.chunk, pc.next = val, i+1
+	return true
+}
+
 // indexes checks that the indexes and the tail hold nothing the records
 // do not explain.
-func (v *verifier) indexes(tx *Tx) error {
+func (v *verifier) indexes(tx *Tx, pg *pager) error {
 	if v.inTail != len(v.tail) {
 		return corruptf(0, "index tail has %d entries, %d of them for records", len(v.tail), v.inTail)
 	}
-	if got := tx.bucket(bucketIDs).Stats().KeyN; got != v.indexed {
+	if got, _ := countIndex(tx.bucket(bucketIDs), pg, func(k, v []byte) (int, bool) { return 1, true }); got != v.indexed {
 		return corruptf(0, "bucket %q has %d entries, the records explain %d", bucketIDs, got, v.indexed)
 	}
-	if got, ok := tx.streamIdxCount(); !ok || got != v.indexed {
+	if got, ok := countIndex(tx.bucket(bucketStreamIdx), pg, chunkLen(chunkOK)); !ok || got != v.indexed {
 		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketStreamIdx, got, v.indexed)
 	}
-	if got, ok := tx.projIdxCount(); !ok || got != v.projected {
+	if got, ok := countIndex(tx.bucket(bucketProjIdx), pg, chunkLen(projChunkOK)); !ok || got != v.projected {
 		return corruptf(0, "bucket %q has %d entries or a malformed one, the records explain %d", bucketProjIdx, got, v.projected)
 	}
 	return nil
+}
+
+// countIndex sums n over the entries of b, trimming the pages it reads
+// as it goes; false as soon as an entry is not ok.
+func countIndex(b *bolt.Bucket, pg *pager, n func(k, v []byte) (int, bool)) (int, bool) {
+	sum, i := 0, 0
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		m, ok := n(k, v)
+		if !ok {
+			return 0, false
+		}
+		if sum += m; i%trimStep == 0 {
+			pg.trim()
+		}
+		i++
+	}
+	return sum, true
+}
+
+// chunkLen is the number of seqs of a stream_idx or project_idx entry,
+// checked by ok under the entry's prefix (uint16 BE length and name).
+func chunkLen(ok func(prefix, k, v []byte) bool) func(k, v []byte) (int, bool) {
+	return func(k, v []byte) (int, bool) {
+		if len(k) < 2 {
+			return 0, false
+		}
+		prefix := k[:min(len(k), 2+int(binary.BigEndian.Uint16(k)))]
+		return len(v) / 8, ok(prefix, k, v)
+	}
 }

@@ -131,7 +131,7 @@ func TestVerify_Corruption(t *testing.T) {
 			b[i] ^= 1 << (i % 8)
 			put(b)
 			err := db.View(func(btx *bolt.Tx) error {
-				_, err := verifyTx(newTx(&Log{format: testFormat}, btx))
+				_, err := verifyTx(newTx(&Log{format: testFormat}, btx), &pager{}, nil)
 				return err
 			})
 			var ce *CorruptionError
