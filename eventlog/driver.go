@@ -40,6 +40,11 @@ func (s logStore) Update(fn func(store.Tx) error) error {
 func (s logStore) Close() error                        { return s.l.Close() }
 func (s logStore) Verify() (store.VerifyReport, error) { return s.l.Verify() }
 
+// VerifyWith is Log.VerifyWith.
+func (s logStore) VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error) {
+	return s.l.VerifyWith(checked, each)
+}
+
 // Driver is the store.Driver of bbolt files, registered as
 // store.PathDriver: a data source name is a file's path.
 type Driver struct{}

@@ -117,6 +117,54 @@ func (tx *Tx) recordAt(seq uint64) (v []byte, prev Hash, err error) {
 	return v, prev, nil
 }
 
+// logCursor is recordAt through one cursor kept from call to call.
+type logCursor struct {
+	c *bolt.Cursor
+	k []byte // the key the cursor is on (nil: not placed)
+	v []byte
+}
+
+// stepMax is how far ahead of the cursor a seq is reached by Next rather
+// than by a seek: a step costs a few ns, a seek a walk from the root.
+const stepMax = 32
+
+// recordAt is Tx.recordAt, stepping forward from the cursor's place when
+// seq-1 is at most stepMax ahead of it.
+func (lc *logCursor) recordAt(tx *Tx, seq uint64) (v []byte, prev Hash, err error) {
+	if tx.log.format == formatV1 || seq <= 1 {
+		return tx.recordAt(seq)
+	}
+	if lc.c == nil {
+		lc.c = tx.bucket(bucketLog).Cursor()
+	}
+	want := seq - 1
+	if len(lc.k) == 8 {
+		at := binary.BigEndian.Uint64(lc.k)
+		if at <= want && want-at <= stepMax {
+			for at < want && lc.k != nil {
+				lc.k, lc.v = lc.c.Next()
+				if len(lc.k) != 8 {
+					break
+				}
+				at = binary.BigEndian.Uint64(lc.k)
+			}
+		}
+	}
+	if !isSeq(lc.k, want) {
+		lc.k, lc.v = lc.c.Seek(seqKey(want))
+	}
+	if !isSeq(lc.k, want) {
+		return nil, prev, tx.missing(want)
+	}
+	if prev, err = tx.log.format.storedHash(want, lc.v); err != nil {
+		return nil, prev, err
+	}
+	if lc.k, lc.v = lc.c.Next(); !isSeq(lc.k, seq) {
+		return nil, prev, tx.missing(seq)
+	}
+	return lc.v, prev, nil
+}
+
 // isSeq reports whether the log key k is seq.
 func isSeq(k []byte, seq uint64) bool { return len(k) == 8 && binary.BigEndian.Uint64(k) == seq }
 
@@ -238,11 +286,14 @@ func (tx *Tx) ReplayProject(project string, from uint64, fn func(*Record) error)
 type recordReader func(seq uint64) (*Record, error)
 
 // lender returns a recordReader that decodes as Replay does, into one
-// Record it reuses.
+// Record it reuses. It keeps one cursor on the log: a seq a little past
+// the one before (a project's next event) is reached by stepping forward,
+// not by a seek from the root.
 func (tx *Tx) lender() recordReader {
 	r := new(Record)
+	var c logCursor
 	return func(seq uint64) (*Record, error) {
-		v, prev, err := tx.recordAt(seq)
+		v, prev, err := c.recordAt(tx, seq)
 		if v == nil || err != nil {
 			return nil, err
 		}

@@ -37,10 +37,13 @@ type VerifyReport struct {
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
-// The projections are read only once the log has passed: a walk of a
-// file whose pages are damaged can crash or loop before the store's own
-// check of its page structure has refused it. (Overlapping the two on two
-// cores needs that check apart from the record walk, in the backend.)
+// The projections are read only once the store's check of its page
+// structure has passed: a walk of a file whose pages are damaged can
+// crash or loop before that check has refused it. A store that says when
+// (overlapVerifier) has the projections checked on a second goroutine,
+// in a transaction of their own, while its record walk goes on; a
+// problem in the log is reported before one in the projections either
+// way.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -49,47 +52,91 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if !ok {
 		return VerifyReport{}, fmt.Errorf("%w: this store cannot verify itself", ErrInvalid)
 	}
-	rep, err := v.Verify()
+	out := VerifyReport{Projections: "stale"}
+	var warnings []string
+	derived := func() error {
+		warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+		return e.log.View(func(tx store.Tx) error { return checkDerived(tx, &out, warn) })
+	}
+	var rep store.VerifyReport
+	var err, derr error
+	if ov, ok := v.(overlapVerifier); ok {
+		done := make(chan error, 1)
+		started := false
+		rep, err = ov.VerifyWith(func() {
+			started = true
+			go func() { done <- derived() }()
+		}, nil)
+		if started {
+			derr = <-done
+		}
+	} else if rep, err = v.Verify(); err == nil {
+		derr = derived()
+	}
+	for _, w := range warnings {
+		e.warn("%s", w)
+	}
 	if err != nil {
 		return VerifyReport{}, err
 	}
-	out := VerifyReport{
-		HeadSeq:     rep.HeadSeq,
-		HeadHash:    hex.EncodeToString(rep.HeadHash[:]),
-		Streams:     rep.Streams,
-		Projects:    rep.Projects,
-		Projections: "stale",
+	out.HeadSeq, out.HeadHash = rep.HeadSeq, hex.EncodeToString(rep.HeadHash[:])
+	out.Streams, out.Projects = rep.Streams, rep.Projects
+	return out, derr
+}
+
+// overlapVerifier is a store.Verifier that says when its check of the
+// page structure has passed (eventlog.Log.VerifyWith): from then on the
+// caller may read the store on another goroutine while the record walk
+// goes on. each, when not nil, is lent every record the walk has checked.
+type overlapVerifier interface {
+	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
+}
+
+// checkDerived checks what the engine derives from the log against it:
+// the rollback index, the digest log index, the snapshots (counted), the
+// projections and the log index, setting out's Projections and
+// Snapshots.
+func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any)) error {
+	if err := history.CheckIndex(tx); err != nil {
+		return err
 	}
-	err = e.log.View(func(tx store.Tx) error {
-		if err := history.CheckIndex(tx); err != nil {
-			return err
-		}
+	current, err := projstore.Current(tx)
+	if err != nil {
+		return err
+	}
+	if !current {
+		// VerifyByProject checks the digest log index with the projections.
 		if err := projstore.CheckDigestLog(tx); err != nil {
 			return err
 		}
-		if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
-			return err
-		}
-		current, err := projstore.Current(tx)
-		if err != nil || !current {
-			return err
-		}
-		out.Projections = "ok"
-		return e.verifyProjections(tx)
-	})
-	return out, err
+	}
+	if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil || !current {
+		return err
+	}
+	out.Projections = "ok"
+	return verifyProjections(tx, warn)
 }
 
-// verifyProjections compares the stored projections with a replay of the
-// log: project by project, or, when the projects' events are not the
-// whole log, all at once; and the log index with the log.
-func (e *Engine) verifyProjections(tx store.Tx) error {
-	settled, err := projstore.VerifyByProject(tx, e.warn)
+// verifyProjections compares the stored projections and the digest log
+// index with a replay of the log: project by project, or, when the
+// projects' events are not the whole log, all at once; and the log index
+// with the log.
+func verifyProjections(tx store.Tx, warn func(string, ...any)) error {
+	settled, err := projstore.VerifyByProject(tx, warn)
 	if err != nil {
 		return err
 	}
 	if !settled {
-		return e.compareProjections(tx)
+		if err := projstore.CheckDigestLog(tx); err != nil {
+			return err
+		}
+		mem, _, err := projstore.Replay(tx, warn, nil)
+		if err != nil {
+			return err
+		}
+		if err := projstore.Compare(tx, mem); err != nil {
+			return err
+		}
 	}
 	if current, err := logidx.Current(tx); err != nil || !current {
 		return err

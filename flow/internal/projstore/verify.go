@@ -3,6 +3,7 @@ package projstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -14,7 +15,9 @@ import (
 // compares the entities and the status index entries keyed under that
 // project byte for byte with the stored ones, drops them and goes on to
 // the next; then it checks that the buckets hold nothing else. It warns
-// once per event type it skips, as Replay does.
+// once per event type it skips, as Replay does. The same replay checks
+// the project's digest log index (CheckDigestLog's check, which a
+// settled VerifyByProject makes for every project).
 //
 // It settles the comparison only when the projects' events are all of
 // the log's. When they are not (events without a project, or a project
@@ -31,16 +34,86 @@ func VerifyByProject(tx store.Tx, warn func(format string, args ...any)) (ok boo
 	if err != nil {
 		return false, err
 	}
+	marks, err := digestMarks(tx)
+	if err != nil {
+		return false, err
+	}
 	v := projectVerifier{tx: tx, warn: warn, warned: map[string]bool{}, matched: map[string]int{}}
 	for _, p := range projects {
-		if err := v.project(p); err != nil {
+		d := newDigestCheck(marks, p)
+		if err := v.project(p, d); err != nil {
 			return true, err
 		}
+		if err := d.finish(tx, p); err != nil {
+			return true, err
+		}
+		delete(marks, p)
 	}
-	if head, _ := tx.Head(); v.events != head {
+	if head, _ := tx.Head(); v.events != head || len(marks) > 0 {
 		return false, nil
 	}
 	return true, v.nothingElse(projects)
+}
+
+// digestMarks reads the marks of the digest log index by project.
+func digestMarks(tx store.Tx) (map[string]DigestMark, error) {
+	marks := map[string]DigestMark{}
+	err := tx.Scan(BucketDigestLog, nil, func(k, v []byte) error {
+		project, rest, ok := bytes.Cut(k, []byte{0})
+		if ok && bytes.Equal(rest, []byte{0}) {
+			m, err := ReadDigestMark(tx, string(project))
+			marks[string(project)] = m
+			return err
+		}
+		return nil
+	})
+	return marks, err
+}
+
+// digestCheck is CheckDigestLog's check of one project, fed the
+// project's records in seq order.
+type digestCheck struct {
+	on     bool
+	mark   DigestMark // the stored mark
+	got    DigestMark // the mark the records so far make
+	memory []uint64   // the seqs of the memory notes up to the mark
+}
+
+func newDigestCheck(marks map[string]DigestMark, project string) *digestCheck {
+	m, ok := marks[project]
+	return &digestCheck{on: ok, mark: m}
+}
+
+// add counts r, a record of the project.
+func (d *digestCheck) add(r *store.Record) {
+	if d.on && r.Seq <= d.mark.Seq && d.got.DigestCount(r) {
+		d.memory = append(d.memory, r.Seq)
+	}
+}
+
+// finish compares the stored index with what the records made, as
+// CheckDigestLog does.
+func (d *digestCheck) finish(tx store.Tx, project string) error {
+	if !d.on {
+		return nil
+	}
+	if d.got != d.mark {
+		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s counts %+v, the log %+v (run 'flowctl rebuild')", project, d.mark, d.got)}
+	}
+	i := len(d.memory)
+	err := DigestMemory(tx, project, func(seq uint64) error {
+		if i--; i < 0 || d.memory[i] != seq {
+			return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lists a memory note at seq %d the log does not have there (run 'flowctl rebuild')", project, seq)}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if i != 0 {
+		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lacks %d memory notes (run 'flowctl rebuild')", project, i)}
+	}
+	return nil
 }
 
 // projectVerifier carries what VerifyByProject learns from project to
@@ -53,11 +126,13 @@ type projectVerifier struct {
 	matched map[string]int
 }
 
-// project replays project p's events and compares its stored keys.
-func (v *projectVerifier) project(p string) error {
+// project replays project p's events, compares its stored keys and feeds
+// d the events.
+func (v *projectVerifier) project(p string, d *digestCheck) error {
 	mem := projection.NewMemory()
 	err := v.tx.ReplayProject(p, 1, func(r *store.Record) error {
 		v.events++
+		d.add(r)
 		err := projection.Apply(mem, r)
 		if errors.Is(err, projection.ErrUnknown) {
 			if !v.warned[r.Type] {
