@@ -108,7 +108,12 @@ func (c *copies) Delete(kind, project, id string) error { return c.mem.Delete(ki
 // snapshot's state (each read as Resolve reads it) and the events after
 // it folded, so that a far point costs what its chain's deltas cost,
 // not every event in between. Entities the deltas do not change stay
-// shared with the states before.
+// shared with the states before. When no such chain reaches the newest
+// snapshot at or below the next seq, and that snapshot lies past the last
+// state, with more than MaxSnapshotGap seqs from the last state to the
+// next seq, the next state is read afresh as StateAt reads it (sharing
+// nothing with the states before): so no state folds more than about
+// MaxSnapshotGap seqs of events, wherever full snapshots cut the chains.
 func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format string, args ...any)) ([]*projection.Scope, error) {
 	out := make([]*projection.Scope, len(seqs))
 	if len(seqs) == 0 {
@@ -126,6 +131,14 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 			mem.Load(st)
 			base, from, at = mem.Scope(project), to, to
 		}
+		if near, ok := newestAt(tx, project, seq); ok && near > at && seq-at > jumpAfter() {
+			// no chain from the state before leads near seq: read it as
+			// StateAt does, sharing nothing, rather than fold every event
+			if mem, from, err = Nearest(tx, project, seq, warn); err != nil {
+				return nil, err
+			}
+			base, at = mem.Scope(project), from
+		}
 		if seq > at {
 			if _, err := FoldForward(tx, mem, project, at, seq); err != nil {
 				return nil, err
@@ -135,6 +148,17 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 		out[i] = mem.Scope(project)
 	}
 	return out, nil
+}
+
+// newestAt returns the seq of project's newest stored snapshot at or
+// below seq, by its key alone (ok false when there is none).
+func newestAt(tx store.Tx, project string, seq uint64) (uint64, bool) {
+	prefix := Prefix(project)
+	k, _, err := tx.Last(Bucket, prefix, Key(project, seq))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):]), true
 }
 
 // jump returns the state of the newest snapshot of project at or below
