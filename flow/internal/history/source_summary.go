@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // The summary index's queries read the whole state, as projstore.Mem does
@@ -21,10 +22,7 @@ func (a *Source) summaries(bucket, project string) ([]projstore.IndexEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	s, err := projstore.Mem{Memory: mem}.Summaries(bucket, project)
-	if err != nil {
-		return nil, err
-	}
+	s := entriesOf(mem, bucket, project)
 	if a.sums == nil {
 		a.sums = map[string][]projstore.IndexEntry{}
 	}
@@ -89,3 +87,42 @@ func (a *Source) Summaries(bucket, project string) ([]projstore.IndexEntry, erro
 	s, err := a.summaries(bucket, project)
 	return append([]projstore.IndexEntry(nil), s...), err
 }
+
+// entriesOf lists project's entities of bucket in mem as the status index
+// lists them (projstore's indexSummary: a plan's or task's status and
+// title, an approval's status and message, an exec record's "ok" or
+// "failed"), in no order: projstore.Mem's Summaries without its sort of
+// every entity.
+func entriesOf(mem *projection.Memory, bucket, project string) []projstore.IndexEntry {
+	var out []projstore.IndexEntry
+	switch bucket {
+	case projstore.BucketPlans:
+		for _, v := range mem.Plans {
+			if v.Project == project {
+				out = append(out, projstore.IndexEntry{ID: v.ID, Status: v.Status, Title: v.Title})
+			}
+		}
+	case projstore.BucketTasks:
+		for _, v := range mem.Tasks {
+			if v.Project == project {
+				out = append(out, projstore.IndexEntry{ID: v.ID, Status: v.Status, Title: v.Title})
+			}
+		}
+	case projstore.BucketApprovals:
+		for _, v := range mem.Approvals {
+			if v.Project == project {
+				out = append(out, projstore.IndexEntry{ID: v.ID, Status: v.Status, Title: v.Message})
+			}
+		}
+	case projstore.BucketExecs:
+		for _, v := range mem.Execs {
+			if v.Project == project {
+				out = append(out, projstore.IndexEntry{ID: v.ID, Status: execStatus[v.Success]})
+			}
+		}
+	}
+	return out
+}
+
+// execStatus is an exec record's status in the status index.
+var execStatus = map[bool]string{true: "ok", false: "failed"}
