@@ -126,12 +126,14 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 	base := mem.Scope(project) // the snapshot's state: FoldForward changes none of its entities
 	at := from
 	for i, seq := range seqs {
-		if to, st, ok := jump(tx, project, from, base, at, seq); ok {
+		near, hasNear := newestAt(tx, project, seq)
+		far := hasNear && near > at && seq-at > jumpAfter()
+		if to, st, ok := jump(tx, project, from, base, at, seq, far); ok {
 			mem = projection.NewMemory()
 			mem.Load(st)
 			base, from, at = mem.Scope(project), to, to
 		}
-		if near, ok := newestAt(tx, project, seq); ok && near > at && seq-at > jumpAfter() {
+		if far && near > at {
 			// no chain from the state before leads near seq: read it as
 			// StateAt does, sharing nothing, rather than fold every event
 			if mem, from, err = Nearest(tx, project, seq, warn); err != nil {
@@ -166,8 +168,10 @@ func newestAt(tx store.Tx, project string, seq uint64) (uint64, bool) {
 // is base), and its seq, when it is more than MaxSnapshotGap seqs past at:
 // the chain's deltas applied to a copy of base's lists, every link
 // checked as Resolve checks it. ok is false when there is none (or a
-// check fails: the events answer then). base is not changed.
-func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, seq uint64) (uint64, *projection.Scope, bool) {
+// check fails: the events answer then). With newestOnly, only the newest
+// snapshot at or below seq will do (else the caller reads it afresh).
+// base is not changed.
+func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, seq uint64, newestOnly bool) (uint64, *projection.Scope, bool) {
 	if from == 0 {
 		return 0, nil, false
 	}
@@ -194,7 +198,7 @@ func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, 
 			}
 			return top, st, true
 		}
-		if other <= from { // not a chain from the snapshot at from
+		if other <= from || newestOnly { // not a chain from the snapshot at from
 			return 0, nil, false
 		}
 		max = other - 1 // top's chain starts at a full snapshot after from: try the snapshot before it
