@@ -1,6 +1,8 @@
 package digest
 
 import (
+	"bytes"
+
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/projection"
@@ -20,9 +22,10 @@ type DiffResult struct {
 // point that does not resolve.
 //
 // Scopes folds the later state on from the earlier one, so an entity no
-// event changed between the points is the same pointer in both: such
-// pairs are left out before the comparison (Changed), which then
-// flattens only what changed.
+// event changed between the points is the same pointer in both, and an
+// entity a snapshot's delta brought back unchanged encodes to the same
+// bytes: such pairs are left out before the comparison (Changed), which
+// then flattens only what changed.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
 	s, err := e.Scopes(project, a, b)
 	if err != nil {
@@ -33,27 +36,40 @@ func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) 
 }
 
 // Changed returns a and b without the entities they share: those that
-// are the same pointer in both, in lists of the same kind. What is left
-// differs the same way: scopediff.Of(Changed(a, b)) is scopediff.Of(a, b).
-// The project is kept (it is compared by its fields, and is one entity).
+// are the same pointer in both, or encode to the same bytes
+// (projection.AppendEntity: the same entity), in lists of the same kind.
+// What is left differs the same way: scopediff.Of(Changed(a, b)) is
+// scopediff.Of(a, b). The project is kept (it is compared by its fields,
+// and is one entity).
 func Changed(a, b *projection.Scope) (*projection.Scope, *projection.Scope) {
 	x := &projection.Scope{Project: a.Project}
 	y := &projection.Scope{Project: b.Project}
-	x.Plans, y.Plans = unshared(a.Plans, b.Plans)
-	x.Tasks, y.Tasks = unshared(a.Tasks, b.Tasks)
-	x.Approvals, y.Approvals = unshared(a.Approvals, b.Approvals)
-	x.Execs, y.Execs = unshared(a.Execs, b.Execs)
-	x.Checkpoints, y.Checkpoints = unshared(a.Checkpoints, b.Checkpoints)
+	var enc encoder
+	x.Plans, y.Plans = unshared(&enc, a.Plans, b.Plans)
+	x.Tasks, y.Tasks = unshared(&enc, a.Tasks, b.Tasks)
+	x.Approvals, y.Approvals = unshared(&enc, a.Approvals, b.Approvals)
+	x.Execs, y.Execs = unshared(&enc, a.Execs, b.Execs)
+	x.Checkpoints, y.Checkpoints = unshared(&enc, a.Checkpoints, b.Checkpoints)
 	return x, y
 }
 
+// encoder compares two entities by their encodings, in buffers it keeps.
+type encoder struct{ x, y []byte }
+
+// same reports whether u and v encode to the same bytes.
+func (e *encoder) same(u, v any) bool {
+	e.x, _ = projection.AppendEntity(e.x[:0], u)
+	e.y, _ = projection.AppendEntity(e.y[:0], v)
+	return bytes.Equal(e.x, e.y)
+}
+
 // unshared returns the entities of a and of b, lists in id order, less
-// those that are the same pointer in both, in their order: a walk of the
-// two lists side by side.
+// those that are the same pointer in both or encode alike, in their
+// order: a walk of the two lists side by side.
 func unshared[V interface {
 	comparable
 	EntityID() string
-}](a, b []V) ([]V, []V) {
+}](enc *encoder, a, b []V) ([]V, []V) {
 	var x, y []V
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
@@ -63,7 +79,7 @@ func unshared[V interface {
 		case c > 0:
 			y, j = append(y, b[j]), j+1
 		default:
-			if a[i] != b[j] {
+			if a[i] != b[j] && !enc.same(a[i], b[j]) {
 				x, y = append(x, a[i]), append(y, b[j])
 			}
 			i, j = i+1, j+1

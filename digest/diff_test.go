@@ -135,3 +135,19 @@ func TestChanged_LeavesOutSharedEntities(t *testing.T) {
 		t.Error("empty lists must be empty slices")
 	}
 }
+
+// TestChanged_LeavesOutEqualCopies: a pair that is two pointers to equal
+// entities (a snapshot's delta decodes its own copy) is left out; a pair
+// that differs in any encoded field, even one the comparison ignores, is
+// kept for it to judge.
+func TestChanged_LeavesOutEqualCopies(t *testing.T) {
+	one, copyOfOne := &projection.Task{ID: "T-1", Title: "x", Deps: []string{"T-2"}}, &projection.Task{ID: "T-1", Title: "x", Deps: []string{"T-2"}}
+	two, newer := &projection.Task{ID: "T-2"}, &projection.Task{ID: "T-2"}
+	two.Version, newer.Version = 1, 2
+	a := &projection.Scope{Tasks: []*projection.Task{one, two}}
+	b := &projection.Scope{Tasks: []*projection.Task{copyOfOne, newer}}
+	x, y := Changed(a, b)
+	if len(x.Tasks) != 1 || x.Tasks[0] != two || len(y.Tasks) != 1 || y.Tasks[0] != newer {
+		t.Errorf("Changed = %v, %v; want only T-2's pair", x.Tasks, y.Tasks)
+	}
+}

@@ -36,10 +36,11 @@ const (
 	OpChanged = "changed"
 )
 
-// item is one entity of a scope, flattened for comparison.
+// item is one entity of a scope, flattened for comparison when the other
+// scope has it too (an added or removed entity is named, not compared).
 type item struct {
 	kind, id, title string
-	fields          map[string]json.RawMessage
+	v               any // what flatten reads
 }
 
 // Of lists the entities that differ from a to b, by kind, then id; never
@@ -56,7 +57,7 @@ func Of(a, b *projection.Scope) []Change {
 		case !inB:
 			out = append(out, Change{Kind: x.kind, ID: x.id, Op: OpRemoved, Title: x.title})
 		default:
-			if fields := diffFields(x.fields, y.fields); len(fields) > 0 {
+			if fields := diffFields(flatten(x.v), flatten(y.v)); len(fields) > 0 {
 				out = append(out, Change{Kind: y.kind, ID: y.id, Op: OpChanged, Title: y.title, Fields: fields})
 			}
 		}
@@ -93,7 +94,7 @@ func sortedKeys(a, b map[string]item) []string {
 func items(s *projection.Scope) map[string]item {
 	out := map[string]item{}
 	add := func(kind, id, title string, v any) {
-		out[kind+"\x00"+id] = item{kind: kind, id: id, title: title, fields: flatten(v)}
+		out[kind+"\x00"+id] = item{kind: kind, id: id, title: title, v: v}
 	}
 	if s.Project != nil {
 		add("project", s.Project.Name, s.Project.Description, struct {

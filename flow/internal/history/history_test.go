@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -189,5 +190,32 @@ func TestMergeBySeq(t *testing.T) {
 	}
 	if want := []uint64{1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
 		t.Errorf("mergeBySeq = %v, want %v", got, want)
+	}
+}
+
+// TestEntriesOf_MatchesMem: the summaries a view at a point lists are
+// projstore.Mem's, entity for entity (entriesOf mirrors the status
+// index's rule), for every kind and only the project asked for.
+func TestEntriesOf_MatchesMem(t *testing.T) {
+	mem := projection.NewMemory()
+	for _, p := range []string{"p", "q"} {
+		mem.PutPlan(&projection.Plan{Project: p, ID: "P-1", Title: "plan " + p, Status: "open"})
+		mem.PutTask(&projection.Task{Project: p, ID: "T-1", Title: "one", Status: projection.StatusTodo})
+		mem.PutTask(&projection.Task{Project: p, ID: "T-10", Title: "ten", Status: projection.StatusDone})
+		mem.PutApproval(&projection.Approval{Project: p, ID: "A-1", Message: "ok?", Status: projection.ApprovalPending})
+		ok, failed := &projection.Exec{Project: p}, &projection.Exec{Project: p}
+		ok.ID, ok.Success, failed.ID = "X-1", true, "X-2"
+		mem.PutExec(ok)
+		mem.PutExec(failed)
+	}
+	sorted := func(s []projstore.IndexEntry) []projstore.IndexEntry { projstore.SortEntries(s); return s }
+	for _, b := range []string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs} {
+		want, err := projstore.Mem{Memory: mem}.Summaries(b, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := entriesOf(mem, b, "p"); len(want) == 0 || !slices.Equal(sorted(got), sorted(want)) {
+			t.Errorf("%s: entriesOf = %v, Mem lists %v", b, got, want)
+		}
 	}
 }

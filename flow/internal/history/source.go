@@ -34,10 +34,11 @@ type Source struct {
 	seq     uint64
 	warn    func(string, ...any) // told of a snapshot or an index skipped
 
-	whole   *projection.Memory            // the whole state, once built
-	now     *projstore.Tx                 // the inline projections, when current
-	checked bool                          // whether now was looked for
-	folds   map[string]*projection.Memory // entity folds by stream
+	whole   *projection.Memory                // the whole state, once built
+	now     *projstore.Tx                     // the inline projections, when current
+	checked bool                              // whether now was looked for
+	folds   map[string]*projection.Memory     // entity folds by stream
+	sums    map[string][]projstore.IndexEntry // summaries by bucket and project
 }
 
 var _ projstore.Source = (*Source)(nil)
@@ -324,6 +325,7 @@ func (a *Source) put(put func(m *projection.Memory) error) error {
 	if err != nil {
 		return err
 	}
+	a.sums = nil // the summaries listed before may not hold
 	return put(mem)
 }
 

@@ -59,8 +59,12 @@ the first from its nearest snapshot, each next one folded on from the one
 before with copies (FoldForward, which changes no entity an earlier state
 holds) or, when a snapshot more than MaxSnapshotGap seqs further lies on
 the delta chain of the snapshot the first started from, resolved on
-through that chain's deltas. The states share every entity that did not
-change between them.
+through that chain's deltas, or, when no chain from the first snapshot
+reaches the newest one under a point more than MaxSnapshotGap seqs on,
+read afresh from that snapshot (a full snapshot cut the chain). States
+folded or resolved on share every entity that did not change between
+them; a state read afresh shares none, and a comparison tells equal
+entities by their encodings (digest.Changed).
 
 # Checks
 

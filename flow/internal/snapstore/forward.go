@@ -108,7 +108,12 @@ func (c *copies) Delete(kind, project, id string) error { return c.mem.Delete(ki
 // snapshot's state (each read as Resolve reads it) and the events after
 // it folded, so that a far point costs what its chain's deltas cost,
 // not every event in between. Entities the deltas do not change stay
-// shared with the states before.
+// shared with the states before. When no such chain reaches the newest
+// snapshot at or below the next seq, and that snapshot lies past the last
+// state, with more than MaxSnapshotGap seqs from the last state to the
+// next seq, the next state is read afresh as StateAt reads it (sharing
+// nothing with the states before): so no state folds more than about
+// MaxSnapshotGap seqs of events, wherever full snapshots cut the chains.
 func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format string, args ...any)) ([]*projection.Scope, error) {
 	out := make([]*projection.Scope, len(seqs))
 	if len(seqs) == 0 {
@@ -121,10 +126,20 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 	base := mem.Scope(project) // the snapshot's state: FoldForward changes none of its entities
 	at := from
 	for i, seq := range seqs {
-		if to, st, ok := jump(tx, project, from, base, at, seq); ok {
+		near, hasNear := newestAt(tx, project, seq)
+		far := hasNear && near > at && seq-at > jumpAfter()
+		if to, st, ok := jump(tx, project, from, base, at, seq, far); ok {
 			mem = projection.NewMemory()
 			mem.Load(st)
 			base, from, at = mem.Scope(project), to, to
+		}
+		if far && near > at {
+			// no chain from the state before leads near seq: read it as
+			// StateAt does, sharing nothing, rather than fold every event
+			if mem, from, err = Nearest(tx, project, seq, warn); err != nil {
+				return nil, err
+			}
+			base, at = mem.Scope(project), from
 		}
 		if seq > at {
 			if _, err := FoldForward(tx, mem, project, at, seq); err != nil {
@@ -137,13 +152,26 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 	return out, nil
 }
 
+// newestAt returns the seq of project's newest stored snapshot at or
+// below seq, by its key alone (ok false when there is none).
+func newestAt(tx store.Tx, project string, seq uint64) (uint64, bool) {
+	prefix := Prefix(project)
+	k, _, err := tx.Last(Bucket, prefix, Key(project, seq))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):]), true
+}
+
 // jump returns the state of the newest snapshot of project at or below
 // seq that a delta chain leads to from the snapshot at from (whose state
 // is base), and its seq, when it is more than MaxSnapshotGap seqs past at:
 // the chain's deltas applied to a copy of base's lists, every link
 // checked as Resolve checks it. ok is false when there is none (or a
-// check fails: the events answer then). base is not changed.
-func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, seq uint64) (uint64, *projection.Scope, bool) {
+// check fails: the events answer then). With newestOnly, only the newest
+// snapshot at or below seq will do (else the caller reads it afresh).
+// base is not changed.
+func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, seq uint64, newestOnly bool) (uint64, *projection.Scope, bool) {
 	if from == 0 {
 		return 0, nil, false
 	}
@@ -170,7 +198,7 @@ func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, 
 			}
 			return top, st, true
 		}
-		if other <= from { // not a chain from the snapshot at from
+		if other <= from || newestOnly { // not a chain from the snapshot at from
 			return 0, nil, false
 		}
 		max = other - 1 // top's chain starts at a full snapshot after from: try the snapshot before it
