@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,26 @@ func TestEngine_ProjectLog(t *testing.T) {
 		}
 		if _, err := e.Verify(); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("ImportWritesIt", func(t *testing.T) {
+		src := digestFixture(t)
+		var want projstore.DigestMark
+		_ = src.log.View(func(tx store.Tx) error { want, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		var exported bytes.Buffer
+		if _, err := src.Export(&exported, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, batch := range []int{importBatch, 2} { // one transaction; staged, several
+			dst := mustOpen(t)
+			if _, err := dst.importWith(bytes.NewReader(exported.Bytes()), importLimits{line: maxImportLine, batch: batch, batchBytes: importBatchBytes}); err != nil {
+				t.Fatal(err)
+			}
+			var got projstore.DigestMark
+			_ = dst.view(func(tx store.Tx) error { got, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+			if got != want {
+				t.Errorf("batches of %d: mark after the import = %+v, want the source's %+v", batch, got, want)
+			}
 		}
 	})
 	t.Run("WithoutIndex", func(t *testing.T) {

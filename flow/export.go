@@ -426,6 +426,7 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 		appended, skipped, kept = 0, 0, map[string]int{}
 		st := projstore.NewTx(tx)
 		var idx logidx.Writer
+		projects := map[string]bool{}
 		for i, ie := range events {
 			if progress {
 				e.progress(i, len(events))
@@ -443,6 +444,7 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 				continue
 			}
 			appended++
+			projects[ev.Project] = true
 			idx.Add(out.Seqs[0], &ev)
 			r := &store.Record{Seq: out.Seqs[0], Stream: ie.stream, Version: ie.version, Event: ev}
 			if err := foldRecord(st, r, kept); errors.Is(err, ErrInvalid) {
@@ -457,7 +459,10 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 		if err := idx.Flush(tx); err != nil {
 			return err
 		}
-		return st.Flush()
+		if err := st.Flush(); err != nil {
+			return err
+		}
+		return indexImportedDigests(tx, projects)
 	})
 	if err != nil {
 		return err
@@ -467,6 +472,21 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 	res.Skipped += skipped
 	for typ, n := range kept {
 		unknown[typ] += n
+	}
+	return nil
+}
+
+// indexImportedDigests brings the digest log index of the projects an
+// import appended to up to the head, as a command does: without it every
+// prime and project report would read all of their imported events.
+func indexImportedDigests(tx store.Tx, projects map[string]bool) error {
+	for _, project := range slices.Sorted(maps.Keys(projects)) {
+		if project == "" {
+			continue
+		}
+		if err := projstore.IndexDigestLog(tx, project); err != nil {
+			return err
+		}
 	}
 	return nil
 }
