@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -59,18 +60,62 @@ func TestEngine_ProjectLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("RebuildWritesIt", func(t *testing.T) {
+		e := digestFixture(t)
+		var before, after projstore.DigestMark
+		_ = e.log.View(func(tx store.Tx) error { before, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		_, wantMemory := digestLog(t, e)
+		if _, err := e.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
+		_ = e.log.View(func(tx store.Tx) error { after, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		if after != before || after.Seq == 0 {
+			t.Errorf("mark after rebuild = %+v, want %+v as before", after, before)
+		}
+		var indexed []uint64
+		_ = e.log.View(func(tx store.Tx) error {
+			return projstore.DigestMemory(tx, "p", func(seq uint64) error { indexed = append(indexed, seq); return nil })
+		})
+		if !slices.Equal(indexed, wantMemory) {
+			t.Errorf("memory notes indexed after rebuild = %v, want %v", indexed, wantMemory)
+		}
+		if _, err := e.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ImportWritesIt", func(t *testing.T) {
+		src := digestFixture(t)
+		var want projstore.DigestMark
+		_ = src.log.View(func(tx store.Tx) error { want, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		var exported bytes.Buffer
+		if _, err := src.Export(&exported, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, batch := range []int{importBatch, 2} { // one transaction; staged, several
+			dst := mustOpen(t)
+			if _, err := dst.importWith(bytes.NewReader(exported.Bytes()), importLimits{line: maxImportLine, batch: batch, batchBytes: importBatchBytes}); err != nil {
+				t.Fatal(err)
+			}
+			var got projstore.DigestMark
+			_ = dst.view(func(tx store.Tx) error { got, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+			if got != want {
+				t.Errorf("batches of %d: mark after the import = %+v, want the source's %+v", batch, got, want)
+			}
+		}
+	})
 	t.Run("WithoutIndex", func(t *testing.T) {
-		// A rebuild drops the index: a reader reads the project's events
-		// instead, and the next command writes it again.
+		// A file no command of this flowctl wrote to has no index: a
+		// reader reads the project's events instead, and the next
+		// command writes it.
 		e := digestFixture(t)
 		wantLog, wantMemory := digestLog(t, e)
-		if _, err := e.Rebuild(); err != nil {
+		if err := e.log.Update(func(tx store.Tx) error { return projstore.DropDigestLog(tx, "p") }); err != nil {
 			t.Fatal(err)
 		}
 		var m projstore.DigestMark
 		_ = e.log.View(func(tx store.Tx) error { m, _ = projstore.ReadDigestMark(tx, "p"); return nil })
 		if m != (projstore.DigestMark{}) {
-			t.Fatalf("mark after rebuild = %+v, want none", m)
+			t.Fatalf("mark after the drop = %+v, want none", m)
 		}
 		log, memory := digestLog(t, e)
 		if log != wantLog || len(memory) != len(wantMemory) || memory[0] != wantMemory[0] || memory[1] != wantMemory[1] {

@@ -29,7 +29,7 @@ import (
 // (the Event contract, with Raw set), oldest first, and returns how many
 // it wrote.
 func (e *Engine) Export(w io.Writer, since uint64) (int, error) {
-	return e.export(w, Filter{SinceSeq: since})
+	return e.export(w, Filter{SinceSeq: since}, exportPage)
 }
 
 // ExportProject is Export of one project's events. It reads them through
@@ -37,21 +37,28 @@ func (e *Engine) Export(w io.Writer, since uint64) (int, error) {
 // Its output imports into an empty file, as each project's streams are
 // its own.
 func (e *Engine) ExportProject(w io.Writer, project string, since uint64) (int, error) {
-	return e.export(w, Filter{Project: project, SinceSeq: since})
+	return e.export(w, Filter{Project: project, SinceSeq: since}, exportPage)
 }
 
 // exportPage bounds what export reads in one transaction: records, and
 // bytes of their payloads. The file is released between pages (a slow
 // reader of the output never keeps writers out).
-const (
-	exportPage      = 8192
-	exportPageBytes = 4 << 20
-)
+var exportPage = pageLimits{records: 4096, bytes: 2 << 20}
+
+// pageLimits bound a page of records: their number, and the bytes of
+// their payloads. Tests make them small.
+type pageLimits struct{ records, bytes int }
+
+// exportEncoders is how many pages export encodes at once, each on a
+// goroutine of its own, while one goroutine reads the pages ahead and the
+// caller's writes the lines behind: encoding is most of an export's work.
+const exportEncoders = 2
 
 // export writes the lines of f's events (its Project and SinceSeq) up to
-// the head as it was when it started. One goroutine reads the pages, in a
-// transaction each, while another encodes and writes the page before.
-func (e *Engine) export(w io.Writer, f Filter) (int, error) {
+// the head as it was when it started, reading pages of at most lim. One
+// goroutine reads the pages, in a transaction each, exportEncoders encode
+// the pages after, and the caller's goroutine writes them, in order.
+func (e *Engine) export(w io.Writer, f Filter, lim pageLimits) (int, error) {
 	p, err := e.logProgress(f.SinceSeq)
 	if err != nil {
 		return 0, err
@@ -60,26 +67,93 @@ func (e *Engine) export(w io.Writer, f Filter) (int, error) {
 	if err := e.view(func(tx store.Tx) error { head, _ = tx.Head(); return nil }); err != nil {
 		return 0, err
 	}
-	pages, stop := e.readPages(f.Project, max(f.SinceSeq, 1), head)
-	defer stop()
+	pages, stop := e.readPages(f.Project, max(f.SinceSeq, 1), head, lim)
+	enc := newPageEncoder(pages)
+	defer func() { stop(); enc.drain() }()
 	n := 0
-	var buf []byte
-	for page := range pages {
+	for slot := range enc.out {
+		page := <-slot
 		if page.err != nil {
 			return n, page.err
 		}
-		buf = buf[:0]
-		for _, r := range page.records {
-			buf = appendExportLine(buf, r)
-		}
-		if _, err := w.Write(buf); err != nil {
+		if _, err := w.Write(page.lines); err != nil {
 			return n, err
 		}
-		n += len(page.records)
-		p.at(page.records[len(page.records)-1].Seq)
+		n += page.n
+		p.at(page.last)
+		enc.reuse(page.lines)
 	}
 	p.done()
 	return n, nil
+}
+
+// encodedPage is the export lines of a page of records: n of them, the
+// last of seq last; or the error that ended the reading.
+type encodedPage struct {
+	lines []byte
+	n     int
+	last  uint64
+	err   error
+}
+
+// pageEncoder encodes the pages it reads, exportEncoders at a time, and
+// hands out a channel per page, in the pages' order, that carries the
+// page's lines when they are done.
+type pageEncoder struct {
+	out  chan chan encodedPage
+	free chan []byte // buffers of lines written, to encode into again
+}
+
+func newPageEncoder(pages <-chan recordPage) *pageEncoder {
+	// The caller waits on one page while exportEncoders-1 more wait in
+	// out: a page is encoded once its channel is in out.
+	enc := &pageEncoder{
+		out:  make(chan chan encodedPage, exportEncoders-1),
+		free: make(chan []byte, exportEncoders+1),
+	}
+	go func() {
+		defer close(enc.out)
+		for page := range pages {
+			slot := make(chan encodedPage, 1)
+			enc.out <- slot
+			go func() { slot <- enc.encode(page) }()
+		}
+	}()
+	return enc
+}
+
+// encode turns page into its lines, in a buffer written before if one is
+// free.
+func (enc *pageEncoder) encode(page recordPage) encodedPage {
+	if page.err != nil {
+		return encodedPage{err: page.err}
+	}
+	var b []byte
+	select {
+	case b = <-enc.free:
+	default:
+	}
+	var a eventview.Appender
+	for _, r := range page.records {
+		b = appendExportLine(b, &a, r)
+	}
+	return encodedPage{lines: b, n: len(page.records), last: page.records[len(page.records)-1].Seq}
+}
+
+// reuse hands back the buffer of a page written.
+func (enc *pageEncoder) reuse(b []byte) {
+	select {
+	case enc.free <- b[:0]:
+	default:
+	}
+}
+
+// drain waits for the pages being encoded after the caller stopped
+// taking them (the reading stopped first).
+func (enc *pageEncoder) drain() {
+	for slot := range enc.out {
+		<-slot
+	}
 }
 
 // recordPage is a page of records read in one transaction, or the error
@@ -94,14 +168,14 @@ type recordPage struct {
 // file released after it, and sends them, one page ahead of the caller.
 // Records are read with their hashes checked (ReadRange, ReadProject): an
 // export is the audit trail. stop ends the reading.
-func (e *Engine) readPages(project string, from, head uint64) (pages <-chan recordPage, stop func()) {
+func (e *Engine) readPages(project string, from, head uint64, lim pageLimits) (pages <-chan recordPage, stop func()) {
 	ch := make(chan recordPage, 1)
 	quit := make(chan struct{})
 	go func() {
 		defer close(ch)
 		for from <= head {
 			var page recordPage
-			page.records, from, page.err = e.readPage(project, from, head)
+			page.records, from, page.err = e.readPage(project, from, head, lim)
 			if page.err == nil {
 				page.err = e.release()
 			}
@@ -127,7 +201,7 @@ func (e *Engine) readPages(project string, from, head uint64) (pages <-chan reco
 
 // readPage reads the records of project (all: "") from seq from to at
 // most head, up to a page, and returns them and the seq to go on from.
-func (e *Engine) readPage(project string, from, head uint64) ([]*store.Record, uint64, error) {
+func (e *Engine) readPage(project string, from, head uint64, lim pageLimits) ([]*store.Record, uint64, error) {
 	var out []*store.Record
 	size := 0
 	next := head + 1
@@ -135,7 +209,7 @@ func (e *Engine) readPage(project string, from, head uint64) ([]*store.Record, u
 		if r.Seq > head {
 			return store.ErrStop
 		}
-		if len(out) == exportPage || size >= exportPageBytes {
+		if len(out) == lim.records || size >= lim.bytes {
 			next = r.Seq
 			return store.ErrStop
 		}
@@ -156,11 +230,10 @@ func (e *Engine) readPage(project string, from, head uint64) ([]*store.Record, u
 // encoding/json writes for eventOf(r) with Raw (HTML escaping off) and a
 // newline, byte for byte, without reflection (export_test.go compares
 // the two).
-func appendExportLine(b []byte, r *store.Record) []byte {
+func appendExportLine(b []byte, a *eventview.Appender, r *store.Record) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
-	b = append(b, `,"id":"`...)
-	b = append(b, r.ID.String()...)
+	b = appendUUID(append(b, `,"id":"`...), r.ID)
 	b = append(b, `","stream":`...)
 	b = appendJSONString(b, r.Stream)
 	b = append(b, `,"version":`...)
@@ -181,17 +254,26 @@ func appendExportLine(b []byte, r *store.Record) []byte {
 		b = appendJSONString(append(b, `,"project":`...), r.Project)
 	}
 	if !r.Correlation.IsZero() {
-		b = append(append(append(b, `,"correlation":"`...), r.Correlation.String()...), '"')
+		b = append(appendUUID(append(b, `,"correlation":"`...), r.Correlation), '"')
 	}
 	if !r.Causation.IsZero() {
-		b = append(append(append(b, `,"causation":"`...), r.Causation.String()...), '"')
+		b = append(appendUUID(append(b, `,"causation":"`...), r.Causation), '"')
 	}
-	b = eventview.AppendJSON(append(b, `,"data":`...), r.Type, r.Schema, r.Data)
+	b = a.AppendJSON(append(b, `,"data":`...), r.Type, r.Schema, r.Data)
 	if len(r.Data) > 0 {
 		b = append(base64.StdEncoding.AppendEncode(append(b, `,"raw":"`...), r.Data), '"')
 	}
 	b = append(hex.AppendEncode(append(b, `,"prev_hash":"`...), r.Prev[:]), `","hash":"`...)
 	return append(hex.AppendEncode(b, r.Hash[:]), "\"}\n"...)
+}
+
+// appendUUID writes id as id.String() does, without making a string of it.
+func appendUUID(b []byte, id store.ID) []byte {
+	b = hex.AppendEncode(b, id[0:4])
+	b = hex.AppendEncode(append(b, '-'), id[4:6])
+	b = hex.AppendEncode(append(b, '-'), id[6:8])
+	b = hex.AppendEncode(append(b, '-'), id[8:10])
+	return hex.AppendEncode(append(b, '-'), id[10:])
 }
 
 func appendJSONString(b []byte, s string) []byte {
@@ -344,6 +426,7 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 		appended, skipped, kept = 0, 0, map[string]int{}
 		st := projstore.NewTx(tx)
 		var idx logidx.Writer
+		projects := map[string]bool{}
 		for i, ie := range events {
 			if progress {
 				e.progress(i, len(events))
@@ -361,6 +444,7 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 				continue
 			}
 			appended++
+			projects[ev.Project] = true
 			idx.Add(out.Seqs[0], &ev)
 			r := &store.Record{Seq: out.Seqs[0], Stream: ie.stream, Version: ie.version, Event: ev}
 			if err := foldRecord(st, r, kept); errors.Is(err, ErrInvalid) {
@@ -375,7 +459,10 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 		if err := idx.Flush(tx); err != nil {
 			return err
 		}
-		return st.Flush()
+		if err := st.Flush(); err != nil {
+			return err
+		}
+		return indexImportedDigests(tx, projects)
 	})
 	if err != nil {
 		return err
@@ -385,6 +472,21 @@ func (e *Engine) appendImported(events []importEvent, res *ImportResult, unknown
 	res.Skipped += skipped
 	for typ, n := range kept {
 		unknown[typ] += n
+	}
+	return nil
+}
+
+// indexImportedDigests brings the digest log index of the projects an
+// import appended to up to the head, as a command does: without it every
+// prime and project report would read all of their imported events.
+func indexImportedDigests(tx store.Tx, projects map[string]bool) error {
+	for _, project := range slices.Sorted(maps.Keys(projects)) {
+		if project == "" {
+			continue
+		}
+		if err := projstore.IndexDigestLog(tx, project); err != nil {
+			return err
+		}
 	}
 	return nil
 }

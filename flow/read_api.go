@@ -218,10 +218,10 @@ type ProjectLog struct {
 // ProjectLog counts project's events, streams (those with an event) and
 // notes of kind memory up to the reader's head, and calls memory with the
 // seqs of those notes, newest first, until it returns ErrStop (memory may
-// be nil). It reads the digest log index that every command keeps, and
-// the project's events after its mark (all of them on a file no command
-// of this flowctl has written to since the last rebuild, or on a view at
-// an earlier point).
+// be nil). It reads the digest log index that every command and a
+// rebuild keep, and the project's events after its mark (all of them on a
+// file no command of this flowctl has written to, or on a view at an
+// earlier point).
 func (r *Reader) ProjectLog(project string, memory func(seq uint64) error) (ProjectLog, error) {
 	m, err := projstore.ReadDigestMark(r.tx, project)
 	if err != nil {

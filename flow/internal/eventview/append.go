@@ -18,11 +18,25 @@ import (
 // are not strings or repeat, trailing bytes, NaN, a payload that does not
 // decode) goes the way of JSON. append_test.go compares the two.
 func AppendJSON(dst []byte, typ string, schema uint32, data []byte) []byte {
+	var a Appender
+	return a.AppendJSON(dst, typ, schema, data)
+}
+
+// Appender is AppendJSON for many payloads in turn: it keeps the memory
+// the pass needs (the keys of the maps being written) from one payload to
+// the next. One Appender serves one goroutine.
+type Appender struct {
+	keys []mapEntry
+}
+
+// AppendJSON is the package's AppendJSON.
+func (a *Appender) AppendJSON(dst []byte, typ string, schema uint32, data []byte) []byte {
 	if len(data) == 0 {
 		return append(dst, "null"...)
 	}
-	t := transcoder{src: data}
+	t := transcoder{src: data, keys: a.keys[:0]}
 	out, ok := t.value(dst, viewRulesOf(typ, schema))
+	a.keys = t.keys[:0]
 	if ok && t.off == len(data) {
 		return out
 	}

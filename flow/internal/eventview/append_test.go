@@ -37,6 +37,25 @@ func checkAppendJSON(t *testing.T, typ string, schema uint32, data []byte) {
 	}
 }
 
+// TestAppender_AppendJSON: one Appender, reused for payload after payload
+// (some of which it hands to JSON half-way through a map), writes what
+// AppendJSON writes for each.
+func TestAppender_AppendJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := append(projection.Types(), "unknown.type")
+	var a Appender
+	var got []byte
+	for i := range 5000 {
+		typ := types[i%len(types)]
+		data := randomPayload(rng, typ)
+		want := AppendJSON(nil, typ, projection.SchemaVersion, data)
+		got = a.AppendJSON(got[:0], typ, projection.SchemaVersion, data)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("payload %d (%s, %x):\n got %s\nwant %s", i, typ, data, got, want)
+		}
+	}
+}
+
 // randomPayload is a map with the fields of typ's rules (and others), as
 // a write encodes it or not (keys unsorted), of random values.
 func randomPayload(rng *rand.Rand, typ string) []byte {

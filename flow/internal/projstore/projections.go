@@ -131,6 +131,8 @@ func replay(read func(fn func(*store.Record) error) error, total uint64, workers
 type parallelFold struct {
 	workers []*foldWorker
 	owner   map[string]*foldWorker // project -> the worker folding it
+	last    string                 // the project of the record before,
+	lastW   *foldWorker            // and its worker: most records follow one of their project
 	next    int                    // the worker the next new project goes to
 	free    chan *foldBatch        // batches the workers are done with
 	failed  atomic.Bool            // a worker met an error: stop reading
@@ -145,8 +147,15 @@ type foldBatch struct {
 	ends []int
 }
 
-// foldBatchLen is how many records go to a worker at a time.
-const foldBatchLen = 512
+// foldBatchLen is how many records go to a worker at a time, and
+// foldAhead how many batches a worker's channel holds: the reading runs
+// up to foldAhead batches ahead of a worker, so that a run of one
+// project's records (an import's, say) keeps the other workers busy
+// with what came before it rather than waiting for the reading.
+const (
+	foldBatchLen = 512
+	foldAhead    = 8
+)
 
 type foldWorker struct {
 	mem   *projection.Memory
@@ -157,9 +166,9 @@ type foldWorker struct {
 }
 
 func newParallelFold(n int) *parallelFold {
-	p := &parallelFold{owner: map[string]*foldWorker{}, free: make(chan *foldBatch, 4*n)}
+	p := &parallelFold{owner: map[string]*foldWorker{}, free: make(chan *foldBatch, (foldAhead+2)*n)}
 	for range n {
-		w := &foldWorker{mem: projection.NewMemory(), in: make(chan *foldBatch, 2)}
+		w := &foldWorker{mem: projection.NewMemory(), in: make(chan *foldBatch, foldAhead)}
 		p.workers = append(p.workers, w)
 		p.wg.Add(1)
 		go p.run(w)
@@ -191,11 +200,9 @@ func (p *parallelFold) run(w *foldWorker) {
 // fold copies r (lent by the replay) into the batch of its project's
 // worker, handing the batch over when it is full.
 func (p *parallelFold) fold(r *store.Record) error {
-	w := p.owner[r.Project]
-	if w == nil {
-		w = p.workers[p.next%len(p.workers)]
-		p.next++
-		p.owner[r.Project] = w
+	w := p.lastW
+	if w == nil || r.Project != p.last {
+		w = p.workerOf(r.Project)
 	}
 	if w.batch == nil {
 		select {
@@ -218,6 +225,19 @@ func (p *parallelFold) fold(r *store.Record) error {
 		}
 	}
 	return nil
+}
+
+// workerOf returns the worker folding project, giving a new project to
+// the next worker in turn.
+func (p *parallelFold) workerOf(project string) *foldWorker {
+	w := p.owner[project]
+	if w == nil {
+		w = p.workers[p.next%len(p.workers)]
+		p.next++
+		p.owner[project] = w
+	}
+	p.last, p.lastW = project, w
+	return w
 }
 
 // send hands w its batch, first pointing each record's Data into the
@@ -257,21 +277,31 @@ func (p *parallelFold) wait() (*projection.Memory, error) {
 }
 
 // mergeMemories puts the entities of the workers' states, which hold
-// different projects, into one.
+// different projects, into the first one's, each kind of entity on a
+// goroutine of its own (the maps are apart): the merge is the one part of
+// a parallel replay that nothing else runs beside.
 func mergeMemories(workers []*foldWorker) *projection.Memory {
-	if len(workers) == 1 {
-		return workers[0].mem
-	}
 	out := workers[0].mem
-	for _, w := range workers[1:] {
-		m := w.mem
+	if len(workers) == 1 {
+		return out
+	}
+	var wg sync.WaitGroup
+	merge := func(copyFrom func(m *projection.Memory)) {
+		wg.Go(func() {
+			for _, w := range workers[1:] {
+				copyFrom(w.mem)
+			}
+		})
+	}
+	merge(func(m *projection.Memory) { maps.Copy(out.Execs, m.Execs) })
+	merge(func(m *projection.Memory) { maps.Copy(out.Tasks, m.Tasks) })
+	merge(func(m *projection.Memory) {
 		maps.Copy(out.Projects, m.Projects)
 		maps.Copy(out.Plans, m.Plans)
-		maps.Copy(out.Tasks, m.Tasks)
 		maps.Copy(out.Approvals, m.Approvals)
-		maps.Copy(out.Execs, m.Execs)
 		maps.Copy(out.Checkpoints, m.Checkpoints)
-	}
+	})
+	wg.Wait()
 	return out
 }
 
