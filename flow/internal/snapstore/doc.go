@@ -31,13 +31,15 @@ compressed (snapshot.PackFull, PackDelta), by this policy (Put):
   - a delta when the newest snapshot's chain checks by its headers
     (framing, CRC, fold version, chain hash, each link the state its
     delta was made on), holds fewer than MaxDeltaChain (256) deltas, the
-    delta's body is at most half the state's, and the chain's delta
-    bodies with it weigh no more than MaxChainBytes (2) times the body of
-    the chain's full snapshot;
+    delta is at most half the full snapshot, and the chain's deltas with
+    it weigh no more than MaxChainBytes (2) times the chain's full
+    snapshot;
   - otherwise a full snapshot.
 
-Sizes are of bodies decompressed (snapshot.Header.BodyLen, Info's
-BodyBytes): what a read decodes. So a read at a point decodes a full
+Snapshots are weighed unpacked: as formats 1 and 2 store them, their
+bodies decompressed (snapshot.Header.BodyLen, Info's BodyBytes) and
+their headers, what a read decodes; so the policy takes the decisions it
+took before snapshots were packed. So a read at a point decodes a full
 snapshot and deltas of at most twice its bytes (on a growing project
 mostly entities the full one does not have: about the state read), and
 folds the events after the newest. Full snapshots are spaced by the
@@ -46,7 +48,8 @@ so full snapshots cost, per event, about half what the deltas cost, and
 snapshot bytes per event stay about constant as a project grows (chains
 of a fixed number of deltas, before, made full snapshots of a growing
 state ever more of the file). snapshot_marks keeps the size of the whole
-state's body, delta or not, which Due spaces automatic snapshots by.
+state's snapshot unpacked, delta or not, which Due spaces automatic
+snapshots by.
 
 # How Put reads and diffs
 

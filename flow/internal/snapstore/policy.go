@@ -125,9 +125,11 @@ func Normalize(s *projection.Scope) *projection.Scope {
 // one, both packed (snapshot.PackFull, PackDelta). A delta is stored
 // when the newest snapshot's chain checks (by headers: framing, CRC, fold
 // version, chain hash, links), holds fewer than MaxDeltaChain deltas, the
-// delta's body is at most half the state's, and the chain's delta bodies
-// with it weigh no more than MaxChainBytes times its full snapshot's
-// body; and once it is proven to resolve to the state (resolvesTo).
+// delta is at most half the full snapshot, and the chain's deltas with it
+// weigh no more than MaxChainBytes times its full snapshot; and once it
+// is proven to resolve to the state (resolvesTo). Snapshots are weighed
+// unpacked (as formats 1 and 2 store them: what a read decodes), so the
+// policy decides as it did before they were packed.
 //
 // The state is read as the inline projection stores it (src must hold
 // nothing unflushed: else, or when a stored entity is not in canonical
@@ -163,9 +165,10 @@ func Put(tx store.Tx, src Source, project string, cache *Cache) error {
 	if _, err := projection.DecodeEntity(cur.project.b, p); err != nil || cur.project.b == nil {
 		return fmt.Errorf("snapstore: the project entity of %q does not decode: %v", project, err)
 	}
-	// The mark keeps the size of the whole state's body, stored whole or
-	// not, so that automatic snapshots are spaced as they were before
-	// deltas (and compression) and a read folds no more events after one.
+	// The mark keeps the size of the whole state's snapshot unpacked,
+	// stored whole or not, so that automatic snapshots are spaced as they
+	// were before deltas and packing, and a read folds no more events
+	// after one.
 	seq, _ := tx.Head()
 	return putMark(tx, project, mark{seq: seq, events: p.Events, bytes: uint64(full)})
 }

@@ -390,12 +390,24 @@ func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 }
 
 // chainOf is what Put needs of the chain of the newest stored snapshot:
-// its header, and the links' body sizes (decompressed).
+// its header, and the links' sizes unpacked.
 type chainOf struct {
 	top        snapshot.Header
 	deltas     int // the deltas of the chain, the top included
-	deltaBytes int // their bodies' size
-	fullBytes  int // the full snapshot's body size
+	deltaBytes int // their size unpacked
+	fullBytes  int // the full snapshot's size unpacked
+}
+
+// unpacked is the size of the snapshot of scope, a delta or not, whose
+// body is body bytes long, stored unpacked (format 1 or 2): the size the
+// policy weighs snapshots by, packed or not, so that it takes the
+// decisions it took before snapshots were packed (and weighs what a
+// read decodes, not what the disk holds).
+func unpacked(scope string, delta bool, body int) int {
+	if delta {
+		return snapshot.MinDeltaSize + len(scope) + body
+	}
+	return snapshot.MinSize + len(scope) + body
 }
 
 // headChain finds project's newest stored snapshot before seq and walks
@@ -428,10 +440,10 @@ func headChain(tx store.Tx, project string, seq uint64) (c chainOf, v []byte, ok
 			c.top = h
 		}
 		if !h.IsDelta() {
-			c.fullBytes = int(h.BodyLen)
+			c.fullBytes = unpacked(h.Scope, false, int(h.BodyLen))
 			return c, top, true, nil
 		}
-		c.deltas, c.deltaBytes = c.deltas+1, c.deltaBytes+int(h.BodyLen)
+		c.deltas, c.deltaBytes = c.deltas+1, c.deltaBytes+unpacked(h.Scope, true, int(h.BodyLen))
 		if c.deltas > maxChainRead {
 			return c, nil, false, nil
 		}
@@ -462,12 +474,12 @@ func baseOf(tx store.Tx, project string, c chainOf, v []byte, cache *Cache) (*pr
 // putRaw stores the snapshot of state cur at the head of tx: a delta on
 // the newest stored snapshot when the policy allows (see Put),
 // else a full one, both packed. It returns the state hash and the size
-// of the whole state's body.
+// of the whole state's snapshot unpacked.
 func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte, int, error) {
 	seq, chain := tx.Head()
 	h := snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: chain}
 	rs := cur.scope()
-	full := rs.RawLen()
+	full := unpacked(project, false, rs.RawLen())
 	b, nh, checked, err := deltaRaw(tx, h, cur, rs, full, cache)
 	if err == nil && !checked {
 		_, _, err = diffRaw(project, nil, cur) // every entity checked canonical
@@ -485,7 +497,8 @@ func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte,
 }
 
 // deltaRaw returns the packed delta that turns the newest stored
-// snapshot into cur (whose body, full bytes long, rs writes), and its
+// snapshot into cur (whose body rs writes; full: its snapshot's size
+// unpacked), and its
 // header; nil when a full snapshot is due (Put's rules). checked
 // reports whether every entity of cur was checked canonical (diffRaw) or
 // is the base's.
@@ -506,7 +519,7 @@ func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawSco
 		return nil, h, false, err
 	}
 	body := snapshot.AppendDeltaBody(nil, changed, deleted)
-	if len(body) > full/2 || c.deltaBytes+len(body) > MaxChainBytes*c.fullBytes {
+	if n := unpacked(h.Scope, true, len(body)); n > full/2 || c.deltaBytes+n > MaxChainBytes*c.fullBytes {
 		return nil, h, true, nil
 	}
 	h.StateHash = snapshot.RawStateHash(rs)
