@@ -1,10 +1,13 @@
 package snapstore
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
@@ -93,10 +96,33 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(l, func(a, b rawEntity) int { return projection.CompareIDs(a.id, b.id) })
-		s.lists[i] = l
+		s.lists[i] = sortByID(l)
 	}
 	return s, nil
+}
+
+// sortByID sorts l in id order (projection.CompareIDs), each id split
+// once rather than at every comparison.
+func sortByID(l []rawEntity) []rawEntity {
+	type keyed struct {
+		prefix string
+		n      int
+		e      *rawEntity
+	}
+	ks := make([]keyed, len(l))
+	for i := range l {
+		prefix, num, _ := strings.Cut(l[i].id, "-")
+		n, _ := strconv.Atoi(num)
+		ks[i] = keyed{prefix, n, &l[i]}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(strings.Compare(a.prefix, b.prefix), cmp.Compare(a.n, b.n), strings.Compare(a.e.id, b.e.id))
+	})
+	out := make([]rawEntity, len(l))
+	for i, k := range ks {
+		out[i] = *k.e
+	}
+	return out
 }
 
 // rawOf encodes a decoded state (the canonical encodings).
@@ -217,10 +243,11 @@ func same(e rawEntity, v any) error {
 
 // diffRaw returns what changed from base to cur: the changed entities
 // (all of cur's with a fingerprint base does not have under their id, in
-// id order; the project's when it changed) and the deleted ids. Each
-// changed entity is checked canonical.
-func diffRaw(project string, base *prints, cur *rawState) (*snapshot.RawScope, *snapshot.Deleted, error) {
-	if cur.trusted {
+// id order; the project's when it changed) and the deleted ids. With
+// check, each changed entity is checked canonical (a delta's proof,
+// resolvesTo, checks them without: it decodes and re-encodes them).
+func diffRaw(project string, base *prints, cur *rawState, check bool) (*snapshot.RawScope, *snapshot.Deleted, error) {
+	if cur.trusted || !check {
 		project = "" // no check: see canonical
 	}
 	ch := &snapshot.RawScope{}
@@ -279,7 +306,9 @@ func diffList(project string, i int, base, cur []rawEntity) (changed [][]byte, d
 // Since the state hash is the hash of the entities' encodings in that
 // order, this proves what ResolvesTo proves (that a read resolves the
 // delta to the state it names) without re-encoding the entities the
-// delta does not hold.
+// delta does not hold. It also proves each of the delta's entities the
+// canonical encoding of what it holds, stored under its own id: the
+// entity decoded from it re-encodes to it, with that id.
 func resolvesTo(base *prints, b []byte, cur *rawState) bool {
 	_, d, err := snapshot.DecodeDelta(b)
 	if err != nil {
@@ -480,9 +509,9 @@ func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte,
 	h := snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: chain}
 	rs := cur.scope()
 	full := unpacked(project, false, rs.RawLen())
-	b, nh, checked, err := deltaRaw(tx, h, cur, rs, full, cache)
-	if err == nil && !checked {
-		_, _, err = diffRaw(project, nil, cur) // every entity checked canonical
+	b, nh, base, err := deltaRaw(tx, h, cur, rs, full, cache)
+	if err == nil && b == nil {
+		_, _, err = diffRaw(project, base, cur, true) // every entity not the base's checked canonical
 	}
 	if err != nil {
 		return nh.StateHash, full, err
@@ -499,34 +528,36 @@ func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte,
 // deltaRaw returns the packed delta that turns the newest stored
 // snapshot into cur (whose body rs writes; full: its snapshot's size
 // unpacked), and its
-// header; nil when a full snapshot is due (Put's rules). checked
-// reports whether every entity of cur was checked canonical (diffRaw) or
-// is the base's.
-func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawScope, full int, cache *Cache) (b []byte, nh snapshot.Header, checked bool, err error) {
+// header; nil when a full snapshot is due (Put's rules), with the
+// fingerprints of the newest snapshot's state when they were read. The
+// delta's entities are not checked canonical before the proof
+// (resolvesTo), which checks them: each is decoded, re-encoded and
+// fingerprinted, and must be the state's.
+func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawScope, full int, cache *Cache) ([]byte, snapshot.Header, *prints, error) {
 	if h.Seq == 0 {
-		return nil, h, false, nil
+		return nil, h, nil, nil
 	}
 	c, v, ok, err := headChain(tx, h.Scope, h.Seq)
 	if err != nil || !ok || c.deltas >= MaxDeltaChain {
-		return nil, h, false, err
+		return nil, h, nil, err
 	}
 	base, err := baseOf(tx, h.Scope, c, v, cache)
 	if err != nil || base == nil {
-		return nil, h, false, err
+		return nil, h, nil, err
 	}
-	changed, deleted, err := diffRaw(h.Scope, base, cur)
+	changed, deleted, err := diffRaw(h.Scope, base, cur, false)
 	if err != nil {
-		return nil, h, false, err
+		return nil, h, base, err
 	}
 	body := snapshot.AppendDeltaBody(nil, changed, deleted)
 	if n := unpacked(h.Scope, true, len(body)); n > full/2 || c.deltaBytes+n > MaxChainBytes*c.fullBytes {
-		return nil, h, true, nil
+		return nil, h, base, nil
 	}
 	h.StateHash = snapshot.RawStateHash(rs)
 	h.BaseSeq, h.BaseHash = c.top.Seq, c.top.StateHash
-	b, nh, err = snapshot.PackDelta(h, body)
+	b, nh, err := snapshot.PackDelta(h, body)
 	if err != nil || !resolvesTo(base, b, cur) {
-		return nil, h, true, err // never stored: the whole state is
+		return nil, h, base, err // never stored: the whole state is
 	}
-	return b, nh, true, nil
+	return b, nh, base, nil
 }
