@@ -11,13 +11,14 @@ version field tells which layout follows. Version 1 is the full layout,
 unchanged since format 1: full snapshots written before deltas existed
 read as they did, and a full snapshot Encode writes (an export) reads in
 a binary that knows only version 1. Version 2 is the delta layout.
-Versions 3 and 4 are versions 1 and 2 with the body compressed (zstd, one
-frame; PackFull and PackDelta write them, and the engine stores only
-these): after the scope, the body's length decompressed comes before the
-length of the stored (compressed) body. Any other version is refused as
-corrupt ("format version N: this binary reads versions ..."), before the
-checksum is looked at: a snapshot of a newer binary is skipped like a
-damaged one, and the engine falls back to an older one or to the log.
+Versions 3 and 4 are versions 1 and 2 with the body compressed (an S2
+block, github.com/klauspost/compress/s2; PackFull and PackDelta write
+them, and the engine stores only these): after the scope, the body's
+length decompressed comes before the length of the stored (compressed)
+body. Any other version is refused as corrupt ("format version N: this
+binary reads versions ..."), before the checksum is looked at: a
+snapshot of a newer binary is skipped like a damaged one, and the engine
+falls back to an older one or to the log.
 
 All integers big-endian.
 
@@ -55,7 +56,7 @@ the scope, then
 	offset      size  field
 	s           8     body length decompressed d (at most MaxBody)
 	s+8         8     stored body length m
-	s+16        m     the body, zstd-compressed (one frame)
+	s+16        m     the body, compressed: an S2 block
 	s+16+m      4     CRC32C of bytes [0, s+16+m)
 
 where s is the offset after the scope (88+n full, 160+n delta). The

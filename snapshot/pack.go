@@ -5,10 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 )
 
 // MaxBody is the longest body, decompressed, a packed snapshot may
@@ -16,39 +15,24 @@ import (
 // and decompression never allocates more.
 const MaxBody = 1 << 30
 
-// The one zstd encoder and decoder: EncodeAll and DecodeAll are safe for
-// concurrent use, and each keeps its state between calls.
-var (
-	encoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false),
-			zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
-		if err != nil {
-			panic(err) // the options are constant
-		}
-		return e
-	})
-	decoder = sync.OnceValue(func() *zstd.Decoder {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(MaxBody), zstd.WithDecoderConcurrency(0))
-		if err != nil {
-			panic(err)
-		}
-		return d
-	})
-)
-
 // unpack returns the body of a snapshot of header h as it was encoded:
-// body itself, or for a packed snapshot body decompressed, which must be
-// exactly h.BodyLen bytes long.
+// body itself, or for a packed snapshot body decompressed (an S2 block),
+// which must be exactly h.BodyLen bytes long. The length the block
+// declares is checked before anything is allocated for it.
 func unpack(h Header, body []byte) ([]byte, error) {
 	if !h.Packed() {
 		return body, nil
 	}
-	out, err := decoder().DecodeAll(body, make([]byte, 0, h.BodyLen))
+	n, err := s2.DecodedLen(body)
 	switch {
 	case err != nil:
 		return nil, corruptf("body does not decompress: %v", err)
-	case uint64(len(out)) != h.BodyLen:
-		return nil, corruptf("body decompresses to %d bytes, the header says %d", len(out), h.BodyLen)
+	case uint64(n) != h.BodyLen:
+		return nil, corruptf("body decompresses to %d bytes, the header says %d", n, h.BodyLen)
+	}
+	out, err := s2.Decode(make([]byte, n), body)
+	if err != nil || len(out) != n {
+		return nil, corruptf("body does not decompress: %v", err)
 	}
 	return out, nil
 }
@@ -87,7 +71,7 @@ func pack(h Header, body []byte) ([]byte, Header, error) {
 		return nil, h, fmt.Errorf("snapshot: a body of %d bytes is over the limit of %d", len(body), MaxBody)
 	}
 	h.BodyLen = uint64(len(body))
-	b := make([]byte, 0, MinDeltaSize+bodyLenSize+len(h.Scope)+len(body)/8+64)
+	b := make([]byte, 0, MinDeltaSize+2*bodyLenSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
 	b = append(b, Magic...)
 	b = binary.BigEndian.AppendUint16(b, h.Format)
 	b = binary.BigEndian.AppendUint32(b, h.ProjectionVersion)
@@ -103,7 +87,8 @@ func pack(h Header, body []byte) ([]byte, Header, error) {
 	b = append(b, h.Scope...)
 	b = binary.BigEndian.AppendUint64(b, h.BodyLen)
 	at := len(b) + bodyLenSize
-	b = encoder().EncodeAll(body, append(b, make([]byte, bodyLenSize)...))
+	b = append(b, make([]byte, bodyLenSize)...)
+	b = b[:at+len(s2.Encode(b[at:cap(b)], body))]
 	binary.BigEndian.PutUint64(b[at-bodyLenSize:], uint64(len(b)-at))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
 }

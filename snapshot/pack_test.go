@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/flowctl/flowctl/internal/workload"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
 )
@@ -204,5 +205,35 @@ func TestPacked_OldFormatsStillDecode(t *testing.T) {
 	dh, _, err := snapshot.DecodeDelta(smallDelta(t))
 	if err != nil || dh.Format != snapshot.DeltaVersion {
 		t.Fatalf("version 2: %+v, %v", dh, err)
+	}
+}
+
+// BenchmarkDecodePackedWork is BenchmarkDecodeWork on the same state
+// packed: what decompression adds to a read (bytes: the body's).
+func BenchmarkDecodePackedWork(b *testing.B) {
+	s := workState(b, 2000)
+	blob, _, err := snapshot.PackFull(testHeader(workload.ProjectName(0)), mustBody(b, s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(mustBody(b, s))))
+	b.ReportMetric(float64(len(blob)), "stored-bytes")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := snapshot.Decode(blob); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPackFullWork is what packing a state's body costs.
+func BenchmarkPackFullWork(b *testing.B) {
+	body := mustBody(b, workState(b, 2000))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := snapshot.PackFull(testHeader(workload.ProjectName(0)), body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -26,9 +26,9 @@ const (
 	// DeltaVersion is the layout of a delta snapshot: the entities that
 	// changed since a base snapshot.
 	DeltaVersion = 2
-	// PackedFullVersion is FullVersion with its body compressed (zstd).
+	// PackedFullVersion is FullVersion with its body compressed (an S2 block).
 	PackedFullVersion = 3
-	// PackedDeltaVersion is DeltaVersion with its body compressed (zstd).
+	// PackedDeltaVersion is DeltaVersion with its body compressed (an S2 block).
 	PackedDeltaVersion = 4
 )
 
