@@ -101,9 +101,50 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 	return s, nil
 }
 
-// sortByID sorts l in id order (projection.CompareIDs), each id split
-// once rather than at every comparison.
+// sortByID sorts l, in key order (as the bucket lists it), in id order
+// (projection.CompareIDs). Ids of the form PREFIX-N (N without a leading
+// zero) in key order are in id order within each run of one prefix and
+// one number of digits, so such a list is sorted by a stable grouping by
+// prefix and length, in linear time; any other id makes it sort by
+// comparison, each id split once.
 func sortByID(l []rawEntity) []rawEntity {
+	if out, ok := groupByID(l); ok {
+		return out
+	}
+	return compareSort(l)
+}
+
+// groupByID is sortByID for lists whose ids are all PREFIX-N.
+func groupByID(l []rawEntity) ([]rawEntity, bool) {
+	type group struct {
+		prefix string
+		digits int
+	}
+	var order []group
+	runs := map[group][]rawEntity{}
+	for _, e := range l {
+		prefix, num, ok := strings.Cut(e.id, "-")
+		if !ok || len(num) == 0 || num[0] == '0' || len(num) > 18 || strings.TrimLeft(num, "0123456789") != "" {
+			return nil, false
+		}
+		g := group{prefix, len(num)}
+		if _, seen := runs[g]; !seen {
+			order = append(order, g)
+		}
+		runs[g] = append(runs[g], e)
+	}
+	slices.SortFunc(order, func(a, b group) int {
+		return cmp.Or(strings.Compare(a.prefix, b.prefix), cmp.Compare(a.digits, b.digits))
+	})
+	out := make([]rawEntity, 0, len(l))
+	for _, g := range order {
+		out = append(out, runs[g]...)
+	}
+	return out, true
+}
+
+// compareSort sorts l in id order by comparison, each id split once.
+func compareSort(l []rawEntity) []rawEntity {
 	type keyed struct {
 		prefix string
 		n      int
