@@ -36,7 +36,7 @@ func (e *Engine) CreateCheckpoint(in NewCheckpoint) (*projection.Checkpoint, err
 			}
 		}
 		head, _ := w.tx.Head()
-		if err := snapstore.Put(w.tx, w.Tx, in.Project); err != nil {
+		if err := snapstore.Put(w.tx, w.Tx, in.Project, w.e.snaps); err != nil {
 			return Ref{}, err
 		}
 		id := projection.ShortID(projection.PrefixCheckpoint, p.Counters.Checkpoints+1)

@@ -105,7 +105,7 @@ func (w *writer) autoSnapshot() error {
 		}
 		due, err := snapstore.Due(w.tx, project, p.Events, every)
 		if err == nil && due {
-			err = snapstore.Put(w.tx, w.Tx, project)
+			err = snapstore.Put(w.tx, w.Tx, project, w.e.snaps)
 		}
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/logidx"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -53,11 +54,12 @@ type Engine struct {
 	driver store.Driver // opens path; nil for an engine made by New
 	log    store.Store  // nil while released between pages of a long read
 	cache  *Cache
-	at     *at            // set on a point-in-time view (At)
-	tx     store.Tx       // set on the view of a Batch: every read and write joins it
-	batch  *batch         // set on the view of a Batch: what its end does
-	idx    *logidx.Writer // set on the view of a Batch: its commands' log index entries, written once at its end
-	held   *heldHead      // the head while the file is held; shared with views
+	at     *at              // set on a point-in-time view (At)
+	tx     store.Tx         // set on the view of a Batch: every read and write joins it
+	batch  *batch           // set on the view of a Batch: what its end does
+	idx    *logidx.Writer   // set on the view of a Batch: its commands' log index entries, written once at its end
+	held   *heldHead        // the head while the file is held; shared with views
+	snaps  *snapstore.Cache // what the newest snapshots this engine stored hold; shared with views
 }
 
 // Open opens the engine on the store at path: a file's path, or a URL
@@ -95,7 +97,7 @@ func newEngine(path string, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}}
+	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}, snaps: &snapstore.Cache{}}
 	if e.cache == nil {
 		e.cache = NewCache(DefaultCacheSize)
 	}

@@ -83,10 +83,10 @@ func TestSnapshots_DeltaChain(t *testing.T) {
 		if in.Kind == "full" {
 			fulls++
 			after = after || (i > 0 && infos[i-1].Chain > 0)
-			fullBytes, deltaBytes = in.Bytes, 0
+			fullBytes, deltaBytes = in.BodyBytes+snapshot.MinSize+len(in.Project), 0 // weighed unpacked
 			continue
 		}
-		if deltaBytes += in.Bytes; deltaBytes > snapstore.MaxChainBytes*fullBytes {
+		if deltaBytes += in.BodyBytes + snapshot.MinDeltaSize + len(in.Project); deltaBytes > snapstore.MaxChainBytes*fullBytes {
 			t.Errorf("snapshot %+v: its chain's deltas weigh %d bytes, over %d times its full snapshot's %d", in, deltaBytes, snapstore.MaxChainBytes, fullBytes)
 		}
 	}

@@ -63,8 +63,8 @@ func TestAt_TailWithinBound(t *testing.T) {
 	if reads == 0 || most > bound || most <= every {
 		t.Fatalf("%d reads folded up to %d events after a snapshot; want at most %d, and more than K=%d (%d snapshots)", reads, most, bound, every, len(infos))
 	}
-	if last := infos[len(infos)-1]; last.Bytes < snapstore.MaxSnapshotGap*snapstore.BytesPerEvent && last.Kind == "full" {
-		t.Fatalf("the state is %d bytes: too small to test the bound", last.Bytes)
+	if last := infos[len(infos)-1]; last.BodyBytes < snapstore.MaxSnapshotGap*snapstore.BytesPerEvent && last.Kind == "full" {
+		t.Fatalf("the state is %d bytes: too small to test the bound", last.BodyBytes)
 	}
 	t.Logf("%d reads folded up to %d events; %d snapshots", reads, most, len(infos))
 }

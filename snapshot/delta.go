@@ -147,8 +147,12 @@ func patch[V interface{ EntityID() string }](list, changed []V, deleted []string
 // full layout's body), then per kind a uvarint count and each deleted id
 // as a uvarint length and its bytes.
 func appendDeltaBody(b []byte, d *Delta) []byte {
-	b = projection.AppendScope(b, d.Changed)
-	for _, l := range d.Deleted.lists() {
+	return appendDeletions(projection.AppendScope(b, d.Changed), &d.Deleted)
+}
+
+// appendDeletions writes the deleted ids of a delta's body.
+func appendDeletions(b []byte, deleted *Deleted) []byte {
+	for _, l := range deleted.lists() {
 		b = binary.AppendUvarint(b, uint64(len(*l)))
 		for _, id := range *l {
 			b = binary.AppendUvarint(b, uint64(len(id)))
@@ -185,7 +189,7 @@ func EncodeDelta(h Header, d *Delta) ([]byte, Header, error) {
 	b = appendDeltaBody(append(b, make([]byte, bodyLenSize)...), d)
 	body := b[bodyAt:]
 	binary.BigEndian.PutUint64(b[bodyAt-bodyLenSize:], uint64(len(body)))
-	h.BodyHash = sha256.Sum256(body)
+	h.BodyHash, h.BodyLen = sha256.Sum256(body), uint64(len(body))
 	copy(b[126:158], h.BodyHash[:])
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
 }
@@ -197,6 +201,9 @@ func EncodeDelta(h Header, d *Delta) ([]byte, Header, error) {
 // delta keeps no reference to b.
 func DecodeDelta(b []byte) (Header, *Delta, error) {
 	h, body, err := checkFrame(b)
+	if err == nil {
+		body, err = unpack(h, body)
+	}
 	if err != nil {
 		return h, nil, err
 	}

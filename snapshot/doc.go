@@ -3,18 +3,22 @@ Package snapshot encodes, decodes and verifies one project's projected
 state at a seq (DESIGN.md §6). Snapshots are derived data: a bad one is
 reported and skipped, never trusted, and never takes user data with it.
 
-# Format (FormatVersion 2)
+# Format (FormatVersion 4)
 
 A snapshot is full (the whole state) or a delta (what changed since a
-base snapshot); the format version field tells which layout follows.
-Version 1 is the full layout, unchanged since format 1: full snapshots
-written before deltas existed read as they did, and a full snapshot this
-package writes (an export) reads in a binary that knows only version 1.
-Version 2 is the delta layout. Any other version is refused as corrupt
-("format version N: this binary reads versions 1 (full) and 2 (delta)"),
-before the checksum is looked at: a snapshot of a newer binary is
-skipped like a damaged one, and the engine falls back to an older one or
-to the log.
+base snapshot), its body stored as encoded or compressed; the format
+version field tells which layout follows. Version 1 is the full layout,
+unchanged since format 1: full snapshots written before deltas existed
+read as they did, and a full snapshot Encode writes (an export) reads in
+a binary that knows only version 1. Version 2 is the delta layout.
+Versions 3 and 4 are versions 1 and 2 with the body compressed (an S2
+block, github.com/klauspost/compress/s2; PackFull and PackDelta write
+them, and the engine stores only these): after the scope, the body's
+length decompressed comes before the length of the stored (compressed)
+body. Any other version is refused as corrupt ("format version N: this
+binary reads versions ..."), before the checksum is looked at: a
+snapshot of a newer binary is skipped like a damaged one, and the engine
+falls back to an older one or to the log.
 
 All integers big-endian.
 
@@ -45,6 +49,22 @@ Delta (version 2): the first 86 bytes as in a full snapshot, then
 	160+n       8     body length m
 	168+n       m     body (below)
 	168+n+m     4     CRC32C of bytes [0, 168+n+m)
+
+Packed (versions 3 and 4): the layout of version 1 or 2 up to and with
+the scope, then
+
+	offset      size  field
+	s           8     body length decompressed d (at most MaxBody)
+	s+8         8     stored body length m
+	s+16        m     the body, compressed: an S2 block
+	s+16+m      4     CRC32C of bytes [0, s+16+m)
+
+where s is the offset after the scope (88+n full, 160+n delta). The
+hashes (state hash, body hash) are of the body decompressed, so a state
+has one state hash whichever layout holds it, and packed and unpacked
+snapshots chain on each other. A packed body's CRC is checked before it
+is decompressed; it must decompress to exactly d bytes, and no more than
+MaxBody is ever allocated for it.
 
 A delta's body is the msgpack of a projection.Scope holding only the
 entities that are new or changed since the base (Project nil when the

@@ -15,8 +15,9 @@ import (
 const Magic = "FLOWSNAP"
 
 // FormatVersion is the newest snapshot format this package reads: 1, a
-// full snapshot, or 2, a delta (doc.go). A version above it is refused.
-const FormatVersion = DeltaVersion
+// full snapshot, 2, a delta, 3 and 4 the same with a compressed body
+// (doc.go). A version above it is refused.
+const FormatVersion = PackedDeltaVersion
 
 // The layouts, told apart by the format version field.
 const (
@@ -25,6 +26,10 @@ const (
 	// DeltaVersion is the layout of a delta snapshot: the entities that
 	// changed since a base snapshot.
 	DeltaVersion = 2
+	// PackedFullVersion is FullVersion with its body compressed (an S2 block).
+	PackedFullVersion = 3
+	// PackedDeltaVersion is DeltaVersion with its body compressed (an S2 block).
+	PackedDeltaVersion = 4
 )
 
 // Sizes of the fixed parts.
@@ -79,10 +84,15 @@ type Header struct {
 	// BodyHash is the SHA-256 of this snapshot's body: StateHash for a
 	// full snapshot, the delta's own for a delta.
 	BodyHash [32]byte
+	// BodyLen is the length of the body, decompressed.
+	BodyLen uint64
 }
 
 // IsDelta reports whether h is a delta's header.
-func (h Header) IsDelta() bool { return h.Format == DeltaVersion }
+func (h Header) IsDelta() bool { return h.Format == DeltaVersion || h.Format == PackedDeltaVersion }
+
+// Packed reports whether h's body is stored compressed.
+func (h Header) Packed() bool { return h.Format == PackedFullVersion || h.Format == PackedDeltaVersion }
 
 // EncodeState returns the deterministic msgpack body of a state.
 func EncodeState(s *projection.Scope) ([]byte, error) {
@@ -115,7 +125,7 @@ func Encode(h Header, s *projection.Scope) ([]byte, Header, error) {
 	body := b[bodyAt:]
 	binary.BigEndian.PutUint64(b[bodyAt-bodyLenSize:], uint64(len(body)))
 	h.StateHash = sha256.Sum256(body)
-	h.BodyHash = h.StateHash
+	h.BodyHash, h.BodyLen = h.StateHash, uint64(len(body))
 	copy(b[54:86], h.StateHash[:])
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
 }
@@ -137,6 +147,9 @@ func sizeHint(s *projection.Scope) int {
 // delta. It returns the header and the body.
 func Check(b []byte) (Header, []byte, error) {
 	h, body, err := checkFrame(b)
+	if err == nil {
+		body, err = unpack(h, body)
+	}
 	if err != nil {
 		return h, nil, err
 	}
@@ -151,7 +164,7 @@ var errBodyHash = &CorruptError{Reason: "state hash does not match the body"}
 // IsDelta reports whether b says it is a delta snapshot. It checks
 // nothing else: Check and DecodeDelta do.
 func IsDelta(b []byte) bool {
-	return len(b) >= 10 && string(b[:8]) == Magic && binary.BigEndian.Uint16(b[8:]) == DeltaVersion
+	return len(b) >= 10 && string(b[:8]) == Magic && (Header{Format: binary.BigEndian.Uint16(b[8:])}).IsDelta()
 }
 
 // Frame checks b as Check does but for the body hash (length, magic,
@@ -173,15 +186,19 @@ func checkFrame(b []byte) (Header, []byte, error) {
 		return h, nil, corruptf("bad magic %q", b[:8])
 	}
 	h.Format = binary.BigEndian.Uint16(b[8:])
-	fixed := fixedHeader
+	fixed, lens := fixedHeader, bodyLenSize
+	if h.Packed() {
+		lens += bodyLenSize // the body's length decompressed, then stored
+	}
 	switch h.Format {
-	case FullVersion:
-	case DeltaVersion:
+	case FullVersion, PackedFullVersion:
+	case DeltaVersion, PackedDeltaVersion:
 		fixed += deltaFields
 	default:
-		return h, nil, corruptf("format version %d: this binary reads versions %d (full) and %d (delta)", h.Format, FullVersion, DeltaVersion)
+		return h, nil, corruptf("format version %d: this binary reads versions %d (full), %d (delta), %d and %d (the same, compressed)",
+			h.Format, FullVersion, DeltaVersion, PackedFullVersion, PackedDeltaVersion)
 	}
-	min := fixed + bodyLenSize + crcSize
+	min := fixed + lens + crcSize
 	if len(b) < min {
 		return h, nil, corruptf("%d bytes, shorter than the smallest snapshot of version %d (%d)", len(b), h.Format, min)
 	}
@@ -189,13 +206,19 @@ func checkFrame(b []byte) (Header, []byte, error) {
 	if min+n > len(b) {
 		return h, nil, corruptf("scope length %d runs past the end", n)
 	}
-	m := binary.BigEndian.Uint64(b[fixed+n:])
+	m := binary.BigEndian.Uint64(b[fixed+n+lens-bodyLenSize:])
 	if m != uint64(len(b)-min-n) {
 		return h, nil, corruptf("body length %d, but %d bytes follow the header", m, len(b)-min-n)
 	}
 	crcAt := len(b) - crcSize
 	if got, want := crc32.Checksum(b[:crcAt], castagnoli), binary.BigEndian.Uint32(b[crcAt:]); got != want {
 		return h, nil, corruptf("checksum mismatch (crc32c %08x, stored %08x)", got, want)
+	}
+	h.BodyLen = m
+	if h.Packed() {
+		if h.BodyLen = binary.BigEndian.Uint64(b[fixed+n:]); h.BodyLen > MaxBody {
+			return h, nil, corruptf("a body of %d bytes decompressed, over the limit of %d", h.BodyLen, MaxBody)
+		}
 	}
 	h.ProjectionVersion = binary.BigEndian.Uint32(b[10:])
 	h.Seq = binary.BigEndian.Uint64(b[14:])
@@ -211,7 +234,7 @@ func checkFrame(b []byte) (Header, []byte, error) {
 		}
 	}
 	h.Scope = string(b[fixed : fixed+n])
-	return h, b[fixed+n+bodyLenSize : crcAt], nil
+	return h, b[fixed+n+lens : crcAt], nil
 }
 
 // Decode checks b (see Check) and decodes the state. The length, the
@@ -225,6 +248,9 @@ func checkFrame(b []byte) (Header, []byte, error) {
 // the checks: DecodeDelta reads it.
 func Decode(b []byte) (Header, *projection.Scope, error) {
 	h, body, err := checkFrame(b)
+	if err == nil {
+		body, err = unpack(h, body)
+	}
 	if err != nil {
 		return h, nil, err
 	}

@@ -13,9 +13,13 @@ import (
 
 // Info describes one snapshot: stored, exported or imported.
 type Info struct {
-	Project           string `json:"project"`
-	Seq               uint64 `json:"seq"` // the state is everything up to this seq
-	Bytes             int    `json:"bytes"`
+	Project string `json:"project"`
+	Seq     uint64 `json:"seq"` // the state is everything up to this seq
+	Bytes   int    `json:"bytes"`
+	// BodyBytes is the size of its body decompressed: what a read
+	// decodes (the policy weighs chains by it); 0 when the header does
+	// not read.
+	BodyBytes         int    `json:"body_bytes,omitempty"`
 	StateHash         string `json:"state_hash"` // hex SHA-256 of the state; "" when the header does not read
 	ChainHash         string `json:"chain_hash"` // hex hash of the log at seq
 	ProjectionVersion uint32 `json:"projection_version"`
@@ -34,7 +38,7 @@ type Info struct {
 // HeaderInfo describes the snapshot of header h, size bytes long.
 func HeaderInfo(h snapshot.Header, size int) Info {
 	info := Info{
-		Project: h.Scope, Seq: h.Seq, Bytes: size, OK: true,
+		Project: h.Scope, Seq: h.Seq, Bytes: size, BodyBytes: int(h.BodyLen), OK: true,
 		StateHash: hex.EncodeToString(h.StateHash[:]), ChainHash: hex.EncodeToString(h.ChainHash[:]),
 		ProjectionVersion: h.ProjectionVersion, Kind: "full",
 	}

@@ -25,32 +25,50 @@ one. So a read of the whole state at a point folds at most TailBound(K)
 = max(K, MaxSnapshotGap) of the project's events after the nearest
 snapshot (plus the events of the command that made one due), however
 big the state. Each snapshot is stored full or as a delta on the
-project's newest stored snapshot before it (package snapshot), by this
-policy (Put):
+project's newest stored snapshot before it (package snapshot), its body
+compressed (snapshot.PackFull, PackDelta), by this policy (Put):
 
-  - a delta when the newest snapshot resolves (every link checks), its
-    chain holds fewer than MaxDeltaChain (256) deltas, the delta is at
-    most half the full snapshot, and the chain's deltas with it weigh no
-    more than MaxChainBytes (2) times the chain's full snapshot;
+  - a delta when the newest snapshot's chain checks by its headers
+    (framing, CRC, fold version, chain hash, each link the state its
+    delta was made on), holds fewer than MaxDeltaChain (256) deltas, the
+    delta is at most half the full snapshot, and the chain's deltas with
+    it weigh no more than MaxChainBytes (2) times the chain's full
+    snapshot;
   - otherwise a full snapshot.
 
-So a read at a point decodes a full snapshot and deltas of at most
-twice its bytes (on a growing project mostly entities the full one does
-not have: about the state read), and folds the events after the newest.
-Full snapshots are spaced by the state's size: one comes once the
-changes since the last weigh twice it, so full snapshots cost, per
-event, about half what the deltas cost, and snapshot bytes per event
-stay about constant as a project grows (chains of a fixed number of
-deltas, before, made full snapshots of a growing state ever more of the
-file). The full snapshot is encoded in any case (it gives the state hash
-and the size to compare with); the delta is the entities whose encoding
-differs from the base's, and the ids the base has and the state does
-not. snapshot_marks keeps the size of the whole state, delta or not,
-which Due spaces automatic snapshots by.
+Snapshots are weighed unpacked: as formats 1 and 2 store them, their
+bodies decompressed (snapshot.Header.BodyLen, Info's BodyBytes) and
+their headers, what a read decodes; so the policy takes the decisions it
+took before snapshots were packed. So a read at a point decodes a full
+snapshot and deltas of at most twice its bytes (on a growing project
+mostly entities the full one does not have: about the state read), and
+folds the events after the newest. Full snapshots are spaced by the
+state's size: one comes once the changes since the last weigh twice it,
+so full snapshots cost, per event, about half what the deltas cost, and
+snapshot bytes per event stay about constant as a project grows (chains
+of a fixed number of deltas, before, made full snapshots of a growing
+state ever more of the file). snapshot_marks keeps the size of the whole
+state's snapshot unpacked, delta or not, which Due spaces automatic
+snapshots by.
 
-The format did not change with this policy: snapshots written by the
-policy before (chains of at most 16 deltas) are read as they are, and
-new ones chain on them.
+# How Put reads and diffs
+
+Put reads the project's state as the inline projection stores it, record
+by record, without decoding: an entity's stored body is the encoding a
+snapshot body holds (projection.AppendEntity), so the state's body is
+their concatenation in id order (snapshot.RawScope). Each entity is
+fingerprinted (SHA-256 of its encoding) and the state is diffed, by id
+and fingerprint, with the newest snapshot's: the fingerprints the
+Engine's Cache keeps of the last snapshot it stored, when the newest
+stored snapshot is that one (its seq and state hash), else its chain
+resolved and encoded. Only the entities that changed are decoded, to
+check that their stored bytes are the canonical encoding of what they
+hold (else Put reads the state decoded, ScopeOf, as before); the others
+are byte for byte the base's. The delta is the changed entities' bytes
+and the deleted ids; the full snapshot the whole state's bytes.
+
+The formats older binaries wrote (versions 1 and 2) are read as they
+are, and new deltas chain on them.
 
 # Reads of several points
 
@@ -68,10 +86,14 @@ entities by their encodings (digest.Changed).
 
 # Checks
 
-Before a delta is stored, it is decoded and applied to the state of its
-base, and the result must have the full snapshot's state hash (else the
-full snapshot is stored, see ResolvesTo): every stored delta is proven
-to resolve to the state it names. A read resolves the chain from the
+Before a delta is stored, it is decoded, its entities re-encoded and
+fingerprinted, and merged by id into its base's fingerprints as
+Delta.Apply merges entities; the result must be the state's, entity by
+entity (else the full snapshot is stored). Since the state hash is the
+hash of exactly those encodings in that order, every stored delta is
+proven to resolve to the state it names, without re-encoding the
+entities it does not hold (ResolvesTo is the same proof on decoded
+states). A read resolves the chain from the
 full snapshot up (Resolve: headers first, then one body at a time): each snapshot is checked (checksums, body
 hash, fold version, the log's chain hash at its seq: CheckHeader) and
 each delta's base must have the state hash the delta was made on, so a

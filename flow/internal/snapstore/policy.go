@@ -1,8 +1,8 @@
 package snapstore
 
 import (
-	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -121,74 +121,56 @@ func Normalize(s *projection.Scope) *projection.Scope {
 
 // Put stores the snapshot of project's current state in tx, at the head
 // of tx, and marks it as the project's last (Due): a delta on the
-// project's newest stored snapshot when the policy allows
-// (deltaOnNewest), else a full one.
-func Put(tx store.Tx, src Source, project string) error {
-	state, err := ScopeOf(src, project)
+// project's newest stored snapshot when the policy allows, else a full
+// one, both packed (snapshot.PackFull, PackDelta). A delta is stored
+// when the newest snapshot's chain checks (by headers: framing, CRC, fold
+// version, chain hash, links), holds fewer than MaxDeltaChain deltas, the
+// delta is at most half the full snapshot, and the chain's deltas with it
+// weigh no more than MaxChainBytes times its full snapshot; and once it
+// is proven to resolve to the state (resolvesTo). Snapshots are weighed
+// unpacked (as formats 1 and 2 store them: what a read decodes), so the
+// policy decides as it did before they were packed.
+//
+// The state is read as the inline projection stores it (src must hold
+// nothing unflushed: else, or when a stored entity is not in canonical
+// form, it is read decoded, ScopeOf), and diffed with the newest
+// snapshot's state by the fingerprints of the entities' encodings: those
+// of cache when it holds that snapshot, else its chain resolved. cache
+// (nil: none) is given the new snapshot's.
+func Put(tx store.Tx, src Source, project string, cache *Cache) error {
+	cur, err := readRaw(tx, project)
 	if err != nil {
 		return err
 	}
-	seq, hash := tx.Head()
-	b, h, err := snapshot.Encode(snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: hash}, state)
+	if c, ok := src.(interface{ Committed() bool }); !ok || !c.Committed() {
+		cur = nil
+	}
+	var full int
+	if cur != nil {
+		_, full, err = putRaw(tx, project, cur, cache)
+	}
+	if cur == nil || errors.Is(err, errNotCanonical) {
+		state, serr := ScopeOf(src, project)
+		if serr != nil {
+			return serr
+		}
+		cur = rawOf(state)
+		cur.trusted = true
+		_, full, err = putRaw(tx, project, cur, cache)
+	}
 	if err != nil {
 		return err
 	}
-	full := len(b)
-	delta, err := deltaOnNewest(tx, state, h, full)
-	if err != nil {
-		return err
+	p := new(projection.Project)
+	if _, err := projection.DecodeEntity(cur.project.b, p); err != nil || cur.project.b == nil {
+		return fmt.Errorf("snapstore: the project entity of %q does not decode: %v", project, err)
 	}
-	if delta != nil {
-		b = delta
-	}
-	if err := tx.Put(Bucket, Key(project, seq), b); err != nil {
-		return err
-	}
-	// The mark keeps the size of the whole state, stored whole or not, so
-	// that automatic snapshots are spaced as they were before deltas and a
-	// read folds no more events after one.
-	return putMark(tx, project, mark{seq: seq, events: state.Project.Events, bytes: uint64(full)})
-}
-
-// deltaOnNewest returns the delta snapshot that turns the project's
-// newest stored snapshot before h.Seq into state (described by h, its
-// full snapshot full bytes long), or nil when a full snapshot is due:
-// when there is no good snapshot to base it on, when the base's chain
-// already holds MaxDeltaChain deltas, when the delta is over half the
-// full snapshot, or when the chain's deltas with it would weigh more
-// than MaxChainBytes times the chain's full snapshot (a read decodes
-// them all).
-func deltaOnNewest(tx store.Tx, state *projection.Scope, h snapshot.Header, full int) ([]byte, error) {
-	prefix := Prefix(h.Scope)
-	if h.Seq == 0 {
-		return nil, nil
-	}
-	k, v, err := tx.Last(Bucket, prefix, Key(h.Scope, h.Seq-1))
-	if err != nil || k == nil || len(k) != len(prefix)+8 {
-		return nil, err
-	}
-	base, _, err := Resolve(tx, h.Scope, binary.BigEndian.Uint64(k[len(prefix):]), v)
-	if errors.Is(err, snapshot.ErrCorrupt) || (err == nil && base.deltas >= MaxDeltaChain) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	h.BaseSeq, h.BaseHash = base.top.Seq, base.top.StateHash
-	b, _, err := snapshot.EncodeDelta(h, snapshot.Diff(base.State, state))
-	if err != nil || !chainTakes(base, len(b), full) {
-		return nil, err
-	}
-	if !ResolvesTo(base, b, h.StateHash) {
-		return nil, nil // never stored: the whole state is
-	}
-	return b, nil
-}
-
-// chainTakes reports whether a delta of n bytes may go on base's chain,
-// the state's full snapshot being full bytes: see deltaOnNewest.
-func chainTakes(base Resolved, n, full int) bool {
-	return n <= full/2 && base.deltaBytes+n <= MaxChainBytes*base.fullBytes
+	// The mark keeps the size of the whole state's snapshot unpacked,
+	// stored whole or not, so that automatic snapshots are spaced as they
+	// were before deltas and packing, and a read folds no more events
+	// after one.
+	seq, _ := tx.Head()
+	return putMark(tx, project, mark{seq: seq, events: p.Events, bytes: uint64(full)})
 }
 
 // ResolvesTo reports whether delta b, decoded and applied to base's

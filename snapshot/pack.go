@@ -1,0 +1,94 @@
+package snapshot
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// MaxBody is the longest body, decompressed, a packed snapshot may
+// declare: a longer one is refused as corrupt before it is decompressed,
+// and decompression never allocates more.
+const MaxBody = 1 << 30
+
+// unpack returns the body of a snapshot of header h as it was encoded:
+// body itself, or for a packed snapshot body decompressed (an S2 block),
+// which must be exactly h.BodyLen bytes long. The length the block
+// declares is checked before anything is allocated for it.
+func unpack(h Header, body []byte) ([]byte, error) {
+	if !h.Packed() {
+		return body, nil
+	}
+	n, err := s2.DecodedLen(body)
+	switch {
+	case err != nil:
+		return nil, corruptf("body does not decompress: %v", err)
+	case uint64(n) != h.BodyLen:
+		return nil, corruptf("body decompresses to %d bytes, the header says %d", n, h.BodyLen)
+	}
+	out, err := s2.Decode(make([]byte, n), body)
+	if err != nil || len(out) != n {
+		return nil, corruptf("body does not decompress: %v", err)
+	}
+	return out, nil
+}
+
+// PackFull returns the packed full snapshot (PackedFullVersion) of the
+// state whose body (EncodeState's bytes, or AppendRawScope's) is body,
+// described by h. It sets the format version and the state hash (the
+// SHA-256 of body); it returns the completed header.
+func PackFull(h Header, body []byte) ([]byte, Header, error) {
+	h.Format, h.BaseSeq, h.BaseHash = PackedFullVersion, 0, [32]byte{}
+	h.StateHash = sha256.Sum256(body)
+	h.BodyHash = h.StateHash
+	return pack(h, body)
+}
+
+// PackDelta returns the packed delta snapshot (PackedDeltaVersion) whose
+// body (AppendDeltaBody's bytes) is body, described by h, whose
+// StateHash, BaseSeq and BaseHash the caller sets. It sets the format
+// version and the body hash; it returns the completed header.
+func PackDelta(h Header, body []byte) ([]byte, Header, error) {
+	if h.BaseSeq >= h.Seq {
+		return nil, h, fmt.Errorf("snapshot: a delta at seq %d needs a base before it, not at %d", h.Seq, h.BaseSeq)
+	}
+	h.Format = PackedDeltaVersion
+	h.BodyHash = sha256.Sum256(body)
+	return pack(h, body)
+}
+
+// pack writes the packed snapshot of header h (format, hashes set) and
+// body.
+func pack(h Header, body []byte) ([]byte, Header, error) {
+	if len(h.Scope) > MaxScope || !utf8.ValidString(h.Scope) {
+		return nil, h, fmt.Errorf("snapshot: scope %q is not a valid name", h.Scope)
+	}
+	if len(body) > MaxBody {
+		return nil, h, fmt.Errorf("snapshot: a body of %d bytes is over the limit of %d", len(body), MaxBody)
+	}
+	h.BodyLen = uint64(len(body))
+	b := make([]byte, 0, MinDeltaSize+2*bodyLenSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
+	b = append(b, Magic...)
+	b = binary.BigEndian.AppendUint16(b, h.Format)
+	b = binary.BigEndian.AppendUint32(b, h.ProjectionVersion)
+	b = binary.BigEndian.AppendUint64(b, h.Seq)
+	b = append(b, h.ChainHash[:]...)
+	b = append(b, h.StateHash[:]...)
+	if h.IsDelta() {
+		b = binary.BigEndian.AppendUint64(b, h.BaseSeq)
+		b = append(b, h.BaseHash[:]...)
+		b = append(b, h.BodyHash[:]...)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(h.Scope)))
+	b = append(b, h.Scope...)
+	b = binary.BigEndian.AppendUint64(b, h.BodyLen)
+	at := len(b) + bodyLenSize
+	b = append(b, make([]byte, bodyLenSize)...)
+	b = b[:at+len(s2.Encode(b[at:cap(b)], body))]
+	binary.BigEndian.PutUint64(b[at-bodyLenSize:], uint64(len(b)-at))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
+}
