@@ -95,6 +95,19 @@ bucket inside its parent's page, which every commit writes anyway), so a
 single append writes 7, and the merge, about once every 60 events, costs
 one commit a few more.
 
+A write transaction reads the tail once, when it first needs it, and
+keeps it in memory with the entries of what it appends; they reach the
+file only when it ends, before its commit: into the tail if it then
+still fits its page, else, with the tail's, into the indexes, in one
+merge that puts each chunk it grows once. A transaction of a thousand
+appends (flowbench gen, an import) so merges once instead of every ~60
+events and never rescans the tail; past 8192 entries (tailSpill) it
+merges them at once, to keep its memory bounded. Reads in the
+transaction see its appends through that copy. It also keeps each
+stream head it has read or written, and the newest records it appended
+(up to 4096 and 4 MiB of payload), which Tx.Record and the stream and
+project reads return without decoding them again.
+
 # The indexes
 
 ids maps an event id to its seq. A retried append is recognised by its

@@ -25,6 +25,11 @@ type Tx struct {
 	headTime   time.Time
 	timeLoaded bool
 	wrote      bool // anything was appended or put: the commit is needed
+	// tail is a write transaction's index tail, with what it appended
+	// (txTail); nil until needed, and in a read-only transaction.
+	tail *txTailState
+	// fresh holds the newest records this transaction appended (fresh.go).
+	fresh freshRecords
 }
 
 func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
@@ -67,6 +72,15 @@ func (tx *Tx) HeadTime() (time.Time, error) {
 	return r.Time, nil
 }
 
+// flush stores, once per transaction and before it commits, what its
+// appends kept in memory: their index entries (flushTail) and the head.
+func (tx *Tx) flush() error {
+	if err := tx.flushTail(); err != nil {
+		return err
+	}
+	return tx.flushHead()
+}
+
 // flushHead writes the head to meta once per transaction.
 func (tx *Tx) flushHead() error {
 	if !tx.headDirty {
@@ -88,6 +102,11 @@ func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
 func (tx *Tx) Record(seq uint64) (*Record, error) {
+	if f := tx.freshRecord(seq); f != nil {
+		r := *f
+		r.Data = bytes.Clone(f.Data)
+		return &r, nil
+	}
 	v, prev, err := tx.recordAt(seq)
 	if v == nil || err != nil {
 		return nil, err
@@ -242,6 +261,10 @@ type recordReader func(seq uint64) (*Record, error)
 func (tx *Tx) lender() recordReader {
 	r := new(Record)
 	return func(seq uint64) (*Record, error) {
+		if f := tx.freshRecord(seq); f != nil {
+			*r = *f
+			return r, nil
+		}
 		v, prev, err := tx.recordAt(seq)
 		if v == nil || err != nil {
 			return nil, err
@@ -293,11 +316,14 @@ func (tx *Tx) idLookup(id ID) (uint64, error) {
 
 // idValue is the value ids maps an event id to in format f: its seq, 8
 // bytes big-endian in format 1, a uvarint (3 bytes up to 2M) in format 2.
-func (f format) idValue(seq uint64) []byte {
+func (f format) idValue(seq uint64) []byte { return f.appendIDValue(nil, seq) }
+
+// appendIDValue appends idValue(seq) to b.
+func (f format) appendIDValue(b []byte, seq uint64) []byte {
 	if f == formatV1 {
-		return seqKey(seq)
+		return binary.BigEndian.AppendUint64(b, seq)
 	}
-	return binary.AppendUvarint(nil, seq)
+	return binary.AppendUvarint(b, seq)
 }
 
 // parseIDValue is the seq of an ids value of format f, if the value is
