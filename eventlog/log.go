@@ -157,7 +157,10 @@ func openBolt(path string, opts Options) (db *bolt.DB, err error) {
 		ReadOnly: opts.ReadOnly,
 		Timeout:  opts.Timeout,
 		NoSync:   opts.NoSync || forceNoSync,
-		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
+		// Without fsync a crash may lose commits anyway; growing the file
+		// ahead (a truncate and an fsync per allocSize) buys nothing.
+		NoGrowSync: opts.NoSync,
+		OpenFile:   lockingOpener(!opts.ReadOnly, opts.Timeout),
 	})
 }
 

@@ -94,6 +94,25 @@ func putProjectSeqs(b *bolt.Bucket, project string, seqs []uint64) error {
 // checking each is of the project and in seq order; a damaged index is
 // reported, never followed.
 func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(*Record) error) error {
+	tailOnly, err := tx.tailHolds(from)
+	if err != nil {
+		return err
+	}
+	if !tailOnly {
+		if err := tx.readProjectIdx(rd, project, from, fn); err != nil {
+			return stopped(err) // ErrStop: the tail is not read either
+		}
+	}
+	seqs, err := tx.tailSeqs(from, func(e *tailView) bool { return len(e.project) > 0 && string(e.project) == project })
+	if err != nil {
+		return err
+	}
+	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
+}
+
+// readProjectIdx is readProject's walk of project_idx; fn's ErrStop is
+// returned as it is.
+func (tx *Tx) readProjectIdx(rd recordReader, project string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(project)
 	c := tx.bucket(bucketProjIdx).Cursor()
 	k, v, ok := projectChunkAt(c, prefix, from)
@@ -125,15 +144,11 @@ func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(
 				return corruptf(seq, "index %s points to a record that does not belong to it", bucketProjIdx)
 			}
 			if err := fn(r); err != nil {
-				return stopped(err)
+				return err
 			}
 		}
 	}
-	seqs, err := tx.tailSeqs(from, func(e *tailView) bool { return len(e.project) > 0 && string(e.project) == project })
-	if err != nil {
-		return err
-	}
-	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
+	return nil
 }
 
 // projIdxHas reports whether project_idx lists seq for project.

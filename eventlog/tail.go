@@ -160,6 +160,31 @@ func (tx *Tx) eachTail(from uint64, fn func(*tailView) bool) error {
 	return nil
 }
 
+// tailHolds reports whether the tail holds every record from seq from on,
+// so that the indexes hold none: the tail starts at or before from, or
+// it is empty and from is past the head. A read of the newest records
+// (the engine indexes each command's) then skips the indexes.
+func (tx *Tx) tailHolds(from uint64) (bool, error) {
+	t, err := tx.txTail()
+	if err != nil {
+		return false, err
+	}
+	var first uint64
+	switch {
+	case t != nil && len(t.views) > 0:
+		first = t.views[0].seq
+	case t == nil:
+		if k, _ := tx.bucket(bucketTail).Cursor().First(); len(k) == 8 {
+			first = binary.BigEndian.Uint64(k)
+		}
+	}
+	if first == 0 {
+		head, _ := tx.Head()
+		return from > head, nil
+	}
+	return first <= from, nil
+}
+
 // tailSeqs returns the seqs of the tail entries from seq from on that
 // match, in order: collected first, so that a caller may append while it
 // reads them.

@@ -272,6 +272,31 @@ func checkReads(tx *Tx, n int) error {
 			return err
 		}
 	}
+	var all []uint64
+	if err := tx.ReadProject("p", 0, func(r *Record) error { all = append(all, r.Seq); return nil }); err != nil {
+		return err
+	}
+	froms := []uint64{1, 4, uint64(n / 2), uint64(n - 2), uint64(n), uint64(n + 1)}
+	if err := tx.eachTail(0, func(e *tailView) bool { // around where the tail starts
+		froms = append(froms, e.seq-2, e.seq-1, e.seq, e.seq+1)
+		return false
+	}); err != nil {
+		return err
+	}
+	for _, from := range froms {
+		var got, want []uint64
+		if err := tx.ReadProject("p", from, func(r *Record) error { got = append(got, r.Seq); return nil }); err != nil {
+			return err
+		}
+		for _, seq := range all {
+			if seq >= from {
+				want = append(want, seq)
+			}
+		}
+		if !equalSeqs(got, want) {
+			return fmt.Errorf("ReadProject(p, from %d) = %v, want %v", from, got, want)
+		}
+	}
 	if total != n || projects != n-3 {
 		return fmt.Errorf("read %d records of streams and %d of projects, want %d and %d", total, projects, n, n-3)
 	}

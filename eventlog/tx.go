@@ -30,6 +30,10 @@ type Tx struct {
 	tail *txTailState
 	// fresh holds the newest records this transaction appended (fresh.go).
 	fresh freshRecords
+	// buckets are the caller's buckets opened in this transaction, by
+	// name: a map read instead of bbolt's lookup and the reserved names'
+	// check on every Get and Put.
+	buckets map[string]*bolt.Bucket
 }
 
 func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
@@ -355,6 +359,9 @@ func appendPrefix(b []byte, s string) []byte {
 // own buckets are refused.
 
 func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
+	if b := tx.buckets[name]; b != nil {
+		return b, nil
+	}
 	for _, b := range reservedBuckets {
 		if name == string(b) {
 			return nil, fmt.Errorf("%w: bucket %q belongs to the log", ErrInvalid, name)
@@ -376,6 +383,10 @@ func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
 	if tx.btx.Writable() {
 		b.FillPercent = fillCaller
 	}
+	if tx.buckets == nil {
+		tx.buckets = map[string]*bolt.Bucket{}
+	}
+	tx.buckets[name] = b
 	return b, nil
 }
 
@@ -424,6 +435,7 @@ func (tx *Tx) DeleteBucket(bucket string) error {
 		return err
 	}
 	tx.wrote = true
+	delete(tx.buckets, bucket) // bbolt's handle dies with the bucket
 	return tx.btx.DeleteBucket([]byte(bucket))
 }
 
