@@ -23,27 +23,39 @@ const (
 )
 
 // freshRecords are records appended in this transaction, of seqs first,
-// first+1, ...
+// first+1, ..., in blocks of freshBlock (a slice grown by doubling would
+// copy every record it holds at each growth).
 type freshRecords struct {
-	first uint64
-	recs  []Record
-	bytes int
+	first  uint64
+	n      int
+	blocks [][]Record
+	bytes  int
 }
+
+const freshBlock = 256
 
 // keepFresh keeps a copy of r, just appended, whose Data is not yet the
 // record's own.
 func (tx *Tx) keepFresh(r *Record) {
 	f := &tx.fresh
-	if len(f.recs) > 0 && (f.first+uint64(len(f.recs)) != r.Seq || len(f.recs) >= freshMaxRecords || f.bytes+len(r.Data) > freshMaxBytes) {
-		f.recs, f.bytes = f.recs[:0], 0
+	if f.n > 0 && (f.first+uint64(f.n) != r.Seq || f.n >= freshMaxRecords || f.bytes+len(r.Data) > freshMaxBytes) {
+		f.n, f.bytes = 0, 0
+		for _, b := range f.blocks {
+			clear(b) // let go of their payloads
+		}
 	}
-	if len(f.recs) == 0 {
+	if f.n == 0 {
 		f.first = r.Seq
 	}
-	c := *r
+	i := f.n / freshBlock
+	if i == len(f.blocks) {
+		f.blocks = append(f.blocks, make([]Record, freshBlock))
+	}
+	c := &f.blocks[i][f.n%freshBlock]
+	*c = *r
 	c.Time = time.Unix(0, r.Time.UnixNano()).UTC()
 	c.Data = bytes.Clone(r.Data)
-	f.recs = append(f.recs, c)
+	f.n++
 	f.bytes += len(c.Data)
 }
 
@@ -51,8 +63,9 @@ func (tx *Tx) keepFresh(r *Record) {
 // kept it, else nil. It is the transaction's: callers copy it.
 func (tx *Tx) freshRecord(seq uint64) *Record {
 	f := &tx.fresh
-	if seq < f.first || seq-f.first >= uint64(len(f.recs)) {
+	if seq < f.first || seq-f.first >= uint64(f.n) {
 		return nil
 	}
-	return &f.recs[seq-f.first]
+	i := int(seq - f.first)
+	return &f.blocks[i/freshBlock][i%freshBlock]
 }

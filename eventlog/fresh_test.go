@@ -88,7 +88,7 @@ func TestTx_RecordFreshBounded(t *testing.T) {
 				return err
 			}
 		}
-		if kept := len(tx.fresh.recs); kept > freshMaxRecords || kept == 0 {
+		if kept := tx.fresh.n; kept > freshMaxRecords || kept == 0 {
 			t.Errorf("the transaction kept %d records, want 1 to %d", kept, freshMaxRecords)
 		}
 		for seq := uint64(1); seq <= uint64(n); seq++ {

@@ -77,8 +77,9 @@ type Options struct {
 	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
 	// Past it Open fails with ErrBusy.
 	Timeout time.Duration
-	// NoSync skips fsync on commit. A crash can then lose acknowledged
-	// events: for tests and throwaway benchmark files only.
+	// NoSync skips fsync on commit, and the truncate and fsync with which
+	// bbolt grows the file ahead of its pages. A crash can then lose
+	// acknowledged events: for tests and throwaway benchmark files only.
 	NoSync bool
 	// MaxBatch caps how many concurrent Update calls share one commit;
 	// 0 means DefaultMaxBatch, 1 disables group commit.
