@@ -448,11 +448,24 @@ func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) err
 	}
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if err := fn(bytes.Clone(k), bytes.Clone(v)); err != nil {
+		if err := fn(cloneKV(k, v)); err != nil {
 			return stopped(err)
 		}
 	}
 	return nil
+}
+
+// cloneKV copies k and v into one allocation (a Scan of a large bucket
+// made two per entry), k capped so that appending to it cannot overwrite
+// v.
+func cloneKV(k, v []byte) ([]byte, []byte) {
+	b := make([]byte, len(k)+len(v))
+	copy(b, k)
+	copy(b[len(k):], v)
+	if v == nil { // as bytes.Clone keeps it
+		return b[:len(k):len(k)], nil
+	}
+	return b[:len(k):len(k)], b[len(k):]
 }
 
 // Last returns copies of the last key and value in bucket that start with
