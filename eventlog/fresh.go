@@ -23,8 +23,9 @@ const (
 )
 
 // freshRecords are records appended in this transaction, of seqs first,
-// first+1, ..., in blocks of freshBlock (a slice grown by doubling would
-// copy every record it holds at each growth).
+// first+1, ..., in blocks of up to freshBlock (one slice grown by
+// doubling would copy every record it holds at each growth); the first
+// blocks start small, for the transaction of a single append.
 type freshRecords struct {
 	first  uint64
 	n      int
@@ -41,7 +42,7 @@ func (tx *Tx) keepFresh(r *Record) {
 	if f.n > 0 && (f.first+uint64(f.n) != r.Seq || f.n >= freshMaxRecords || f.bytes+len(r.Data) > freshMaxBytes) {
 		f.n, f.bytes = 0, 0
 		for _, b := range f.blocks {
-			clear(b) // let go of their payloads
+			clear(b[:cap(b)]) // let go of their payloads
 		}
 	}
 	if f.n == 0 {
@@ -49,12 +50,12 @@ func (tx *Tx) keepFresh(r *Record) {
 	}
 	i := f.n / freshBlock
 	if i == len(f.blocks) {
-		f.blocks = append(f.blocks, make([]Record, freshBlock))
+		f.blocks = append(f.blocks, make([]Record, 0, min(4<<i, freshBlock)))
 	}
-	c := &f.blocks[i][f.n%freshBlock]
-	*c = *r
+	c := *r
 	c.Time = time.Unix(0, r.Time.UnixNano()).UTC()
 	c.Data = bytes.Clone(r.Data)
+	f.blocks[i] = append(f.blocks[i][:f.n%freshBlock], c)
 	f.n++
 	f.bytes += len(c.Data)
 }

@@ -54,12 +54,17 @@ func (tx *Tx) streamHead(stream string) (version, seq uint64, err error) {
 }
 
 // cachedStreamHead is streamHead in a write transaction: the head it has
-// seen, appended or found in the tail, else stream_idx's, then kept.
+// seen or appended, else the tail's, else stream_idx's, then kept.
 func (tx *Tx) cachedStreamHead(t *txTailState, stream string, err error) (version, seq uint64, _ error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if p, ok := t.heads[stream]; ok {
+	p, ok := t.heads[stream]
+	if !ok {
+		p, ok = t.storedHead(stream)
+	}
+	if ok {
+		t.heads[stream] = p
 		return p.version, p.seq, nil
 	}
 	if version, seq, _, err = tx.streamHeadIdx(stream); err == nil {

@@ -128,7 +128,7 @@ func (tx *Tx) tailLen() (n, size int) {
 // tailByID returns the seq of event id in the tail, 0 if it is not there.
 func (tx *Tx) tailByID(id ID) (seq uint64, err error) {
 	if t, err := tx.txTail(); t != nil || err != nil {
-		return t.byID[id], err
+		return t.seqOf(id), err
 	}
 	err = tx.scanTail(func(e *tailView) bool {
 		if bytes.Equal(e.id, id[:]) {
@@ -208,13 +208,18 @@ func (tx *Tx) tailSeqs(from uint64, match func(*tailView) bool) ([]uint64, error
 // times (its ids, its stream's head, its size) and merge every ~60
 // events. It also keeps the stream heads the transaction has looked up
 // or written, so that an append to a stream seen before reads no index.
+//
+// The bucket's entries are views of its values, not copies: bbolt keeps
+// them where they are until the commit, and the transaction writes the
+// bucket only when it ends (flushTail) or merges it (spillTail), after
+// which it reads them no more. They are at most a page (tailMax), looked
+// through when a map of the appended entries has no answer.
 type txTailState struct {
-	views  []tailView // in seq order: the bucket's first, then the appended
-	values [][]byte   // the encoded value of each view, which it aliases
-	stored int        // views[:stored] are in the bucket
-	size   int        // the size of all views as tail entries on a page
-	byID   map[ID]uint64
-	heads  map[string]streamPos
+	views  []tailView           // in seq order: the bucket's first, then the appended
+	stored int                  // views[:stored] are in the bucket
+	size   int                  // the size of all views as tail entries on a page
+	byID   map[ID]uint64        // the ids of views[stored:]
+	heads  map[string]streamPos // stream heads read or written
 }
 
 // streamPos is a stream's head: its version and the seq of its last event.
@@ -231,18 +236,42 @@ func (tx *Tx) txTail() (*txTailState, error) {
 	if tx.tail != nil || !tx.btx.Writable() {
 		return tx.tail, nil
 	}
-	t := &txTailState{byID: map[ID]uint64{}, heads: map[string]streamPos{}}
-	var err error
-	serr := tx.scanTail(func(e *tailView) bool {
-		err = t.add(e.seq, bytes.Clone(e.value), string(e.stream))
-		return err == nil
+	t := &txTailState{heads: map[string]streamPos{}}
+	err := tx.scanTail(func(e *tailView) bool {
+		t.views = append(t.views, *e)
+		t.size += tailElemSize(len(e.value))
+		return true
 	})
-	if err = cmp.Or(serr, err); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	t.stored = len(t.views)
 	tx.tail = t
 	return t, nil
+}
+
+// seqOf returns the seq of event id in the state, 0 if it is not there.
+func (t *txTailState) seqOf(id ID) uint64 {
+	if seq, ok := t.byID[id]; ok {
+		return seq
+	}
+	for i := range t.views[:t.stored] {
+		if bytes.Equal(t.views[i].id, id[:]) {
+			return t.views[i].seq
+		}
+	}
+	return 0
+}
+
+// storedHead returns the version and seq of the stream's last entry among
+// the bucket's, if it has one.
+func (t *txTailState) storedHead(stream string) (streamPos, bool) {
+	for i := t.stored - 1; i >= 0; i-- {
+		if e := &t.views[i]; string(e.stream) == stream {
+			return streamPos{e.version, e.seq}, true
+		}
+	}
+	return streamPos{}, false
 }
 
 // add appends the entry of seq, whose encoded value is value, to the
@@ -253,8 +282,10 @@ func (t *txTailState) add(seq uint64, value []byte, stream string) error {
 		return corruptf(0, "index tail entry %d is malformed", seq)
 	}
 	t.views = append(t.views, e)
-	t.values = append(t.values, value)
 	t.size += tailElemSize(len(value))
+	if t.byID == nil {
+		t.byID = map[ID]uint64{}
+	}
 	t.byID[ID(e.id)] = seq
 	t.heads[stream] = streamPos{e.version, seq}
 	return nil
@@ -293,7 +324,7 @@ func (tx *Tx) flushTail() error {
 	tail := tx.bucket(bucketTail)
 	tail.FillPercent = 1.0
 	for i := t.stored; i < len(t.views); i++ {
-		if err := tail.Put(seqKey(t.views[i].seq), t.values[i]); err != nil {
+		if err := tail.Put(seqKey(t.views[i].seq), t.views[i].value); err != nil {
 			return err
 		}
 	}
@@ -315,7 +346,7 @@ func (tx *Tx) spillTail() error {
 	if err := tx.mergeTail(t.stored > 0, all); err != nil {
 		return err
 	}
-	t.views, t.values, t.stored, t.size = nil, nil, 0, 0
+	t.views, t.stored, t.size = nil, 0, 0
 	clear(t.byID)
 	return nil
 }
