@@ -77,9 +77,9 @@ bytes per event on disk.
 
 The index entries of the last records (what they add to ids, stream_idx
 and project_idx) are kept in index_tail, one entry per record, until
-they would fill more than one bbolt page (about 60 entries); the append
-that would overflow it merges the tail and its own entries into the
-three indexes, in seq order, and empties the tail. Every record is in
+they would fill more than one bbolt page (about 60 entries); the write
+transaction whose appends would overflow it merges the tail and its own
+entries into the three indexes, in seq order, and empties the tail. Every record is in
 exactly one of the two: the tail holds the records from some seq to the
 head, the indexes all records before it. Readers look in both: ids then
 the tail for an id, the tail then stream_idx for a stream's head,
