@@ -21,7 +21,7 @@ import (
 // larger than every seq in the indexes.
 
 // tailMax is the size of the tail's entries, as bbolt lays them out on a
-// page, past which an append merges the tail into the indexes: less than
+// page, past which a transaction merges the tail into the indexes: less than
 // one page with its 16-byte header, which bbolt would split in two. With
 // 10-byte stream names and 5-byte project names that is 60 entries.
 const tailMax = 4096 - 16 - 1
