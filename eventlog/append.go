@@ -61,12 +61,17 @@ func (tx *Tx) Append(stream string, exp Expect, events ...Event) (Appended, erro
 type batch struct {
 	stream string
 	events []Event // copies, with ids and times filled in
+	// newIDs: every id was made by prepare (NewID), none given by the
+	// caller, so the batch cannot be a retry of a stored one.
+	newIDs bool
 }
 
 // appendBatch appends b if the stream's version matches exp.
 func (tx *Tx) appendBatch(b *batch, exp Expect) (Appended, error) {
-	if dup, ok, err := tx.duplicate(b); err != nil || ok {
-		return dup, err
+	if !b.newIDs { // a new UUIDv7, with 74 random bits, is in no index
+		if dup, ok, err := tx.duplicate(b); err != nil || ok {
+			return dup, err
+		}
 	}
 	version, _, err := tx.streamHead(b.stream)
 	if err != nil {
@@ -87,7 +92,7 @@ func prepare(stream string, in []Event, now func() time.Time) (*batch, error) {
 	if err := checkText("stream", stream, MaxStreamLen, true); err != nil {
 		return nil, err
 	}
-	b := &batch{stream: stream, events: make([]Event, len(in))}
+	b := &batch{stream: stream, events: make([]Event, len(in)), newIDs: true}
 	var seen map[ID]bool // a single event needs none
 	if len(in) > 1 {
 		seen = make(map[ID]bool, len(in))
@@ -98,6 +103,8 @@ func prepare(stream string, in []Event, now func() time.Time) (*batch, error) {
 		}
 		if e.ID.IsZero() {
 			e.ID = NewID(e.Time)
+		} else {
+			b.newIDs = false
 		}
 		if err := checkEvent(&e); err != nil {
 			return nil, err
@@ -254,6 +261,7 @@ func (tx *Tx) write(b *batch, version uint64) (Appended, error) {
 		}
 		entries[i] = indexEntry{seq: seq, id: r.ID, stream: b.stream, version: version, project: r.Project}
 		out.Seqs[i], prev = seq, r.Hash
+		tx.keepFresh(&r)
 	}
 	if err := tx.index(entries); err != nil {
 		return Appended{}, err

@@ -138,7 +138,7 @@ func (l *Log) commit(batch []*call) ([]*call, error) {
 					return err
 				}
 			}
-			return tx.flushHead()
+			return nil
 		})
 		if failed < 0 {
 			return batch, err
@@ -180,7 +180,8 @@ func isFault(r any) bool {
 // retried, idempotent command would change the file's bytes.
 var errNothingWritten = errors.New("eventlog: nothing written")
 
-// update runs fn in one bbolt write transaction; a panic from a damaged
+// update runs fn in one bbolt write transaction, then stores what its
+// appends kept in memory (Tx.flush); a panic from a damaged
 // page becomes a *CorruptionError and the transaction is rolled back.
 func (l *Log) update(fn func(*Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -188,6 +189,9 @@ func (l *Log) update(fn func(*Tx) error) (err error) {
 	err = l.db.Update(func(btx *bolt.Tx) error {
 		tx := newTx(l, btx)
 		if err := fn(tx); err != nil {
+			return err
+		}
+		if err := tx.flush(); err != nil {
 			return err
 		}
 		if !tx.wrote {

@@ -77,9 +77,9 @@ bytes per event on disk.
 
 The index entries of the last records (what they add to ids, stream_idx
 and project_idx) are kept in index_tail, one entry per record, until
-they would fill more than one bbolt page (about 60 entries); the append
-that would overflow it merges the tail and its own entries into the
-three indexes, in seq order, and empties the tail. Every record is in
+they would fill more than one bbolt page (about 60 entries); the write
+transaction whose appends would overflow it merges the tail and its own
+entries into the three indexes, in seq order, and empties the tail. Every record is in
 exactly one of the two: the tail holds the records from some seq to the
 head, the indexes all records before it. Readers look in both: ids then
 the tail for an id, the tail then stream_idx for a stream's head,
@@ -94,6 +94,19 @@ or none while it is smaller than a quarter of a page (bbolt keeps such a
 bucket inside its parent's page, which every commit writes anyway), so a
 single append writes 7, and the merge, about once every 60 events, costs
 one commit a few more.
+
+A write transaction reads the tail once, when it first needs it, and
+keeps it in memory with the entries of what it appends; they reach the
+file only when it ends, before its commit: into the tail if it then
+still fits its page, else, with the tail's, into the indexes, in one
+merge that puts each chunk it grows once. A transaction of a thousand
+appends (flowbench gen, an import) so merges once instead of every ~60
+events and never rescans the tail; past 8192 entries (tailSpill) it
+merges them at once, to keep its memory bounded. Reads in the
+transaction see its appends through that copy. It also keeps each
+stream head it has read or written, and the newest records it appended
+(up to 4096 and 4 MiB of payload), which Tx.Record and the stream and
+project reads return without decoding them again.
 
 # The indexes
 

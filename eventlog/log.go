@@ -77,8 +77,9 @@ type Options struct {
 	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
 	// Past it Open fails with ErrBusy.
 	Timeout time.Duration
-	// NoSync skips fsync on commit. A crash can then lose acknowledged
-	// events: for tests and throwaway benchmark files only.
+	// NoSync skips fsync on commit, and the truncate and fsync with which
+	// bbolt grows the file ahead of its pages. A crash can then lose
+	// acknowledged events: for tests and throwaway benchmark files only.
 	NoSync bool
 	// MaxBatch caps how many concurrent Update calls share one commit;
 	// 0 means DefaultMaxBatch, 1 disables group commit.
@@ -157,7 +158,10 @@ func openBolt(path string, opts Options) (db *bolt.DB, err error) {
 		ReadOnly: opts.ReadOnly,
 		Timeout:  opts.Timeout,
 		NoSync:   opts.NoSync || forceNoSync,
-		OpenFile: lockingOpener(!opts.ReadOnly, opts.Timeout),
+		// Without fsync a crash may lose commits anyway; growing the file
+		// ahead (a truncate and an fsync per allocSize) buys nothing.
+		NoGrowSync: opts.NoSync,
+		OpenFile:   lockingOpener(!opts.ReadOnly, opts.Timeout),
 	})
 }
 

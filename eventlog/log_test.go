@@ -40,7 +40,7 @@ func newLogFileTail(t *testing.T, n int, merge bool) string {
 		}
 	}
 	if merge {
-		if err := l.Update(func(tx *Tx) error { return tx.mergeTail() }); err != nil {
+		if err := l.Update(func(tx *Tx) error { return tx.spillTail() }); err != nil {
 			t.Fatalf("merging the index tail: %v", err)
 		}
 	}

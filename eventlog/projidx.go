@@ -57,64 +57,61 @@ func projectChunkAt(c *bolt.Cursor, prefix []byte, seq uint64) (k, v []byte, ok 
 	return k, v, bytes.HasPrefix(k, prefix)
 }
 
-// projIdxWriter adds seqs to one project's last chunk. Like
-// streamIdxWriter, it never changes bytes it has put.
-type projIdxWriter struct {
-	bucket *bolt.Bucket
-	prefix []byte
-	key    []byte
-	value  []byte
-}
-
-// newProjIdxWriter reads the project's last chunk.
-func newProjIdxWriter(b *bolt.Bucket, project string) (*projIdxWriter, error) {
-	w := &projIdxWriter{bucket: b, prefix: streamPrefix(project)}
-	k, v, ok := projectChunkAt(b.Cursor(), w.prefix, math.MaxUint64)
+// putProjectSeqs stores seqs, larger than every seq the project (prefix)
+// has, in its chunks: it rewrites its last chunk if it has room, then
+// starts new ones keyed by their first seq, and puts each chunk once,
+// always a new slice (see putStreamSeqs). project names the project in
+// the error for a malformed last chunk.
+func putProjectSeqs(b *bolt.Bucket, project string, seqs []uint64) error {
+	prefix := streamPrefix(project)
+	var key, last []byte
+	k, v, ok := projectChunkAt(b.Cursor(), prefix, math.MaxUint64)
 	switch {
-	case !ok:
-		return w, nil
-	case !projChunkOK(w.prefix, k, v):
-		return nil, corruptf(0, "project index entry of %q is malformed", project)
-	case len(v) < 8*projectChunk:
-		w.key, w.value = bytes.Clone(k), append(make([]byte, 0, len(v)+8), v...)
+	case ok && !projChunkOK(prefix, k, v):
+		return corruptf(0, "project index entry of %q is malformed", project)
+	case ok && len(v) < 8*projectChunk:
+		key, last = bytes.Clone(k), v
 	}
-	return w, nil
-}
-
-// add stores seq, larger than every seq the project has.
-func (w *projIdxWriter) add(seq uint64) error {
-	if len(w.value) == 0 || len(w.value) == 8*projectChunk {
-		w.key, w.value = projectChunkKey(w.prefix, seq), make([]byte, 0, 8)
-	}
-	w.value = binary.BigEndian.AppendUint64(w.value, seq)
-	return w.bucket.Put(w.key, w.value)
-}
-
-// projIdxWriters holds the writers of the projects of one append.
-type projIdxWriters struct {
-	bucket  *bolt.Bucket
-	writers map[string]*projIdxWriter
-}
-
-func (ws *projIdxWriters) add(project string, seq uint64) error {
-	w := ws.writers[project]
-	if w == nil {
-		var err error
-		if w, err = newProjIdxWriter(ws.bucket, project); err != nil {
+	for len(seqs) > 0 {
+		if key == nil {
+			key = projectChunkKey(prefix, seqs[0])
+		}
+		n := min(projectChunk-len(last)/8, len(seqs))
+		value := append(make([]byte, 0, len(last)+8*n), last...)
+		for _, seq := range seqs[:n] {
+			value = binary.BigEndian.AppendUint64(value, seq)
+		}
+		if err := b.Put(key, value); err != nil {
 			return err
 		}
-		if ws.writers == nil {
-			ws.writers = map[string]*projIdxWriter{}
-		}
-		ws.writers[project] = w
+		key, last, seqs = nil, nil, seqs[n:]
 	}
-	return w.add(seq)
+	return nil
 }
 
 // readProject calls fn for the records of project from seq from on,
 // checking each is of the project and in seq order; a damaged index is
 // reported, never followed.
 func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(*Record) error) error {
+	tailOnly, err := tx.tailHolds(from)
+	if err != nil {
+		return err
+	}
+	if !tailOnly {
+		if err := tx.readProjectIdx(rd, project, from, fn); err != nil {
+			return stopped(err) // ErrStop: the tail is not read either
+		}
+	}
+	seqs, err := tx.tailSeqs(from, func(e *tailView) bool { return len(e.project) > 0 && string(e.project) == project })
+	if err != nil {
+		return err
+	}
+	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
+}
+
+// readProjectIdx is readProject's walk of project_idx; fn's ErrStop is
+// returned as it is.
+func (tx *Tx) readProjectIdx(rd recordReader, project string, from uint64, fn func(*Record) error) error {
 	prefix := streamPrefix(project)
 	c := tx.bucket(bucketProjIdx).Cursor()
 	k, v, ok := projectChunkAt(c, prefix, from)
@@ -146,13 +143,9 @@ func (tx *Tx) readProject(rd recordReader, project string, from uint64, fn func(
 				return corruptf(seq, "index %s points to a record that does not belong to it", bucketProjIdx)
 			}
 			if err := fn(r); err != nil {
-				return stopped(err)
+				return err
 			}
 		}
 	}
-	seqs, err := tx.tailSeqs(func(e *tailView) bool { return e.seq >= from && len(e.project) > 0 && string(e.project) == project })
-	if err != nil {
-		return err
-	}
-	return tx.readSeqs(rd, seqs, func(r *Record) bool { return r.Project == project }, fn)
+	return nil
 }

@@ -159,7 +159,7 @@ func (tx *Tx) readBack(seq uint64, fn func(*Record) error) error {
 // caller may read records while it goes through them.
 func (tx *Tx) tailBack(match func(*tailView) bool) ([]indexEntry, error) {
 	var out []indexEntry
-	err := tx.scanTail(func(e *tailView) bool {
+	err := tx.eachTail(0, func(e *tailView) bool {
 		if match(e) {
 			out = append(out, e.entry())
 		}

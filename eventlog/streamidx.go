@@ -42,11 +42,34 @@ func chunkVersion(prefix, k []byte, i int) uint64 {
 // in stream_idx. A malformed entry is a *CorruptionError, so that an
 // append never starts the stream over on top of it.
 func (tx *Tx) streamHead(stream string) (version, seq uint64, err error) {
+	if t, err := tx.txTail(); t != nil || err != nil {
+		return tx.cachedStreamHead(t, stream, err)
+	}
 	version, seq, ok, err := tx.tailStreamHead(stream)
 	if ok || err != nil {
 		return version, seq, err
 	}
 	version, seq, _, err = tx.streamHeadIdx(stream)
+	return version, seq, err
+}
+
+// cachedStreamHead is streamHead in a write transaction: the head it has
+// seen or appended, else the tail's, else stream_idx's, then kept.
+func (tx *Tx) cachedStreamHead(t *txTailState, stream string, err error) (version, seq uint64, _ error) {
+	if err != nil {
+		return 0, 0, err
+	}
+	p, ok := t.heads[stream]
+	if !ok {
+		p, ok = t.storedHead(stream)
+	}
+	if ok {
+		t.heads[stream] = p
+		return p.version, p.seq, nil
+	}
+	if version, seq, _, err = tx.streamHeadIdx(stream); err == nil {
+		t.heads[stream] = streamPos{version, seq}
+	}
 	return version, seq, err
 }
 
@@ -75,34 +98,28 @@ func (tx *Tx) streamHeadIdx(stream string) (version, seq uint64, last []byte, er
 	return chunkVersion(prefix, k, n-1), binary.BigEndian.Uint64(v[len(v)-8:]), v, nil
 }
 
-// streamIdxWriter adds the seqs of one stream's new versions to its
-// chunks. bbolt keeps a value until the commit, so the writer only ever
-// appends to a buffer of its own, never changes bytes it has put.
-type streamIdxWriter struct {
-	bucket *bolt.Bucket
-	prefix []byte
-	key    []byte // the chunk being filled
-	value  []byte
-}
-
-// newStreamIdxWriter starts after version, whose chunk's value is last.
-func newStreamIdxWriter(b *bolt.Bucket, stream string, version uint64, last []byte) *streamIdxWriter {
-	w := &streamIdxWriter{bucket: b, prefix: streamPrefix(stream)}
-	if version%streamChunk != 0 { // the last chunk has room
-		w.key = streamChunkKey(w.prefix, version)
-		w.value = append(make([]byte, 0, 8*streamChunk), last...)
+// putStreamSeqs stores seqs as the versions of the stream (prefix) after
+// version, whose chunk's value is last: it rewrites that chunk if it has
+// room, then starts new ones, and puts each chunk once. bbolt keeps a
+// value until the commit, so every value put is a new slice, never
+// changed after.
+func putStreamSeqs(b *bolt.Bucket, prefix []byte, version uint64, last []byte, seqs []uint64) error {
+	for len(seqs) > 0 {
+		room := streamChunk - int(version%streamChunk)
+		if room == streamChunk {
+			last = nil // version ends its chunk: a new one
+		}
+		n := min(room, len(seqs))
+		value := append(make([]byte, 0, len(last)+8*n), last...)
+		for _, seq := range seqs[:n] {
+			value = binary.BigEndian.AppendUint64(value, seq)
+		}
+		if err := b.Put(streamChunkKey(prefix, version+1), value); err != nil {
+			return err
+		}
+		version, seqs, last = version+uint64(n), seqs[n:], nil
 	}
-	return w
-}
-
-// add stores seq as version, the next one of the stream.
-func (w *streamIdxWriter) add(version, seq uint64) error {
-	if (version-1)%streamChunk == 0 { // a new chunk
-		w.key = streamChunkKey(w.prefix, version)
-		w.value = make([]byte, 0, 8*streamChunk)
-	}
-	w.value = binary.BigEndian.AppendUint64(w.value, seq)
-	return w.bucket.Put(w.key, w.value)
+	return nil
 }
 
 // readStream calls fn for the records of stream from version from on.
@@ -135,7 +152,7 @@ func (tx *Tx) readStream(rd recordReader, stream string, from uint64, fn func(*R
 			}
 		}
 	}
-	seqs, err := tx.tailSeqs(func(e *tailView) bool { return e.version >= from && string(e.stream) == stream })
+	seqs, err := tx.tailSeqs(0, func(e *tailView) bool { return e.version >= from && string(e.stream) == stream })
 	if err != nil {
 		return err
 	}

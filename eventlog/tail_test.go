@@ -179,3 +179,131 @@ func appendAndRead(t *testing.T, l *Log) {
 		}
 	}
 }
+
+// TestIndexTail_Transaction appends many events in one transaction, with
+// reads in it between the appends: the transaction keeps its index
+// entries in memory and stores them when it ends, in the tail if they fit
+// a page, else merged with the tail into the indexes; past tailSpill it
+// merges them at once. Reads in the transaction see every record, and the
+// file verifies after each (mustOpen's cleanup).
+func TestIndexTail_Transaction(t *testing.T) {
+	perPage := tailMax / tailElemSize(tailFixed+2+len("s0")+2+len("p"))
+	tests := []struct {
+		name     string
+		n        int
+		wantTail func(before, n int) int
+	}{
+		{"FitsThePage", 5, func(before, n int) int { return before + n }},
+		{"OverThePage", perPage + 1, func(int, int) int { return 0 }},
+		{"OverTheSpill", tailSpill + 100, func(int, int) int { return 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mustOpen(t)
+			for i := range 3 { // a tail to start from
+				mustAppend(t, l, "s0", Any, evID(uint64(i+1), "e", ""))
+			}
+			before := 3
+			err := l.Update(func(tx *Tx) error {
+				for i := range tt.n {
+					id := uint64(before + i + 1)
+					e := evID(id, "e", fmt.Sprint(i))
+					e.Project = []string{"p", "q"}[i%2]
+					stream := fmt.Sprint("s", i%3)
+					res, err := tx.Append(stream, Any, e)
+					if err != nil {
+						return err
+					}
+					if v, seq := tx.StreamVersion(stream); v != res.Version || seq != res.Seqs[0] {
+						return fmt.Errorf("append %d: StreamVersion(%s) = %d, %d, want %d, %d", i, stream, v, seq, res.Version, res.Seqs[0])
+					}
+					if got := tx.SeqOf(e.ID); got != id {
+						return fmt.Errorf("append %d: SeqOf = %d, want %d", i, got, id)
+					}
+				}
+				if n := len(tx.tail.views); n > tailSpill {
+					t.Errorf("the transaction holds %d index entries, want at most %d", n, tailSpill)
+				}
+				return checkReads(tx, before+tt.n)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = l.View(func(tx *Tx) error {
+				if n, _ := tx.tailLen(); n != tt.wantTail(before, tt.n) {
+					t.Errorf("the tail holds %d entries after the transaction, want %d", n, tt.wantTail(before, tt.n))
+				}
+				if err := checkReads(tx, before+tt.n); err != nil {
+					t.Error(err)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// checkReads reads the streams s0..s2 and projects p, q of n events that
+// TestIndexTail_Transaction appended, forward and backward.
+func checkReads(tx *Tx, n int) error {
+	total := 0
+	for _, s := range []string{"s0", "s1", "s2"} {
+		var fwd, back int
+		if err := tx.ReadStream(s, 0, func(r *Record) error { fwd++; return nil }); err != nil {
+			return err
+		}
+		if err := tx.ReadStreamBack(s, 0, func(r *Record) error { back++; return nil }); err != nil {
+			return err
+		}
+		if v, _ := tx.StreamVersion(s); fwd != back || uint64(fwd) != v {
+			return fmt.Errorf("stream %s: %d records forward, %d back, version %d", s, fwd, back, v)
+		}
+		total += fwd
+	}
+	projects := 0
+	for _, p := range []string{"p", "q"} {
+		err := tx.ReadProject(p, 0, func(r *Record) error {
+			if r.Project != p {
+				return fmt.Errorf("ReadProject(%s) read seq %d of %q", p, r.Seq, r.Project)
+			}
+			projects++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var all []uint64
+	if err := tx.ReadProject("p", 0, func(r *Record) error { all = append(all, r.Seq); return nil }); err != nil {
+		return err
+	}
+	froms := []uint64{1, 4, uint64(n / 2), uint64(n - 2), uint64(n), uint64(n + 1)}
+	if err := tx.eachTail(0, func(e *tailView) bool { // around where the tail starts
+		froms = append(froms, e.seq-2, e.seq-1, e.seq, e.seq+1)
+		return false
+	}); err != nil {
+		return err
+	}
+	for _, from := range froms {
+		var got, want []uint64
+		if err := tx.ReadProject("p", from, func(r *Record) error { got = append(got, r.Seq); return nil }); err != nil {
+			return err
+		}
+		for _, seq := range all {
+			if seq >= from {
+				want = append(want, seq)
+			}
+		}
+		if !equalSeqs(got, want) {
+			return fmt.Errorf("ReadProject(p, from %d) = %v, want %v", from, got, want)
+		}
+	}
+	if total != n || projects != n-3 {
+		return fmt.Errorf("read %d records of streams and %d of projects, want %d and %d", total, projects, n, n-3)
+	}
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		if got := tx.SeqOf(testID(seq)); got != seq {
+			return fmt.Errorf("SeqOf(id %d) = %d", seq, got)
+		}
+	}
+	return nil
+}

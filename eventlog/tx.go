@@ -25,6 +25,15 @@ type Tx struct {
 	headTime   time.Time
 	timeLoaded bool
 	wrote      bool // anything was appended or put: the commit is needed
+	// tail is a write transaction's index tail, with what it appended
+	// (txTail); nil until needed, and in a read-only transaction.
+	tail *txTailState
+	// fresh holds the newest records this transaction appended (fresh.go).
+	fresh freshRecords
+	// buckets are the caller's buckets opened in this transaction, by
+	// name: a map read instead of bbolt's lookup and the reserved names'
+	// check on every Get and Put.
+	buckets map[string]*bolt.Bucket
 }
 
 func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
@@ -67,6 +76,15 @@ func (tx *Tx) HeadTime() (time.Time, error) {
 	return r.Time, nil
 }
 
+// flush stores, once per transaction and before it commits, what its
+// appends kept in memory: their index entries (flushTail) and the head.
+func (tx *Tx) flush() error {
+	if err := tx.flushTail(); err != nil {
+		return err
+	}
+	return tx.flushHead()
+}
+
 // flushHead writes the head to meta once per transaction.
 func (tx *Tx) flushHead() error {
 	if !tx.headDirty {
@@ -88,6 +106,11 @@ func (tx *Tx) StreamVersion(stream string) (version, seq uint64) {
 
 // Record returns the record at seq, or nil if seq is past the head or 0.
 func (tx *Tx) Record(seq uint64) (*Record, error) {
+	if f := tx.freshRecord(seq); f != nil {
+		r := *f
+		r.Data = bytes.Clone(f.Data)
+		return &r, nil
+	}
 	v, prev, err := tx.recordAt(seq)
 	if v == nil || err != nil {
 		return nil, err
@@ -293,6 +316,10 @@ func (tx *Tx) lender() recordReader {
 	r := new(Record)
 	var c logCursor
 	return func(seq uint64) (*Record, error) {
+		if f := tx.freshRecord(seq); f != nil {
+			*r = *f
+			return r, nil
+		}
 		v, prev, err := c.recordAt(tx, seq)
 		if v == nil || err != nil {
 			return nil, err
@@ -344,11 +371,14 @@ func (tx *Tx) idLookup(id ID) (uint64, error) {
 
 // idValue is the value ids maps an event id to in format f: its seq, 8
 // bytes big-endian in format 1, a uvarint (3 bytes up to 2M) in format 2.
-func (f format) idValue(seq uint64) []byte {
+func (f format) idValue(seq uint64) []byte { return f.appendIDValue(nil, seq) }
+
+// appendIDValue appends idValue(seq) to b.
+func (f format) appendIDValue(b []byte, seq uint64) []byte {
 	if f == formatV1 {
-		return seqKey(seq)
+		return binary.BigEndian.AppendUint64(b, seq)
 	}
-	return binary.AppendUvarint(nil, seq)
+	return binary.AppendUvarint(b, seq)
 }
 
 // parseIDValue is the seq of an ids value of format f, if the value is
@@ -380,6 +410,9 @@ func appendPrefix(b []byte, s string) []byte {
 // own buckets are refused.
 
 func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
+	if b := tx.buckets[name]; b != nil {
+		return b, nil
+	}
 	for _, b := range reservedBuckets {
 		if name == string(b) {
 			return nil, fmt.Errorf("%w: bucket %q belongs to the log", ErrInvalid, name)
@@ -401,6 +434,10 @@ func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
 	if tx.btx.Writable() {
 		b.FillPercent = fillCaller
 	}
+	if tx.buckets == nil {
+		tx.buckets = map[string]*bolt.Bucket{}
+	}
+	tx.buckets[name] = b
 	return b, nil
 }
 
@@ -449,6 +486,7 @@ func (tx *Tx) DeleteBucket(bucket string) error {
 		return err
 	}
 	tx.wrote = true
+	delete(tx.buckets, bucket) // bbolt's handle dies with the bucket
 	return tx.btx.DeleteBucket([]byte(bucket))
 }
 
@@ -461,11 +499,24 @@ func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) err
 	}
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if err := fn(bytes.Clone(k), bytes.Clone(v)); err != nil {
+		if err := fn(cloneKV(k, v)); err != nil {
 			return stopped(err)
 		}
 	}
 	return nil
+}
+
+// cloneKV copies k and v into one allocation (a Scan of a large bucket
+// made two per entry), k capped so that appending to it cannot overwrite
+// v.
+func cloneKV(k, v []byte) ([]byte, []byte) {
+	b := make([]byte, len(k)+len(v))
+	copy(b, k)
+	copy(b[len(k):], v)
+	if v == nil { // as bytes.Clone keeps it
+		return b[:len(k):len(k)], nil
+	}
+	return b[:len(k):len(k)], b[len(k):]
 }
 
 // Last returns copies of the last key and value in bucket that start with

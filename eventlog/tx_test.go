@@ -276,3 +276,34 @@ func TestTx_Last(t *testing.T) {
 		}
 	}
 }
+
+// TestTx_BucketDeletedAndMadeAgain deletes a caller bucket and puts into
+// it again in the same transaction: the handle the transaction keeps for
+// the name (Tx.buckets) must not outlive the bucket.
+func TestTx_BucketDeletedAndMadeAgain(t *testing.T) {
+	l := mustOpen(t)
+	err := l.Update(func(tx *Tx) error {
+		for _, err := range []error{
+			tx.Put("b", []byte("old"), []byte("1")), tx.DeleteBucket("b"), tx.Put("b", []byte("new"), []byte("2")),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+		if v, _ := tx.Get("b", []byte("old")); v != nil {
+			t.Errorf("Get(old) in the transaction = %q after DeleteBucket", v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.View(func(tx *Tx) error {
+		old, _ := tx.Get("b", []byte("old"))
+		v, _ := tx.Get("b", []byte("new"))
+		if old != nil || string(v) != "2" {
+			t.Errorf("after the transaction: old = %q, new = %q, want nil, 2", old, v)
+		}
+		return nil
+	})
+}
