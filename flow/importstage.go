@@ -1,11 +1,16 @@
 package flow
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/flowctl/flowctl/flow/internal/check"
+	"github.com/flowctl/flowctl/flow/internal/eventview"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -206,4 +211,112 @@ func (p *parsedBatches) stop() {
 	close(p.quit)
 	for range p.ch {
 	}
+}
+
+// parseLine is parseImportLine for the lines export writes, read by
+// eventview.ParseLine without reflection into strings shared from line to
+// line (names); any other line is read by parseImportLine, which words
+// the errors.
+func (in *importReader) parseLine(b []byte) (importEvent, error) {
+	if err := check.JSONDepth(b, MaxJSONDepth+eventview.Depth); err != nil {
+		return importEvent{}, err
+	}
+	var l eventview.Line
+	if !eventview.ParseLine(b, &l) || l.Raw == nil || l.Stream == nil || l.Type == nil || l.Version == 0 || l.Time == nil {
+		return parseImportLine(b)
+	}
+	var t time.Time
+	if err := t.UnmarshalJSON(l.Time); err != nil {
+		return parseImportLine(b)
+	}
+	if l.OccurredAt != nil {
+		var o time.Time
+		if err := o.UnmarshalJSON(l.OccurredAt); err != nil {
+			return parseImportLine(b)
+		}
+	}
+	if t.IsZero() || t.Before(minTime) || t.After(maxTime) || len(l.Stream) == 0 || len(l.Type) == 0 {
+		return parseImportLine(b)
+	}
+	id, ok := parseUUID(l.ID)
+	if !ok || id.IsZero() {
+		return parseImportLine(b)
+	}
+	ev := store.Event{ID: id, Schema: l.Schema, Time: t.UTC()}
+	if l.Correlation != nil && len(l.Correlation) > 0 {
+		if ev.Correlation, ok = parseUUID(l.Correlation); !ok {
+			return parseImportLine(b)
+		}
+	}
+	if l.Causation != nil && len(l.Causation) > 0 {
+		if ev.Causation, ok = parseUUID(l.Causation); !ok {
+			return parseImportLine(b)
+		}
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(l.Raw)))
+	n, err := base64.StdEncoding.Decode(raw, l.Raw)
+	if err != nil {
+		return parseImportLine(b)
+	}
+	ev.Data = raw[:n:n]
+	if in.names == nil {
+		in.names = map[string]string{}
+	}
+	ev.Type, ev.Actor, ev.Session, ev.Project = in.name(l.Type), in.name(l.Actor), in.name(l.Session), in.name(l.Project)
+	return importEvent{stream: in.name(l.Stream), version: l.Version, event: ev}, nil
+}
+
+// name returns s as a string, the one of an earlier line when it had it:
+// types, actors, sessions, projects and streams repeat from line to line.
+func (in *importReader) name(s []byte) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if v, ok := in.names[string(s)]; ok {
+		return v
+	}
+	if len(in.names) >= maxImportNames {
+		clear(in.names)
+	}
+	v := string(s)
+	in.names[v] = v
+	return v
+}
+
+// maxImportNames bounds the strings an import shares between lines.
+const maxImportNames = 1 << 16
+
+// parseUUID is store.ParseID of the 36-byte form, without its allocations.
+func parseUUID(s []byte) (store.ID, bool) {
+	var id store.ID
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return id, false
+	}
+	j := 0
+	for i := 0; i < 36; i += 2 {
+		if s[i] == '-' {
+			i--
+			continue
+		}
+		hi, ok1 := unhex(s[i])
+		lo, ok2 := unhex(s[i+1])
+		if !ok1 || !ok2 {
+			return id, false
+		}
+		id[j] = hi<<4 | lo
+		j++
+	}
+	return id, j == 16
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
