@@ -1,9 +1,15 @@
 package eventlog
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 
 	"github.com/flowctl/flowctl/flow/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 type (
@@ -91,7 +97,7 @@ func (tx *Tx) AppendBulk(events []BulkEvent) (BulkAppended, error) {
 	if len(entries) == 0 {
 		return out, nil
 	}
-	if err := tx.merge(entries); err != nil {
+	if err := tx.bulkMerge(entries); err != nil {
 		return out, err
 	}
 	tx.headSeq, tx.headHash, tx.headDirty, tx.wrote = seq, prev, true, true
@@ -131,4 +137,103 @@ func (tx *Tx) streamHeadIdxOnly(stream string) (version, seq uint64, err error) 
 
 func conflictf(id ID, seq uint64) error {
 	return fmt.Errorf("%w: event id %s was already used for different content (seq %d)", ErrConflict, id, seq)
+}
+
+// bulkMerge is merge for the entries of one AppendBulk, the tail empty:
+// the same keys and values, each written once and in key order, where
+// merge puts a stream's or a project's chunk again for each of its new
+// seqs and the ids in seq order. bbolt finds a key from the root for each
+// put and shifts a node's keys for one that lands in its middle.
+func (tx *Tx) bulkMerge(entries []indexEntry) error {
+	streamIdx, ids, projIdx := tx.bucket(bucketStreamIdx), tx.bucket(bucketIDs), tx.bucket(bucketProjIdx)
+	streamIdx.FillPercent, ids.FillPercent, projIdx.FillPercent = fillStreamIdx, fillIDs, fillProjIdx
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(entries[a].id[:], entries[b].id[:]) })
+	for _, i := range order {
+		if err := ids.Put(bytes.Clone(entries[i].id[:]), tx.log.format.idValue(entries[i].seq)); err != nil {
+			return err
+		}
+	}
+	// A key sorts as its prefix does: the name's length, then the name.
+	byKey := func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return bytes.Compare([]byte(a), []byte(b))
+	}
+	streams, projects := map[string][]int{}, map[string][]int{}
+	for i := range entries {
+		streams[entries[i].stream] = append(streams[entries[i].stream], i)
+		if entries[i].project != "" {
+			projects[entries[i].project] = append(projects[entries[i].project], i)
+		}
+	}
+	for _, stream := range slices.SortedFunc(maps.Keys(streams), byKey) {
+		if err := tx.bulkStream(streamIdx, stream, entries, streams[stream]); err != nil {
+			return err
+		}
+	}
+	for _, project := range slices.SortedFunc(maps.Keys(projects), byKey) {
+		if err := bulkProject(projIdx, project, entries, projects[project]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bulkStream writes the chunks of stream's new entries (of index idx).
+func (tx *Tx) bulkStream(b *bolt.Bucket, stream string, entries []indexEntry, idx []int) error {
+	version, _, last, err := tx.streamHeadIdx(stream)
+	if err != nil {
+		return err
+	}
+	if first := &entries[idx[0]]; version+1 != first.version {
+		return corruptf(first.seq, "stream %q is at version %d in stream_idx, the index tail adds version %d", stream, version, first.version)
+	}
+	prefix := streamPrefix(stream)
+	var key, value []byte
+	if version%streamChunk != 0 { // the last chunk has room
+		key, value = streamChunkKey(prefix, version), append(make([]byte, 0, 8*streamChunk), last...)
+	}
+	for _, i := range idx {
+		e := &entries[i]
+		if (e.version-1)%streamChunk == 0 {
+			if key != nil {
+				if err := b.Put(key, value); err != nil {
+					return err
+				}
+			}
+			key, value = streamChunkKey(prefix, e.version), make([]byte, 0, 8*streamChunk)
+		}
+		value = binary.BigEndian.AppendUint64(value, e.seq)
+	}
+	return b.Put(key, value)
+}
+
+// bulkProject writes the chunks of project's new entries (of index idx).
+func bulkProject(b *bolt.Bucket, project string, entries []indexEntry, idx []int) error {
+	prefix := streamPrefix(project)
+	var key, value []byte
+	k, v, ok := projectChunkAt(b.Cursor(), prefix, math.MaxUint64)
+	switch {
+	case ok && !projChunkOK(prefix, k, v):
+		return corruptf(0, "project index entry of %q is malformed", project)
+	case ok && len(v) < 8*projectChunk:
+		key, value = bytes.Clone(k), append(make([]byte, 0, 8*projectChunk), v...)
+	}
+	for _, i := range idx {
+		if len(value) == 0 || len(value) == 8*projectChunk {
+			if len(value) > 0 {
+				if err := b.Put(key, value); err != nil {
+					return err
+				}
+			}
+			key, value = projectChunkKey(prefix, entries[i].seq), make([]byte, 0, 8*projectChunk)
+		}
+		value = binary.BigEndian.AppendUint64(value, entries[i].seq)
+	}
+	return b.Put(key, value)
 }
