@@ -1,7 +1,11 @@
 package flow
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,4 +63,48 @@ func lineOf(format string, args ...string) string {
 		format = strings.Replace(format, "%s", a, 1)
 	}
 	return format
+}
+
+// TestImport_BulkRefusals: an import into an empty file (AppendBulk, the
+// fold at the end) refuses what an Append and a fold per event refuse: a
+// version its stream is not at, naming its line, and an event on a
+// stream its type does not belong on, naming its id, found by the fold;
+// the file is left as it was, with no copy beside it.
+func TestImport_BulkRefusals(t *testing.T) {
+	src := mustOpen(t)
+	randomHistory(t, src, 5, 60)
+	lines := strings.SplitAfter(string(exportOf(t, src)), "\n")
+	lines = lines[:len(lines)-1]
+	mid := len(lines) * 2 / 3
+	version := strings.Count(strings.Join(lines, ""), `"stream":"project/p0"`) + 1
+	misplaced := fmt.Sprintf(`{"id":"01941f29-83d0-70d7-a003-35d1bdb04af0","stream":"project/p0","version":%d,"type":"task.created","schema":1,`+
+		`"time":"2030-01-01T00:00:00Z","actor":"a","project":"p0","data":{"id":"T-99","title":"x"}}`+"\n", version)
+	for name, c := range map[string]struct {
+		in   []string
+		want string
+	}{
+		"Version":   {slices.Concat(lines[:mid], []string{strings.Replace(lines[mid], `"version":`, `"version":9`, 1)}, lines[mid+1:]), fmt.Sprintf("line %d", mid+1)},
+		"Misplaced": {append(slices.Clone(lines), misplaced), "01941f29-83d0-70d7-a003-35d1bdb04af0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dst := mustOpen(t)
+			want, err := os.ReadFile(dst.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = dst.importWith(strings.NewReader(strings.Join(c.in, "")), smallBatches)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("import = %v, want an error naming %s", err, c.want)
+			}
+			if got, err := os.ReadFile(dst.Path()); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("the file changed (%v)", err)
+			}
+			if left := stagedCopies(t, dst.Path()); len(left) > 0 {
+				t.Errorf("copies left beside the file: %v", left)
+			}
+			if name == "Misplaced" && ErrorCode(err) != CodeInvalid {
+				t.Errorf("import = %v, want ErrInvalid", err)
+			}
+		})
+	}
 }
