@@ -39,7 +39,9 @@ const stageSuffix = ".compact-import-"
 // file (the backend checks that the file it locked is the one the path
 // names). On any failure the copy is removed and the file is as it was.
 // Batches are parsed on a goroutine of their own while the previous one
-// is appended.
+// is appended. Into an empty file the batches append the log alone
+// (bulkImport), and the projections are folded at the end, a project at
+// a time (foldBulk).
 //
 // A store that is not a file (New's, a view) takes every batch in one
 // transaction instead: all or nothing, memory unbounded.
