@@ -348,6 +348,7 @@ type bulkState struct {
 	projects map[string]bool
 	loose    *projection.Memory // events of no project, folded as they are appended
 	folded   bool               // loose holds what the fold made of one
+	unknown  map[string]int     // loose's events of types this binary does not know
 }
 
 // bulkImport reports whether an import into e (a staged copy) appends
@@ -366,7 +367,7 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &bulkState{projects: map[string]bool{}, loose: projection.NewMemory()}, nil
+	return &bulkState{projects: map[string]bool{}, loose: projection.NewMemory(), unknown: map[string]int{}}, nil
 }
 
 // appendBulk appends events in one transaction with AppendBulk, lists
@@ -376,13 +377,17 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 // of no project.
 func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkState) error {
 	var appended, skipped int
+	var projects []string
+	var loose []int // the events of no project appended, by index
+	var seqs []uint64
+	var in []store.BulkEvent
 	err := e.update(func(tx store.Tx) error {
-		appended, skipped = 0, 0
+		appended, skipped, projects, loose = 0, 0, nil, nil
 		last, err := tx.HeadTime()
 		if err != nil {
 			return err
 		}
-		in := make([]store.BulkEvent, len(events))
+		in = make([]store.BulkEvent, len(events))
 		here := make(map[store.ID][]byte, len(events)) // id -> the payload appended in this batch
 		for i := range events {
 			ie := &events[i]
@@ -418,6 +423,7 @@ func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkSta
 		} else if err != nil {
 			return err
 		}
+		seqs = out.Seqs
 		var idx logidx.Writer
 		for i := range in {
 			if out.Duplicate[i] {
@@ -427,20 +433,29 @@ func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkSta
 			appended++
 			ev := &in[i].Event
 			idx.Add(out.Seqs[i], ev)
-			if ev.Project != "" {
-				st.projects[ev.Project] = true
-				continue
+			if ev.Project == "" {
+				loose = append(loose, i)
+			} else if len(projects) == 0 || projects[len(projects)-1] != ev.Project {
+				projects = append(projects, ev.Project)
 			}
-			r := &store.Record{Seq: out.Seqs[i], Stream: in[i].Stream, Version: in[i].Version, Event: *ev}
-			if err := foldInto(st.loose, r, nil); err != nil {
-				return fmt.Errorf("%s: %w", events[i].at, err)
-			}
-			st.folded = st.folded || isKnown(r.Type)
 		}
 		return idx.Flush(tx)
 	})
 	if err != nil {
 		return err
+	}
+	for _, p := range projects {
+		st.projects[p] = true
+	}
+	// The events of no project, which no project's fold reads: the fold
+	// refuses one of a type it knows (no stream of a project is theirs)
+	// and keeps the others without folding them.
+	for _, i := range loose {
+		r := &store.Record{Seq: seqs[i], Stream: in[i].Stream, Version: in[i].Version, Event: in[i].Event}
+		if err := foldInto(st.loose, r, st.unknown); err != nil {
+			return fmt.Errorf("%s: %w", events[i].at, err)
+		}
+		st.folded = st.folded || isKnown(r.Type)
 	}
 	res.Read += len(events)
 	res.Appended += appended
@@ -469,9 +484,7 @@ func foldInto(mem *projection.Memory, r *store.Record, unknown map[string]int) e
 	}
 	switch {
 	case errors.Is(err, projection.ErrUnknown):
-		if unknown != nil {
-			unknown[r.Type]++
-		}
+		unknown[r.Type]++
 		return nil
 	case err == nil || errors.Is(err, ErrInvalid):
 		return err
@@ -488,6 +501,9 @@ func foldInto(mem *projection.Memory, r *store.Record, unknown map[string]int) e
 func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 	if err := e.acquire(); err != nil {
 		return err
+	}
+	for typ, n := range st.unknown {
+		unknown[typ] += n
 	}
 	if st.folded {
 		if err := e.update(func(tx store.Tx) error { return projstore.WriteProject(tx, st.loose) }); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -107,4 +108,43 @@ func TestImport_BulkRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImport_BulkUnknownTypes: a bulk import keeps events of types this
+// binary does not know, of a project or of none, without folding them,
+// and warns of them once per type, as an import event by event does.
+func TestImport_BulkUnknownTypes(t *testing.T) {
+	src := mustOpen(t)
+	randomHistory(t, src, 2, 20)
+	lines := string(exportOf(t, src))
+	for i, stream := range []string{"x/one", "x/two", "task/p0/T-1"} {
+		project := ""
+		if i == 2 {
+			project = `,"project":"p0"`
+		}
+		lines += fmt.Sprintf(`{"id":"01941f29-83d0-70d7-a003-35d1bdb04af%d","stream":%q,"version":%d,"type":"test.unknown","schema":1,`+
+			`"time":"2030-01-01T00:00:00Z","actor":"a"%s,"data":null}`+"\n", i, stream, versionAfter(lines, stream), project)
+	}
+	path := filepath.Join(t.TempDir(), "flow.db")
+	var warned []string
+	dst, err := Open(path, Options{Create: true, NoSync: true, Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	res, err := dst.importWith(strings.NewReader(lines), smallBatches)
+	if n := strings.Count(lines, "\n"); err != nil || res.Appended != n {
+		t.Fatalf("import = %+v, %v; want %d appended", res, err, n)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "kept 3 events of type test.unknown") {
+		t.Errorf("warnings %q, want one of 3 events of test.unknown", warned)
+	}
+	if v, err := dst.Verify(); err != nil || v.Projections != "ok" {
+		t.Errorf("Verify = %+v, %v", v, err)
+	}
+}
+
+// versionAfter is the next version of stream in an export.
+func versionAfter(lines, stream string) int {
+	return strings.Count(lines, fmt.Sprintf(`"stream":%q`, stream)) + 1
 }
