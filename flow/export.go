@@ -591,9 +591,10 @@ type importReader struct {
 	sc    *bufio.Scanner
 	lim   importLimits
 	line  int
-	done  bool  // the input has no more lines
-	read  int64 // bytes of input read
-	total int64 // the input's size, 0 when unknown
+	done  bool              // the input has no more lines
+	read  int64             // bytes of input read
+	total int64             // the input's size, 0 when unknown
+	names map[string]string // parseLine's strings
 }
 
 func newImportReader(r io.Reader, lim importLimits) *importReader {
@@ -624,7 +625,7 @@ func (in *importReader) next() ([]importEvent, error) {
 		if len(b) == 0 {
 			continue
 		}
-		ie, err := parseImportLine(b)
+		ie, err := in.parseLine(b)
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, in.line, err)
 		}

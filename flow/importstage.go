@@ -1,13 +1,25 @@
 package flow
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/flowctl/flowctl/flow/internal/check"
+	"github.com/flowctl/flowctl/flow/internal/eventview"
+	"github.com/flowctl/flowctl/flow/internal/logidx"
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // stageSuffix follows the name of an import's copy of a file, beside it.
@@ -27,7 +39,9 @@ const stageSuffix = ".compact-import-"
 // file (the backend checks that the file it locked is the one the path
 // names). On any failure the copy is removed and the file is as it was.
 // Batches are parsed on a goroutine of their own while the previous one
-// is appended.
+// is appended. Into an empty file the batches append the log alone
+// (bulkImport), and the projections are folded at the end, a project at
+// a time (foldBulk).
 //
 // A store that is not a file (New's, a view) takes every batch in one
 // transaction instead: all or nothing, memory unbounded.
@@ -85,20 +99,31 @@ func (e *Engine) importInto(path string, batches *parsedBatches, in *importReade
 	}
 	var res ImportResult
 	unknown := map[string]int{}
-	err = func() error {
-		for {
-			b, ok, err := batches.next()
-			if err != nil || !ok {
-				return err
+	bulk, err := staged.bulkImport()
+	if err == nil {
+		err = func() error {
+			for {
+				b, ok, err := batches.next()
+				if err != nil || !ok {
+					return err
+				}
+				if bulk != nil {
+					err = staged.appendBulk(b, &res, bulk)
+				} else {
+					err = staged.appendImported(b, &res, unknown, false)
+				}
+				if err != nil {
+					return err
+				}
+				if e.opts.Progress != nil {
+					e.opts.Progress(uint64(res.Read), max(in.estimate(res.Read), uint64(res.Read)+1))
+				}
 			}
-			if err := staged.appendImported(b, &res, unknown, false); err != nil {
-				return err
-			}
-			if e.opts.Progress != nil {
-				e.opts.Progress(uint64(res.Read), max(in.estimate(res.Read), uint64(res.Read)+1))
-			}
-		}
-	}()
+		}()
+	}
+	if err == nil && bulk != nil {
+		err = staged.foldBulk(bulk, unknown)
+	}
 	if err = errors.Join(err, staged.Close()); err == nil {
 		err = syncFile(path)
 	}
@@ -206,4 +231,328 @@ func (p *parsedBatches) stop() {
 	close(p.quit)
 	for range p.ch {
 	}
+}
+
+// parseLine is parseImportLine for the lines export writes, read by
+// eventview.ParseLine without reflection into strings shared from line to
+// line (names); any other line is read by parseImportLine, which words
+// the errors.
+func (in *importReader) parseLine(b []byte) (importEvent, error) {
+	if err := check.JSONDepth(b, MaxJSONDepth+eventview.Depth); err != nil {
+		return importEvent{}, err
+	}
+	var l eventview.Line
+	if !eventview.ParseLine(b, &l) || l.Raw == nil || l.Stream == nil || l.Type == nil || l.Version == 0 || l.Time == nil {
+		return parseImportLine(b)
+	}
+	var t time.Time
+	if err := t.UnmarshalJSON(l.Time); err != nil {
+		return parseImportLine(b)
+	}
+	if l.OccurredAt != nil {
+		var o time.Time
+		if err := o.UnmarshalJSON(l.OccurredAt); err != nil {
+			return parseImportLine(b)
+		}
+	}
+	if t.IsZero() || t.Before(minTime) || t.After(maxTime) || len(l.Stream) == 0 || len(l.Type) == 0 {
+		return parseImportLine(b)
+	}
+	id, ok := parseUUID(l.ID)
+	if !ok || id.IsZero() {
+		return parseImportLine(b)
+	}
+	ev := store.Event{ID: id, Schema: l.Schema, Time: t.UTC()}
+	if l.Correlation != nil && len(l.Correlation) > 0 {
+		if ev.Correlation, ok = parseUUID(l.Correlation); !ok {
+			return parseImportLine(b)
+		}
+	}
+	if l.Causation != nil && len(l.Causation) > 0 {
+		if ev.Causation, ok = parseUUID(l.Causation); !ok {
+			return parseImportLine(b)
+		}
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(l.Raw)))
+	n, err := base64.StdEncoding.Decode(raw, l.Raw)
+	if err != nil {
+		return parseImportLine(b)
+	}
+	ev.Data = raw[:n:n]
+	if in.names == nil {
+		in.names = map[string]string{}
+	}
+	ev.Type, ev.Actor, ev.Session, ev.Project = in.name(l.Type), in.name(l.Actor), in.name(l.Session), in.name(l.Project)
+	return importEvent{stream: in.name(l.Stream), version: l.Version, event: ev}, nil
+}
+
+// name returns s as a string, the one of an earlier line when it had it:
+// types, actors, sessions, projects and streams repeat from line to line.
+func (in *importReader) name(s []byte) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if v, ok := in.names[string(s)]; ok {
+		return v
+	}
+	if len(in.names) >= maxImportNames {
+		clear(in.names)
+	}
+	v := string(s)
+	in.names[v] = v
+	return v
+}
+
+// maxImportNames bounds the strings an import shares between lines.
+const maxImportNames = 1 << 16
+
+// parseUUID is store.ParseID of the 36-byte form, without its allocations.
+func parseUUID(s []byte) (store.ID, bool) {
+	var id store.ID
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return id, false
+	}
+	j := 0
+	for i := 0; i < 36; i += 2 {
+		if s[i] == '-' {
+			i--
+			continue
+		}
+		hi, ok1 := unhex(s[i])
+		lo, ok2 := unhex(s[i+1])
+		if !ok1 || !ok2 {
+			return id, false
+		}
+		id[j] = hi<<4 | lo
+		j++
+	}
+	return id, j == 16
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// bulkState is what a bulk import (bulkImport) keeps between its
+// transactions: the projects it appended events of, and the fold of the
+// events of no project.
+type bulkState struct {
+	projects map[string]bool
+	loose    *projection.Memory // events of no project, folded as they are appended
+	folded   bool               // loose holds what the fold made of one
+	unknown  map[string]int     // loose's events of types this binary does not know
+}
+
+// bulkImport reports whether an import into e (a staged copy) appends
+// the log alone, AppendBulk a batch a transaction, and folds the
+// projections at the end, a project at a time (foldBulk): when e has no
+// event, so that the fold of every project starts from nothing, and its
+// store is a store.BulkAppender. nil: an Append and a fold per event.
+func (e *Engine) bulkImport() (*bulkState, error) {
+	var ok bool
+	err := e.view(func(tx store.Tx) error {
+		_, ok = tx.(store.BulkAppender)
+		head, _ := tx.Head()
+		ok = ok && head == 0
+		return nil
+	})
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &bulkState{projects: map[string]bool{}, loose: projection.NewMemory(), unknown: map[string]int{}}, nil
+}
+
+// appendBulk appends events in one transaction with AppendBulk, lists
+// them in the log index, and adds what it did to res. The events are
+// asImported, as appendImported makes them, without reading the head's
+// time once per event. The fold waits for foldBulk, but for the events
+// of no project.
+func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkState) error {
+	var appended, skipped int
+	var projects []string
+	var loose []int // the events of no project appended, by index
+	var seqs []uint64
+	var in []store.BulkEvent
+	err := e.update(func(tx store.Tx) error {
+		appended, skipped, projects, loose = 0, 0, nil, nil
+		last, err := tx.HeadTime()
+		if err != nil {
+			return err
+		}
+		in = make([]store.BulkEvent, len(events))
+		here := make(map[store.ID][]byte, len(events)) // id -> the payload appended in this batch
+		for i := range events {
+			ie := &events[i]
+			ev := ie.event
+			stored, dup := here[ev.ID]
+			seq := uint64(0)
+			if !dup {
+				seq = tx.SeqOf(ev.ID)
+			}
+			switch {
+			case !ev.Time.Before(last):
+				// as it is
+			case dup:
+				if d := withOccurredAt(ev.Data, ev.Time); bytes.Equal(stored, d) {
+					ev.Data = d
+				}
+			case seq != 0:
+				if ev, err = asStored(tx, seq, ev); err != nil {
+					return err
+				}
+			default:
+				ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
+			}
+			if !dup && seq == 0 {
+				here[ev.ID] = ev.Data
+				last = notBefore(ev.Time, last)
+			}
+			in[i] = store.BulkEvent{Stream: ie.stream, Version: ie.version, Event: ev}
+		}
+		out, err := tx.(store.BulkAppender).AppendBulk(in)
+		if be := (*store.BulkError)(nil); errors.As(err, &be) && be.Index < len(events) {
+			return fmt.Errorf("%s: %w", events[be.Index].at, be.Err)
+		} else if err != nil {
+			return err
+		}
+		seqs = out.Seqs
+		var idx logidx.Writer
+		for i := range in {
+			if out.Duplicate[i] {
+				skipped++
+				continue
+			}
+			appended++
+			ev := &in[i].Event
+			idx.Add(out.Seqs[i], ev)
+			if ev.Project == "" {
+				loose = append(loose, i)
+			} else if len(projects) == 0 || projects[len(projects)-1] != ev.Project {
+				projects = append(projects, ev.Project)
+			}
+		}
+		return idx.Flush(tx)
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		st.projects[p] = true
+	}
+	// The events of no project, which no project's fold reads: the fold
+	// refuses one of a type it knows (no stream of a project is theirs)
+	// and keeps the others without folding them.
+	for _, i := range loose {
+		r := &store.Record{Seq: seqs[i], Stream: in[i].Stream, Version: in[i].Version, Event: in[i].Event}
+		if err := foldInto(st.loose, r, st.unknown); err != nil {
+			return fmt.Errorf("%s: %w", events[i].at, err)
+		}
+		st.folded = st.folded || isKnown(r.Type)
+	}
+	res.Read += len(events)
+	res.Appended += appended
+	res.Skipped += skipped
+	return nil
+}
+
+// notBefore is the later of t and last.
+func notBefore(t, last time.Time) time.Time {
+	if t.Before(last) {
+		return last
+	}
+	return t
+}
+
+func isKnown(typ string) bool {
+	_, ok := projection.Schema(typ)
+	return ok
+}
+
+// foldInto is foldRecord into a state in memory.
+func foldInto(mem *projection.Memory, r *store.Record, unknown map[string]int) error {
+	err := checkPlacement(mem, r)
+	if err == nil {
+		err = projection.Apply(mem, r)
+	}
+	switch {
+	case errors.Is(err, projection.ErrUnknown):
+		unknown[r.Type]++
+		return nil
+	case err == nil || errors.Is(err, ErrInvalid):
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrInvalid, err)
+}
+
+// foldBulk folds the events of each project a bulk import appended, read
+// back through the project index, into a state in memory, and writes it
+// as the project's projections: the projects two at a time, each folded
+// in a read transaction of its own while another writes. What an import
+// holds is the state of the largest project or two, never the whole
+// file's. An event the fold refuses fails the import with its id.
+func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
+	if err := e.acquire(); err != nil {
+		return err
+	}
+	for typ, n := range st.unknown {
+		unknown[typ] += n
+	}
+	if st.folded {
+		if err := e.update(func(tx store.Tx) error { return projstore.WriteProject(tx, st.loose) }); err != nil {
+			return err
+		}
+	}
+	projects := slices.Sorted(maps.Keys(st.projects))
+	type folded struct {
+		mem     *projection.Memory
+		unknown map[string]int
+		err     error
+	}
+	work := make(chan string)
+	done := make(chan folded)
+	workers := min(len(projects), max(1, runtime.GOMAXPROCS(0)))
+	for range workers {
+		go func() {
+			for p := range work {
+				f := folded{mem: projection.NewMemory(), unknown: map[string]int{}}
+				f.err = e.log.View(func(tx store.Tx) error {
+					return tx.ReplayProject(p, 1, func(r *store.Record) error {
+						if err := foldInto(f.mem, r, f.unknown); err != nil {
+							return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
+						}
+						return nil
+					})
+				})
+				done <- f
+			}
+		}()
+	}
+	go func() {
+		defer close(work)
+		for _, p := range projects {
+			work <- p
+		}
+	}()
+	var err error
+	for range projects {
+		f := <-done
+		if err == nil {
+			err = f.err
+		}
+		if err == nil {
+			err = e.update(func(tx store.Tx) error { return projstore.WriteProject(tx, f.mem) })
+		}
+		for typ, n := range f.unknown {
+			unknown[typ] += n
+		}
+	}
+	return err
 }

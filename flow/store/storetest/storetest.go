@@ -72,6 +72,7 @@ func Run(t *testing.T, b Backend) {
 		{"Processes", s.testProcesses},
 		{"Follow", s.testFollow},
 		{"Optional", s.testOptional},
+		{"Bulk", s.testBulk},
 	} {
 		t.Run(c.name, c.fn)
 	}
