@@ -21,7 +21,8 @@ type (
 
 // AppendBulk appends events in order, each as Append(e.Stream,
 // Exact(e.Version-1), e.Event) would (store.BulkAppender), without what
-// an Append costs each event: the index tail is merged first, so that an
+// an Append costs each event: the index tail (stored and the
+// transaction's own) is merged first, so that an
 // id or a stream head is read from the indexes with one lookup; the
 // heads of the streams and the ids of the events appended are kept in
 // memory; and the index entries of every event go into the indexes in one
@@ -33,9 +34,10 @@ func (tx *Tx) AppendBulk(events []BulkEvent) (BulkAppended, error) {
 	if !tx.btx.Writable() {
 		return out, ErrReadOnly
 	}
-	if err := tx.mergeTail(); err != nil {
+	if err := tx.spillTail(); err != nil {
 		return out, err
 	}
+	tx.tail = nil // the stream heads it keeps change below: read them from the indexes again
 	logB := tx.bucket(bucketLog)
 	logB.FillPercent = fillLog
 	seq, prev := tx.Head()
