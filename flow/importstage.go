@@ -512,6 +512,7 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 	}
 	projects := slices.Sorted(maps.Keys(st.projects))
 	type folded struct {
+		project string
 		mem     *projection.Memory
 		unknown map[string]int
 		err     error
@@ -522,7 +523,7 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 	for range workers {
 		go func() {
 			for p := range work {
-				f := folded{mem: projection.NewMemory(), unknown: map[string]int{}}
+				f := folded{project: p, mem: projection.NewMemory(), unknown: map[string]int{}}
 				f.err = e.log.View(func(tx store.Tx) error {
 					return tx.ReplayProject(p, 1, func(r *store.Record) error {
 						if err := foldInto(f.mem, r, f.unknown); err != nil {
@@ -548,7 +549,12 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 			err = f.err
 		}
 		if err == nil {
-			err = e.update(func(tx store.Tx) error { return projstore.WriteProject(tx, f.mem) })
+			err = e.update(func(tx store.Tx) error {
+				if err := projstore.WriteProject(tx, f.mem); err != nil {
+					return err
+				}
+				return projstore.IndexDigestLog(tx, f.project) // as a command would: prime reads it
+			})
 		}
 		for typ, n := range f.unknown {
 			unknown[typ] += n
