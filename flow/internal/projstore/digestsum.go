@@ -57,8 +57,9 @@ func planTask(v any) []byte {
 }
 
 // flushPlanCounts brings the plan counts in line with the task v (or its
-// removal) stored under key.
-func flushPlanCounts(tx store.Tx, bucket, key string, v any) error {
+// removal) stored under key: it writes the task's entry and leaves the
+// change to the counts in c.
+func flushPlanCounts(tx store.Tx, bucket, key string, v any, c *flushCounts) error {
 	if bucket != BucketTasks {
 		return nil
 	}
@@ -78,32 +79,35 @@ func flushPlanCounts(tx store.Tx, bucket, key string, v any) error {
 	}
 	project, _ := splitKey(key)
 	if old != nil {
-		if err := addPlanCount(tx, project, old, -1); err != nil {
-			return err
-		}
+		addPlanEntry(c, project, old, -1)
 	}
 	if now == nil {
 		return tx.Delete(BucketSummaries, k)
 	}
-	if err := addPlanCount(tx, project, now, 1); err != nil {
-		return err
-	}
+	addPlanEntry(c, project, now, 1)
 	return tx.Put(BucketSummaries, k, Seal(k, now))
 }
 
-// addPlanCount adds d to the counts of the plan of entry (plan 0x00
-// status); counts that reach zero are deleted.
-func addPlanCount(tx store.Tx, project string, entry []byte, d int64) error {
+// addPlanEntry adds d to the change of the counts of the plan of entry
+// (plan 0x00 status).
+func addPlanEntry(c *flushCounts, project string, entry []byte, d int64) {
 	plan, status, _ := bytes.Cut(entry, []byte{0})
-	k := PlanCountKey(project, string(plan))
+	var done int64
+	if string(status) == projection.StatusDone {
+		done = d
+	}
+	c.addPlan(string(PlanCountKey(project, string(plan))), d, done)
+}
+
+// addPlanCount adds tasks and done to the counts under k; counts whose
+// tasks reach zero are deleted.
+func addPlanCount(tx store.Tx, k []byte, dTasks, dDone int64) error {
 	tasks, done, err := readPlanCount(tx, k)
 	if err != nil {
 		return err
 	}
-	tasks = uint64(int64(tasks) + d)
-	if string(status) == projection.StatusDone {
-		done = uint64(int64(done) + d)
-	}
+	tasks = uint64(int64(tasks) + dTasks)
+	done = uint64(int64(done) + dDone)
 	if tasks == 0 {
 		return tx.Delete(BucketSummaries, k)
 	}

@@ -291,12 +291,13 @@ func (s *Tx) put(bucket, key string, v any) error {
 
 // Flush writes every entity put since the last flush.
 func (s *Tx) Flush() error {
+	var counts flushCounts
 	for _, k := range s.keys {
 		bucket, key, _ := strings.Cut(k, "\x00")
-		if err := flushSummary(s.raw, bucket, key, s.dirty[k]); err != nil {
+		if err := flushSummary(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
 		}
-		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k]); err != nil {
+		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {
@@ -310,7 +311,7 @@ func (s *Tx) Flush() error {
 		}
 	}
 	s.dirty, s.keys = map[string]any{}, nil
-	return nil
+	return counts.write(s.raw)
 }
 
 // putEntity writes the entity v, sealed, under key in bucket.
