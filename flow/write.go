@@ -7,6 +7,7 @@ import (
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -76,9 +77,12 @@ func (e *Engine) newEvent(typ string, schema uint32, project string, payload any
 	if err := check.Line("session", e.opts.Session, MaxTitle, false); err != nil {
 		return store.Event{}, err
 	}
-	data, err := marshal(payload)
-	if err != nil {
-		return store.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+	data, ok := projection.AppendPayload(nil, payload) // the generated encoder, when it has one
+	if !ok {
+		var err error
+		if data, err = marshal(payload); err != nil {
+			return store.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+		}
 	}
 	return store.Event{
 		Type:    typ,
