@@ -71,6 +71,14 @@ type Tx struct {
 	tx, raw store.Tx
 	dirty   map[string]any // bucket + "\x00" + key -> entity
 	keys    []string       // dirty keys in the order first put
+	// clean holds, by the same keys, entities as they are stored: those
+	// a get decoded and those a flush wrote, so that the commands of a
+	// batch decode each entity once, however many flushes the batch
+	// makes. A write to an entity bucket other than a flush's drops it
+	// (Pending.settle). Only a command's Tx (Writer) keeps them: a
+	// query's gets each return an entity of its own.
+	clean map[string]any
+	keep  bool
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
@@ -88,12 +96,15 @@ func NewTx(tx store.Tx) *Tx {
 
 // Writer is the inline projections a command folds into: under a Pending,
 // the one its batch's commands share (batched true), whose writes wait
-// for the Pending's Flush; else NewTx(tx), which the command flushes.
+// for the Pending's Flush; else a Tx of its own, which the command
+// flushes. Either keeps the entities it reads (get).
 func Writer(tx store.Tx) (s *Tx, batched bool) {
 	if p, ok := tx.(*Pending); ok {
 		return p.s, true
 	}
-	return NewTx(tx), false
+	s = NewTx(tx)
+	s.keep = true
+	return s, false
 }
 
 // Reader is the inline projections a query reads through tx: under a
@@ -120,7 +131,7 @@ type Pending struct {
 // NewPending wraps tx for a batch of commands.
 func NewPending(tx store.Tx) *Pending {
 	p := &Pending{Tx: tx}
-	p.s = &Tx{tx: p, raw: tx, dirty: map[string]any{}}
+	p.s = &Tx{tx: p, raw: tx, dirty: map[string]any{}, keep: true}
 	return p
 }
 
@@ -144,6 +155,15 @@ func (p *Pending) settle(bucket string) error {
 	return p.Flush()
 }
 
+// settleWrite is settle before a write to bucket, which leaves the
+// entities kept clean stale when bucket holds entities.
+func (p *Pending) settleWrite(bucket string) error {
+	if slices.Contains(EntityBuckets, bucket) {
+		p.s.clean = nil
+	}
+	return p.settle(bucket)
+}
+
 func (p *Pending) Get(bucket string, key []byte) ([]byte, error) {
 	if err := p.settle(bucket); err != nil {
 		return nil, err
@@ -152,21 +172,21 @@ func (p *Pending) Get(bucket string, key []byte) ([]byte, error) {
 }
 
 func (p *Pending) Put(bucket string, key, value []byte) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.Put(bucket, key, value)
 }
 
 func (p *Pending) Delete(bucket string, key []byte) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.Delete(bucket, key)
 }
 
 func (p *Pending) DeleteBucket(bucket string) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.DeleteBucket(bucket)
@@ -188,20 +208,30 @@ func (p *Pending) Last(bucket string, prefix, max []byte) (k, v []byte, err erro
 
 func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
 
+// get returns the entity under key in bucket: on a command's Tx, the one
+// the transaction holds (dirty or clean), else decoded and then kept
+// clean; on a Reader of a Pending, a copy of the one the batch holds, else
+// decoded; on a query's, decoded.
 func get[T any](s *Tx, bucket, key string) (*T, error) {
-	if v, ok := s.dirty[dirtyKey(bucket, key)]; ok {
+	dk := dirtyKey(bucket, key)
+	if v, ok := s.dirty[dk]; ok {
 		if _, gone := v.(deleted); gone {
 			return nil, nil
 		}
 		return v.(*T), nil
 	}
 	if s.pending != nil {
-		if v, ok := s.pending.dirty[dirtyKey(bucket, key)]; ok {
+		if v, ok := s.pending.dirty[dk]; ok {
 			if _, gone := v.(deleted); gone {
 				return nil, nil
 			}
 			return copyEntity(v.(*T))
 		}
+		if v, ok := s.pending.clean[dk]; ok {
+			return copyEntity(v.(*T))
+		}
+	} else if v, ok := s.clean[dk]; ok && s.keep {
+		return v.(*T), nil
 	}
 	k := []byte(key)
 	b, err := s.raw.Get(bucket, k)
@@ -211,7 +241,21 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	if b == nil {
 		return nil, s.checkAbsent(bucket, key)
 	}
-	return decodeEntity[T](bucket, k, b)
+	v, err := decodeEntity[T](bucket, k, b)
+	if err == nil && s.keep {
+		s.keepClean(dk, v)
+	}
+	return v, err
+}
+
+func (s *Tx) keepClean(k string, v any) {
+	if !s.keep {
+		return
+	}
+	if s.clean == nil {
+		s.clean = map[string]any{}
+	}
+	s.clean[k] = v
 }
 
 // copyEntity is a deep copy of the entity v: Clone for the entities that
@@ -286,6 +330,7 @@ func (s *Tx) put(bucket, key string, v any) error {
 		s.keys = append(s.keys, k)
 	}
 	s.dirty[k] = v
+	delete(s.clean, k) // v may be it, changed: a flush keeps it clean again
 	return nil
 }
 
@@ -309,6 +354,7 @@ func (s *Tx) Flush() error {
 		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
+		s.keepClean(k, s.dirty[k])
 	}
 	s.dirty, s.keys = map[string]any{}, nil
 	return counts.write(s.raw)
@@ -378,7 +424,8 @@ func (s *Tx) PutExec(v *projection.Exec) error {
 }
 
 // list decodes every entity of bucket under prefix, in key order, with
-// what is dirty taking precedence. Callers sort by id number.
+// what is dirty taking precedence, and what a command's Tx keeps clean
+// not decoded again. Callers sort by id number.
 func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 	if s.pending != nil && len(s.pending.keys) > 0 {
 		if err := s.pending.Flush(); err != nil { // a Reader lists what is stored
@@ -389,10 +436,15 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 	seen := map[string]bool{}
 	err := s.raw.Scan(bucket, []byte(prefix), func(k, v []byte) error {
 		seen[string(k)] = true
-		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
+		dk := dirtyKey(bucket, string(k))
+		if d, ok := s.dirty[dk]; ok {
 			if v, live := d.(*T); live {
 				out = append(out, v)
 			}
+			return nil
+		}
+		if c, ok := s.clean[dk]; ok && s.keep {
+			out = append(out, c.(*T))
 			return nil
 		}
 		e, err := decodeEntity[T](bucket, k, v)
