@@ -79,6 +79,7 @@ type Tx struct {
 	// query's gets each return an entity of its own.
 	clean map[string]any
 	keep  bool
+	enc   encoder // of Flush
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
@@ -258,24 +259,13 @@ func (s *Tx) keepClean(k string, v any) {
 	s.clean[k] = v
 }
 
-// copyEntity is a deep copy of the entity v: Clone for the entities that
-// have one, else through its encoding.
+// copyEntity is a deep copy of the entity v (its Clone).
 func copyEntity[T any](v *T) (*T, error) {
-	switch v := any(v).(type) {
-	case *projection.Task:
-		return any(v.Clone()).(*T), nil
-	case *projection.Project:
-		return any(v.Clone()).(*T), nil
-	}
-	b, ok := projection.AppendEntity(nil, v)
+	c, ok := any(v).(interface{ Clone() *T })
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	out := new(T)
-	if _, err := projection.DecodeEntity(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return c.Clone(), nil
 }
 
 // checkAbsent checks that an entity not found under key in bucket is
@@ -362,7 +352,7 @@ func (s *Tx) Flush() error {
 
 // putEntity writes the entity v, sealed, under key in bucket.
 func (s *Tx) putEntity(bucket, key string, v any) error {
-	b, err := encodeEntity(key, v)
+	b, err := s.enc.encode(key, v)
 	if err != nil {
 		return err
 	}
@@ -372,11 +362,22 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 // encodeEntity encodes a projected entity as marshal would (by hand:
 // projection.AppendEntity) and seals it for key (checksum.go).
 func encodeEntity(key string, v any) ([]byte, error) {
-	b, ok := projection.AppendEntity(nil, v)
+	var e encoder
+	return e.encode(key, v)
+}
+
+// encoder encodes entities into a scratch buffer it reuses, so that each
+// value is allocated once, at its size, rather than grown field by field.
+type encoder struct{ buf []byte }
+
+// encode is encodeEntity: a value of its own, which the store may keep.
+func (e *encoder) encode(key string, v any) ([]byte, error) {
+	b, ok := projection.AppendEntity(e.buf[:0], v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	return Seal([]byte(key), b), nil
+	e.buf = b
+	return Seal([]byte(key), append(make([]byte, 0, len(b)+SealSize), b...)), nil
 }
 
 func (s *Tx) Project(name string) (*projection.Project, error) {
