@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/history"
@@ -42,9 +43,9 @@ type writer struct {
 	*projstore.Tx
 	e       *Engine
 	tx      store.Tx
-	emitted map[string]uint64 // events appended per project
-	batched bool              // the Tx is its batch's, flushed at the batch's end
-	idx     *logidx.Writer    // the events' entries in the log index
+	emitted []string       // the projects it appended events of, each once
+	batched bool           // the Tx is its batch's, flushed at the batch's end
+	idx     *logidx.Writer // the events' entries in the log index
 	digest  *projstore.DigestWriter
 }
 
@@ -71,10 +72,9 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 	if err := projection.Apply(w.Tx, r); err != nil {
 		return nil, fmt.Errorf("flow: folding %s: %w", ev.Type, err)
 	}
-	if w.emitted == nil {
-		w.emitted = map[string]uint64{}
+	if !slices.Contains(w.emitted, ev.Project) {
+		w.emitted = append(w.emitted, ev.Project)
 	}
-	w.emitted[ev.Project]++
 	w.idx.Add(r.Seq, &r.Event)
 	if err := w.digest.Add(w.tx, r); err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 // after flush, at the head of the transaction.
 func (w *writer) autoSnapshot() error {
 	every := w.e.snapshotEvery()
-	for project := range w.emitted {
+	for _, project := range w.emitted {
 		if w.batched {
 			w.e.batch.projects[project] = true // indexed at the batch's end
 		} else if err := history.IndexRollbacks(w.tx, project); err != nil {
@@ -228,6 +228,9 @@ func commandHash(name string, input any) (string, error) {
 
 // versionConflict words a stale --if-version for users.
 func versionConflict(err error) error {
+	if err == nil {
+		return nil
+	}
 	var vc *store.VersionConflict
 	if errors.As(err, &vc) {
 		return fmt.Errorf("%w: %s is at version %d, not %d (re-read it and retry)", store.ErrConflict, vc.Stream, vc.Actual, vc.Expected)

@@ -69,15 +69,15 @@ type Tx struct {
 	// it flushes the pending writes first. raw serves entity reads, which
 	// look in dirty first, and every write.
 	tx, raw store.Tx
-	dirty   map[string]any // bucket + "\x00" + key -> entity
-	keys    []string       // dirty keys in the order first put
+	dirty   map[entityKey]any // nil until the first put
+	keys    []entityKey       // dirty keys in the order first put
 	// clean holds, by the same keys, entities as they are stored: those
 	// a get decoded and those a flush wrote, so that the commands of a
 	// batch decode each entity once, however many flushes the batch
 	// makes. A write to an entity bucket other than a flush's drops it
 	// (Pending.settle). Only a command's Tx (Writer) keeps them: a
 	// query's gets each return an entity of its own.
-	clean map[string]any
+	clean map[entityKey]any
 	keep  bool
 	enc   encoder // of Flush
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
@@ -92,7 +92,7 @@ var _ Source = (*Tx)(nil)
 // unflushed alike: the Pending flushes before anything else reads or
 // writes a projection bucket.
 func NewTx(tx store.Tx) *Tx {
-	return &Tx{tx: tx, raw: tx, dirty: map[string]any{}}
+	return &Tx{tx: tx, raw: tx}
 }
 
 // Writer is the inline projections a command folds into: under a Pending,
@@ -113,7 +113,7 @@ func Writer(tx store.Tx) (s *Tx, batched bool) {
 // each a copy the query owns; else NewTx(tx).
 func Reader(tx store.Tx) *Tx {
 	if p, ok := tx.(*Pending); ok {
-		return &Tx{tx: p, raw: p.Tx, dirty: map[string]any{}, pending: p.s}
+		return &Tx{tx: p, raw: p.Tx, pending: p.s}
 	}
 	return NewTx(tx)
 }
@@ -132,7 +132,7 @@ type Pending struct {
 // NewPending wraps tx for a batch of commands.
 func NewPending(tx store.Tx) *Pending {
 	p := &Pending{Tx: tx}
-	p.s = &Tx{tx: p, raw: tx, dirty: map[string]any{}, keep: true}
+	p.s = &Tx{tx: p, raw: tx, keep: true}
 	return p
 }
 
@@ -207,7 +207,10 @@ func (p *Pending) Last(bucket string, prefix, max []byte) (k, v []byte, err erro
 	return p.Tx.Last(bucket, prefix, max)
 }
 
-func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
+// entityKey names an entity in dirty and clean: its bucket and key.
+type entityKey struct{ bucket, key string }
+
+func dirtyKey(bucket, key string) entityKey { return entityKey{bucket, key} }
 
 // get returns the entity under key in bucket: on a command's Tx, the one
 // the transaction holds (dirty or clean), else decoded and then kept
@@ -249,12 +252,12 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	return v, err
 }
 
-func (s *Tx) keepClean(k string, v any) {
+func (s *Tx) keepClean(k entityKey, v any) {
 	if !s.keep {
 		return
 	}
 	if s.clean == nil {
-		s.clean = map[string]any{}
+		s.clean = map[entityKey]any{}
 	}
 	s.clean[k] = v
 }
@@ -316,6 +319,9 @@ func decodeBody[T any](bucket string, key, body []byte) (*T, error) {
 
 func (s *Tx) put(bucket, key string, v any) error {
 	k := dirtyKey(bucket, key)
+	if s.dirty == nil {
+		s.dirty = map[entityKey]any{}
+	}
 	if _, ok := s.dirty[k]; !ok {
 		s.keys = append(s.keys, k)
 	}
@@ -328,7 +334,7 @@ func (s *Tx) put(bucket, key string, v any) error {
 func (s *Tx) Flush() error {
 	var counts flushCounts
 	for _, k := range s.keys {
-		bucket, key, _ := strings.Cut(k, "\x00")
+		bucket, key := k.bucket, k.key
 		if err := flushSummary(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
 		}
@@ -346,7 +352,7 @@ func (s *Tx) Flush() error {
 		}
 		s.keepClean(k, s.dirty[k])
 	}
-	s.dirty, s.keys = map[string]any{}, nil
+	s.dirty, s.keys = nil, nil
 	return counts.write(s.raw)
 }
 
@@ -455,7 +461,7 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 		return err
 	})
 	for _, k := range s.keys {
-		b, key, _ := strings.Cut(k, "\x00")
+		b, key := k.bucket, k.key
 		if v, live := s.dirty[k].(*T); live && b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
 			out = append(out, v)
 		}
