@@ -3,6 +3,7 @@ package projstore
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -506,9 +507,33 @@ func (m Mem) Checkpoints(p string) ([]*projection.Checkpoint, error) {
 	return m.CheckpointsOf(p), nil
 }
 
-// sortByID orders entities of one kind by id number (T-2 before T-10).
+// sortByID orders entities of one kind by id number (T-2 before T-10),
+// as projection.CompareIDs does, parsing each id once.
 func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {
-	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(a.EntityID(), b.EntityID()) })
+	type keyed struct {
+		prefix, id string
+		n          int
+		v          T
+	}
+	ks := make([]keyed, len(items))
+	for i, v := range items {
+		id := v.EntityID()
+		prefix, num, _ := strings.Cut(id, "-")
+		n, _ := strconv.Atoi(num)
+		ks[i] = keyed{prefix, id, n, v}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		if a.n != b.n {
+			return a.n - b.n // as CompareIDs
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for i := range ks {
+		items[i] = ks[i].v
+	}
 	return items, err
 }
 
