@@ -21,7 +21,7 @@ import (
 // The batch's commands share their projections in memory
 // (projstore.Pending): an entity that several of them change is decoded
 // once and written once, when fn returns; each project's rollback index
-// is brought up to date once, then, too.
+// and digest log index are brought up to date once, then, too.
 func (e *Engine) Batch(fn func(b *Engine) error) error {
 	return e.update(func(tx store.Tx) error {
 		b := *e
@@ -36,13 +36,17 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 		if err := b.batch.end(p); err != nil {
 			return err
 		}
+		if err := b.batch.digest.Flush(tx); err != nil {
+			return err
+		}
 		return b.idx.Flush(tx)
 	})
 }
 
 // batch is what a Batch's commands leave for its end.
 type batch struct {
-	projects map[string]bool // projects the batch's commands wrote to
+	projects map[string]bool        // projects the batch's commands wrote to
+	digest   projstore.DigestWriter // their events' counts in the digest log index
 }
 
 // end writes what the batch's commands folded and indexes the rollbacks

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/history"
@@ -42,9 +43,10 @@ type writer struct {
 	*projstore.Tx
 	e       *Engine
 	tx      store.Tx
-	emitted map[string]uint64 // events appended per project
-	batched bool              // the Tx is its batch's, flushed at the batch's end
-	idx     *logidx.Writer    // the events' entries in the log index
+	emitted []string       // the projects it appended events of, each once
+	batched bool           // the Tx is its batch's, flushed at the batch's end
+	idx     *logidx.Writer // the events' entries in the log index
+	digest  *projstore.DigestWriter
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -70,27 +72,26 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 	if err := projection.Apply(w.Tx, r); err != nil {
 		return nil, fmt.Errorf("flow: folding %s: %w", ev.Type, err)
 	}
-	if w.emitted == nil {
-		w.emitted = map[string]uint64{}
+	if !slices.Contains(w.emitted, ev.Project) {
+		w.emitted = append(w.emitted, ev.Project)
 	}
-	w.emitted[ev.Project]++
 	w.idx.Add(r.Seq, &r.Event)
+	if err := w.digest.Add(w.tx, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 // autoSnapshot stores a snapshot of each project this command wrote to
 // that is due one (snapstore.Due), and brings the project's rollback index
-// up to date (history.IndexRollbacks). It runs after flush, at the head of the
-// transaction.
+// up to date (history.IndexRollbacks; a batch's, at its end). It runs
+// after flush, at the head of the transaction.
 func (w *writer) autoSnapshot() error {
 	every := w.e.snapshotEvery()
-	for project := range w.emitted {
+	for _, project := range w.emitted {
 		if w.batched {
 			w.e.batch.projects[project] = true // indexed at the batch's end
 		} else if err := history.IndexRollbacks(w.tx, project); err != nil {
-			return err
-		}
-		if err := projstore.IndexDigestLog(w.tx, project); err != nil {
 			return err
 		}
 		if every == 0 {
@@ -149,6 +150,11 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		}
 		s, batched := projstore.Writer(tx)
 		w := &writer{Tx: s, e: e, tx: tx, batched: batched && e.batch != nil, idx: e.idx}
+		if e.batch != nil {
+			w.digest = &e.batch.digest
+		} else {
+			w.digest = new(projstore.DigestWriter)
+		}
 		if w.idx == nil { // not in a Batch: written with the projections
 			w.idx = new(logidx.Writer)
 		}
@@ -163,6 +169,11 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		}
 		if e.idx == nil {
 			if err := w.idx.Flush(tx); err != nil {
+				return err
+			}
+		}
+		if e.batch == nil {
+			if err := w.digest.Flush(tx); err != nil {
 				return err
 			}
 		}
@@ -217,6 +228,9 @@ func commandHash(name string, input any) (string, error) {
 
 // versionConflict words a stale --if-version for users.
 func versionConflict(err error) error {
+	if err == nil {
+		return nil
+	}
 	var vc *store.VersionConflict
 	if errors.As(err, &vc) {
 		return fmt.Errorf("%w: %s is at version %d, not %d (re-read it and retry)", store.ErrConflict, vc.Stream, vc.Actual, vc.Expected)

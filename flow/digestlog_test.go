@@ -130,6 +130,63 @@ func TestEngine_ProjectLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("Batch", func(t *testing.T) {
+		// A batch counts its events as it appends them, after catching
+		// up from the mark a rebuild dropped, and writes the index once
+		// at its end: what a replay of the log counts.
+		e := digestFixture(t)
+		if _, err := e.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
+		err := e.Batch(func(b *Engine) error {
+			for _, n := range []NewNote{{Kind: NoteKindMemory, Text: "e"}, {Text: "f"}, {Task: "T-1", Kind: NoteKindMemory, Text: "g"}} {
+				n.Project = "p"
+				if _, err := b.AddNote(n); err != nil {
+					return err
+				}
+			}
+			_, err := b.AddTask(NewTask{Project: "p", Title: "two"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m projstore.DigestMark
+		_ = e.log.View(func(tx store.Tx) error { m, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		if want := (projstore.DigestMark{Seq: 10, Events: 10, Streams: 3, Memory: 4}); m != want {
+			t.Errorf("mark after a batch = %+v, want %+v", m, want)
+		}
+		log, memory := digestLog(t, e)
+		if want := (ProjectLog{Events: 10, Streams: 3, Memory: 4}); log != want || !slices.Equal(memory, []uint64{9, 7, 5, 3}) {
+			t.Errorf("log = %+v %v, want %+v [9 7 5 3]", log, memory, want)
+		}
+		if _, err := e.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ForeignMark", func(t *testing.T) {
+		// A mark past the project's events is not this log's: the next
+		// command drops the index and counts the project from its start.
+		e := digestFixture(t)
+		err := e.log.Update(func(tx store.Tx) error {
+			k := []byte("p\x00\x00")
+			b := make([]byte, 32)
+			b[7], b[15] = 99, 99
+			return tx.Put(projstore.BucketDigestLog, k, projstore.Seal(k, b))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t)(e.AddNote(NewNote{Project: "p", Text: "e"}))
+		var m projstore.DigestMark
+		_ = e.log.View(func(tx store.Tx) error { m, _ = projstore.ReadDigestMark(tx, "p"); return nil })
+		if want := (projstore.DigestMark{Seq: 7, Events: 7, Streams: 2, Memory: 2}); m != want {
+			t.Errorf("mark = %+v, want %+v", m, want)
+		}
+		if _, err := e.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("VerifyFindsDamage", func(t *testing.T) {
 		for name, damage := range map[string]func(tx store.Tx) error{
 			"count": func(tx store.Tx) error {

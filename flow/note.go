@@ -58,17 +58,29 @@ func (e *Engine) AddNote(in NewNote) (*Note, error) {
 	if err := check.Text("note text", in.Text, MaxText, true); err != nil {
 		return nil, err
 	}
+	var made *Note // by the last run of the command's function
+	var madeRef Ref
 	ref, err := e.command(in.Write, "note.add", in, func(w *writer) (Ref, error) {
 		r, err := w.addNote(in)
 		if err != nil {
 			return Ref{}, err
 		}
-		return Ref{Kind: KindNote, Project: in.Project, ID: strconv.FormatUint(r.Seq, 10)}, nil
+		ev := eventOf(r)
+		ev.Raw = r.Data
+		n, _, err := noteOf(ev) // from the record in hand, not read back
+		if err != nil {
+			return Ref{}, err
+		}
+		made, madeRef = &n, Ref{Kind: KindNote, Project: in.Project, ID: strconv.FormatUint(r.Seq, 10)}
+		return madeRef, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return e.note(ref)
+	if made != nil && madeRef == ref {
+		return made, nil
+	}
+	return e.note(ref) // a replayed idempotency key: the note it made then
 }
 
 func checkNoteKind(kind string) error {

@@ -3,10 +3,12 @@ package flow
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -76,9 +78,12 @@ func (e *Engine) newEvent(typ string, schema uint32, project string, payload any
 	if err := check.Line("session", e.opts.Session, MaxTitle, false); err != nil {
 		return store.Event{}, err
 	}
-	data, err := marshal(payload)
-	if err != nil {
-		return store.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+	data, ok := appendPayload(payload) // the generated encoder, when it has one
+	if !ok {
+		var err error
+		if data, err = marshal(payload); err != nil {
+			return store.Event{}, fmt.Errorf("flow: encoding %s payload: %w", typ, err)
+		}
 	}
 	return store.Event{
 		Type:    typ,
@@ -89,6 +94,27 @@ func (e *Engine) newEvent(typ string, schema uint32, project string, payload any
 		Project: project,
 		Data:    data,
 	}, nil
+}
+
+// maxPooledPayload is the largest scratch buffer payloadBufs keeps.
+const maxPooledPayload = 64 << 10
+
+// payloadBufs are scratch buffers of appendPayload.
+var payloadBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendPayload encodes payload with its generated encoder, if it has one
+// (projection.AppendPayload), into a slice of its own, exactly as long.
+func appendPayload(payload any) ([]byte, bool) {
+	buf := payloadBufs.Get().(*[]byte)
+	b, ok := projection.AppendPayload((*buf)[:0], payload)
+	if cap(b) <= maxPooledPayload {
+		*buf = b
+		payloadBufs.Put(buf)
+	}
+	if !ok {
+		return nil, false
+	}
+	return bytes.Clone(b), true
 }
 
 // marshal encodes v as msgpack with sorted map keys, so equal values

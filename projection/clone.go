@@ -21,3 +21,29 @@ func (p *Project) Clone() *Project {
 	c := *p
 	return &c
 }
+
+// Clone returns a copy of p.
+func (p *Plan) Clone() *Plan {
+	c := *p
+	return &c
+}
+
+// Clone returns a copy of a.
+func (a *Approval) Clone() *Approval {
+	c := *a
+	return &c
+}
+
+// Clone returns a deep copy of x: it shares no slice with x.
+func (x *Exec) Clone() *Exec {
+	c := *x
+	c.AddedVars = slices.Clone(x.AddedVars)
+	c.AddedImports = slices.Clone(x.AddedImports)
+	return &c
+}
+
+// Clone returns a copy of c.
+func (c *Checkpoint) Clone() *Checkpoint {
+	out := *c
+	return &out
+}

@@ -82,3 +82,49 @@ func TestEntityCodec(t *testing.T) {
 		}
 	})
 }
+
+// TestEntityClone: every entity's Clone is equal to it and shares no
+// slice element or pointer with it.
+func TestEntityClone(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		typ := entityTypes[rapid.IntRange(0, len(entityTypes)-1).Draw(rt, "type")]
+		v := genValue(rt, typ, 0)
+		c := v.MethodByName("Clone").Call(nil)[0]
+		if c.Type() != v.Type() || !sameValue(c.Elem(), v.Elem()) {
+			rt.Fatalf("Clone of %#v = %#v", v.Elem(), c.Elem())
+		}
+		if path := shared(v.Elem(), c.Elem(), typ.Name()); path != "" {
+			rt.Fatalf("Clone of %s shares %s", typ.Name(), path)
+		}
+	})
+}
+
+// shared names a slice or pointer that a and b, equal values, share.
+func shared(a, b reflect.Value, path string) string {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() {
+			return ""
+		}
+		if a.Pointer() == b.Pointer() {
+			return path
+		}
+		return shared(a.Elem(), b.Elem(), path)
+	case reflect.Slice:
+		if a.Len() > 0 && a.Pointer() == b.Pointer() {
+			return path
+		}
+		for i := range a.Len() {
+			if p := shared(a.Index(i), b.Index(i), path+"[]"); p != "" {
+				return p
+			}
+		}
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if p := shared(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}

@@ -1,8 +1,64 @@
 package projection
 
-// The decoders of the payloads are generated (codec_events_gen.go, from
+// The codecs of the payloads are generated (codec_events_gen.go, from
 // the //codec: directives of events.go; see msgpack.go for the rules
-// they follow). Here are the readers the generator does not write.
+// they follow). Here are AppendPayload and the readers the generator
+// does not write.
+
+// AppendPayload appends the msgpack encoding of v, an event payload of
+// this package, or a pointer to one (or to any other type with a
+// generated encoder): byte for byte what msgpack's reflection encoder
+// with sorted map keys writes (the codec tests hold every generated
+// encoder to that), without reflection. ok is false, and b unchanged,
+// for any other type.
+func AppendPayload(b []byte, v any) (_ []byte, ok bool) {
+	if a, ok := v.(mpAppender); ok {
+		return a.appendMsgpack(b), true
+	}
+	switch v := v.(type) {
+	case ProjectCreated:
+		return v.appendMsgpack(b), true
+	case ProjectArchived:
+		return v.appendMsgpack(b), true
+	case PlanCreated:
+		return v.appendMsgpack(b), true
+	case PlanClosed:
+		return v.appendMsgpack(b), true
+	case TaskCreated:
+		return v.appendMsgpack(b), true
+	case TaskUpdated:
+		return v.appendMsgpack(b), true
+	case TaskDepsChanged:
+		return v.appendMsgpack(b), true
+	case TaskStatusChanged:
+		return v.appendMsgpack(b), true
+	case TaskClaimed:
+		return v.appendMsgpack(b), true
+	case TaskReleased:
+		return v.appendMsgpack(b), true
+	case TaskContextMerged:
+		return v.appendMsgpack(b), true
+	case StepAdded:
+		return v.appendMsgpack(b), true
+	case StepStatusChanged:
+		return v.appendMsgpack(b), true
+	case NoteAdded:
+		return v.appendMsgpack(b), true
+	case ApprovalRequested:
+		return v.appendMsgpack(b), true
+	case ApprovalDecided:
+		return v.appendMsgpack(b), true
+	case ExecRecorded:
+		return v.appendMsgpack(b), true
+	case CheckpointCreated:
+		return v.appendMsgpack(b), true
+	case RollbackApplied:
+		return v.appendMsgpack(b), true
+	case RollbackMarked:
+		return v.appendMsgpack(b), true
+	}
+	return b, false
+}
 
 // The fold reads some fields of a payload only to look something up by
 // them, or not at all. The decodeRefs methods read those as where they

@@ -26,6 +26,15 @@ func (v *ProjectCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *ProjectCreated) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1+count(v.Description != ""))
+	b = appendStr(appendKey(b, "name"), v.Name)
+	if v.Description != "" {
+		b = appendStr(appendKey(b, "description"), v.Description)
+	}
+	return b
+}
+
 var projectArchivedFields = fieldsOf(
 	"reason",
 )
@@ -40,6 +49,14 @@ func (v *ProjectArchived) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Reason)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *ProjectArchived) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 0+count(v.Reason != ""))
+	if v.Reason != "" {
+		b = appendStr(appendKey(b, "reason"), v.Reason)
+	}
+	return b
 }
 
 var planCreatedFields = fieldsOf(
@@ -69,6 +86,16 @@ func (v *PlanCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *PlanCreated) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Description != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	b = appendStr(appendKey(b, "title"), v.Title)
+	if v.Description != "" {
+		b = appendStr(appendKey(b, "description"), v.Description)
+	}
+	return b
+}
+
 var planClosedFields = fieldsOf(
 	"id",
 	"reason",
@@ -91,6 +118,15 @@ func (v *PlanClosed) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Reason)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *PlanClosed) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1+count(v.Reason != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	if v.Reason != "" {
+		b = appendStr(appendKey(b, "reason"), v.Reason)
+	}
+	return b
 }
 
 var taskCreatedFields = fieldsOf(
@@ -141,6 +177,37 @@ func (v *TaskCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *TaskCreated) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Plan != "", v.Description != "", len(v.Deps) > 0, v.Owner != "", len(v.Tags) > 0, v.Priority != 0, v.Ref != "", v.Status != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	if v.Plan != "" {
+		b = appendStr(appendKey(b, "plan"), v.Plan)
+	}
+	b = appendStr(appendKey(b, "title"), v.Title)
+	if v.Description != "" {
+		b = appendStr(appendKey(b, "description"), v.Description)
+	}
+	if len(v.Deps) > 0 {
+		b = appendStrings(appendKey(b, "deps"), v.Deps)
+	}
+	if v.Owner != "" {
+		b = appendStr(appendKey(b, "owner"), v.Owner)
+	}
+	if len(v.Tags) > 0 {
+		b = appendStrings(appendKey(b, "tags"), v.Tags)
+	}
+	if v.Priority != 0 {
+		b = appendInt(appendKey(b, "priority"), int64(v.Priority))
+	}
+	if v.Ref != "" {
+		b = appendStr(appendKey(b, "ref"), v.Ref)
+	}
+	if v.Status != "" {
+		b = appendStr(appendKey(b, "status"), v.Status)
+	}
+	return b
+}
+
 var taskUpdatedFields = fieldsOf(
 	"title",
 	"description",
@@ -177,6 +244,29 @@ func (v *TaskUpdated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *TaskUpdated) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 0+count(v.Title != nil, v.Description != nil, v.Owner != nil, v.Tags != nil, v.Priority != nil, v.Plan != nil))
+	if v.Title != nil {
+		b = appendStr(appendKey(b, "title"), *v.Title)
+	}
+	if v.Description != nil {
+		b = appendStr(appendKey(b, "description"), *v.Description)
+	}
+	if v.Owner != nil {
+		b = appendStr(appendKey(b, "owner"), *v.Owner)
+	}
+	if v.Tags != nil {
+		b = appendStrings(appendKey(b, "tags"), *v.Tags)
+	}
+	if v.Priority != nil {
+		b = appendInt(appendKey(b, "priority"), int64(*v.Priority))
+	}
+	if v.Plan != nil {
+		b = appendStr(appendKey(b, "plan"), *v.Plan)
+	}
+	return b
+}
+
 var taskDepsChangedFields = fieldsOf(
 	"added",
 	"removed",
@@ -199,6 +289,17 @@ func (v *TaskDepsChanged) decodeField(r *mpReader, i int) error {
 		return r.strings(&v.Removed)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *TaskDepsChanged) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 0+count(len(v.Added) > 0, len(v.Removed) > 0))
+	if len(v.Added) > 0 {
+		b = appendStrings(appendKey(b, "added"), v.Added)
+	}
+	if len(v.Removed) > 0 {
+		b = appendStrings(appendKey(b, "removed"), v.Removed)
+	}
+	return b
 }
 
 var taskStatusChangedFields = fieldsOf(
@@ -231,6 +332,19 @@ func (v *TaskStatusChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *TaskStatusChanged) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Reason != "", v.Forced))
+	b = appendStr(appendKey(b, "from"), v.From)
+	b = appendStr(appendKey(b, "to"), v.To)
+	if v.Reason != "" {
+		b = appendStr(appendKey(b, "reason"), v.Reason)
+	}
+	if v.Forced {
+		b = appendBool(appendKey(b, "forced"), v.Forced)
+	}
+	return b
+}
+
 var taskClaimedFields = fieldsOf(
 	"actor",
 	"session",
@@ -258,6 +372,16 @@ func (v *TaskClaimed) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *TaskClaimed) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Session != ""))
+	b = appendStr(appendKey(b, "actor"), v.Actor)
+	if v.Session != "" {
+		b = appendStr(appendKey(b, "session"), v.Session)
+	}
+	b = appendInt64(appendKey(b, "lease_until"), v.LeaseUntil)
+	return b
+}
+
 var taskReleasedFields = fieldsOf(
 	"actor",
 	"session",
@@ -278,6 +402,18 @@ func (v *TaskReleased) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Reason)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *TaskReleased) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1+count(v.Session != "", v.Reason != ""))
+	b = appendStr(appendKey(b, "actor"), v.Actor)
+	if v.Session != "" {
+		b = appendStr(appendKey(b, "session"), v.Session)
+	}
+	if v.Reason != "" {
+		b = appendStr(appendKey(b, "reason"), v.Reason)
+	}
+	return b
 }
 
 var taskContextMergedFields = fieldsOf(
@@ -304,6 +440,15 @@ func (v *TaskContextMerged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *TaskContextMerged) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1+count(v.Replace))
+	b = appendStr(appendKey(b, "patch"), v.Patch)
+	if v.Replace {
+		b = appendBool(appendKey(b, "replace"), v.Replace)
+	}
+	return b
+}
+
 var stepAddedFields = fieldsOf(
 	"id",
 	"title",
@@ -326,6 +471,13 @@ func (v *StepAdded) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Title)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *StepAdded) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2)
+	b = appendStr(appendKey(b, "id"), v.ID)
+	b = appendStr(appendKey(b, "title"), v.Title)
+	return b
 }
 
 var stepStatusChangedFields = fieldsOf(
@@ -359,6 +511,25 @@ func (v *StepStatusChanged) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *StepStatusChanged) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Progress != nil, v.Note != "", v.Result != "", v.Error != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	b = appendStr(appendKey(b, "to"), v.To)
+	if v.Progress != nil {
+		b = appendInt(appendKey(b, "progress"), int64(*v.Progress))
+	}
+	if v.Note != "" {
+		b = appendStr(appendKey(b, "note"), v.Note)
+	}
+	if v.Result != "" {
+		b = appendStr(appendKey(b, "result"), v.Result)
+	}
+	if v.Error != "" {
+		b = appendStr(appendKey(b, "error"), v.Error)
+	}
+	return b
+}
+
 var noteAddedFields = fieldsOf(
 	"task",
 	"text",
@@ -382,6 +553,19 @@ func (v *NoteAdded) decodeField(r *mpReader, i int) error {
 		return r.int64Field((*int64)(&v.OccurredAt))
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *NoteAdded) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Task != "", v.OccurredAt != 0))
+	if v.Task != "" {
+		b = appendStr(appendKey(b, "task"), v.Task)
+	}
+	b = appendStr(appendKey(b, "text"), v.Text)
+	b = appendStr(appendKey(b, "kind"), v.Kind)
+	if v.OccurredAt != 0 {
+		b = appendInt64(appendKey(b, "occurred_at"), int64(v.OccurredAt))
+	}
+	return b
 }
 
 var approvalRequestedFields = fieldsOf(
@@ -426,6 +610,29 @@ func (v *ApprovalRequested) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *ApprovalRequested) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 3+count(v.Task != "", v.Step != "", v.Code != "", v.Action != "", v.Expires != 0))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	if v.Task != "" {
+		b = appendStr(appendKey(b, "task"), v.Task)
+	}
+	if v.Step != "" {
+		b = appendStr(appendKey(b, "step"), v.Step)
+	}
+	b = appendStr(appendKey(b, "message"), v.Message)
+	if v.Code != "" {
+		b = appendStr(appendKey(b, "code"), v.Code)
+	}
+	if v.Action != "" {
+		b = appendStr(appendKey(b, "action"), v.Action)
+	}
+	b = appendStr(appendKey(b, "action_hash"), v.ActionHash)
+	if v.Expires != 0 {
+		b = appendInt64(appendKey(b, "expires"), v.Expires)
+	}
+	return b
+}
+
 var approvalDecidedFields = fieldsOf(
 	"id",
 	"decision",
@@ -454,6 +661,17 @@ func (v *ApprovalDecided) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Comment)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *ApprovalDecided) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 3+count(v.Comment != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	b = appendStr(appendKey(b, "decision"), v.Decision)
+	b = appendStr(appendKey(b, "by"), v.By)
+	if v.Comment != "" {
+		b = appendStr(appendKey(b, "comment"), v.Comment)
+	}
+	return b
 }
 
 var outputFields = fieldsOf(
@@ -636,6 +854,22 @@ func (v *CheckpointCreated) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *CheckpointCreated) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Label != "", v.Task != "", v.GitHead != ""))
+	b = appendStr(appendKey(b, "id"), v.ID)
+	if v.Label != "" {
+		b = appendStr(appendKey(b, "label"), v.Label)
+	}
+	b = appendUint64(appendKey(b, "at_seq"), v.AtSeq)
+	if v.Task != "" {
+		b = appendStr(appendKey(b, "task"), v.Task)
+	}
+	if v.GitHead != "" {
+		b = appendStr(appendKey(b, "git_head"), v.GitHead)
+	}
+	return b
+}
+
 var removedFields = fieldsOf(
 	"kind",
 	"id",
@@ -653,6 +887,13 @@ func (v *Removed) decodeField(r *mpReader, i int) error {
 		return r.str(&v.ID)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *Removed) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2)
+	b = appendStr(appendKey(b, "kind"), v.Kind)
+	b = appendStr(appendKey(b, "id"), v.ID)
+	return b
 }
 
 var rollbackAppliedFields = fieldsOf(
@@ -703,6 +944,39 @@ func (v *RollbackApplied) decodeField(r *mpReader, i int) error {
 	return fieldOutOfRange(i)
 }
 
+func (v *RollbackApplied) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1+count(v.Checkpoint != "", v.Task != "", v.Reason != "", v.Project != nil, len(v.Plans) > 0, len(v.Tasks) > 0, len(v.Approvals) > 0, len(v.Execs) > 0, len(v.Removed) > 0))
+	b = appendUint64(appendKey(b, "to_seq"), v.ToSeq)
+	if v.Checkpoint != "" {
+		b = appendStr(appendKey(b, "checkpoint"), v.Checkpoint)
+	}
+	if v.Task != "" {
+		b = appendStr(appendKey(b, "task"), v.Task)
+	}
+	if v.Reason != "" {
+		b = appendStr(appendKey(b, "reason"), v.Reason)
+	}
+	if v.Project != nil {
+		b = v.Project.appendMsgpack(appendKey(b, "project"))
+	}
+	if len(v.Plans) > 0 {
+		b = appendValues[Plan](appendKey(b, "plans"), v.Plans)
+	}
+	if len(v.Tasks) > 0 {
+		b = appendValues[Task](appendKey(b, "tasks"), v.Tasks)
+	}
+	if len(v.Approvals) > 0 {
+		b = appendValues[Approval](appendKey(b, "approvals"), v.Approvals)
+	}
+	if len(v.Execs) > 0 {
+		b = appendValues[Exec](appendKey(b, "execs"), v.Execs)
+	}
+	if len(v.Removed) > 0 {
+		b = appendValues[Removed](appendKey(b, "removed"), v.Removed)
+	}
+	return b
+}
+
 var rollbackMarkedFields = fieldsOf(
 	"rollback",
 	"to_seq",
@@ -728,4 +1002,14 @@ func (v *RollbackMarked) decodeField(r *mpReader, i int) error {
 		return r.boolField(&v.Removed)
 	}
 	return fieldOutOfRange(i)
+}
+
+func (v *RollbackMarked) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2+count(v.Removed))
+	b = appendUint64(appendKey(b, "rollback"), v.Rollback)
+	b = appendUint64(appendKey(b, "to_seq"), v.ToSeq)
+	if v.Removed {
+		b = appendBool(appendKey(b, "removed"), v.Removed)
+	}
+	return b
 }

@@ -145,7 +145,7 @@ func Types() []string {
 
 // ProjectCreated is the first event of stream project/<name>.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type ProjectCreated struct {
 	Name        string `msgpack:"name"`
 	Description string `msgpack:"description,omitempty"`
@@ -153,14 +153,14 @@ type ProjectCreated struct {
 
 // ProjectArchived closes a project to new work.
 //
-//codec:decode
+//codec:decode,append
 type ProjectArchived struct {
 	Reason string `msgpack:"reason,omitempty"`
 }
 
 // PlanCreated starts stream plan/<project>/<P-n>.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type PlanCreated struct {
 	ID          string `msgpack:"id"`
 	Title       string `msgpack:"title"`
@@ -169,7 +169,7 @@ type PlanCreated struct {
 
 // PlanClosed closes a plan.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type PlanClosed struct {
 	ID     string `msgpack:"id"`
 	Reason string `msgpack:"reason,omitempty"`
@@ -177,7 +177,7 @@ type PlanClosed struct {
 
 // TaskCreated starts stream task/<project>/<T-n>.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskCreated struct {
 	ID          string   `msgpack:"id"`
 	Plan        string   `msgpack:"plan,omitempty"`
@@ -193,7 +193,7 @@ type TaskCreated struct {
 
 // TaskUpdated carries the changed fields only; nil means unchanged.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskUpdated struct {
 	Title       *string   `msgpack:"title,omitempty"`
 	Description *string   `msgpack:"description,omitempty"`
@@ -205,7 +205,7 @@ type TaskUpdated struct {
 
 // TaskDepsChanged adds and removes dependencies (task ids of the project).
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskDepsChanged struct {
 	Added   []string `msgpack:"added,omitempty"`
 	Removed []string `msgpack:"removed,omitempty"`
@@ -214,7 +214,7 @@ type TaskDepsChanged struct {
 // TaskStatusChanged moves a task; Forced records that `done` was forced
 // past what blocked it.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskStatusChanged struct {
 	From   string `msgpack:"from"`
 	To     string `msgpack:"to"`
@@ -224,7 +224,7 @@ type TaskStatusChanged struct {
 
 // TaskClaimed takes or renews a claim; LeaseUntil is unix ns.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskClaimed struct {
 	Actor      string `msgpack:"actor"`
 	Session    string `msgpack:"session,omitempty"`
@@ -233,7 +233,7 @@ type TaskClaimed struct {
 
 // TaskReleased drops a claim.
 //
-//codec:decode
+//codec:decode,append
 type TaskReleased struct {
 	Actor   string `msgpack:"actor"`
 	Session string `msgpack:"session,omitempty"`
@@ -244,7 +244,7 @@ type TaskReleased struct {
 // with Replace the whole new object. Patch holds the exact JSON the user
 // gave, after validation.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type TaskContextMerged struct {
 	Patch   string `msgpack:"patch"`
 	Replace bool   `msgpack:"replace,omitempty"`
@@ -252,7 +252,7 @@ type TaskContextMerged struct {
 
 // StepAdded adds step <T-n>.<m> to a task.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type StepAdded struct {
 	ID    string `msgpack:"id"`
 	Title string `msgpack:"title"`
@@ -260,7 +260,7 @@ type StepAdded struct {
 
 // StepStatusChanged moves a step and/or sets its progress (0-100).
 //
-//codec:decode
+//codec:decode,append
 type StepStatusChanged struct {
 	ID       string `msgpack:"id"`
 	To       string `msgpack:"to"`
@@ -272,7 +272,7 @@ type StepStatusChanged struct {
 
 // NoteAdded attaches a note to a task, or to the project when Task is empty.
 //
-//codec:decode
+//codec:decode,append
 type NoteAdded struct {
 	Task string `msgpack:"task,omitempty"`
 	Text string `msgpack:"text"`
@@ -285,7 +285,7 @@ type NoteAdded struct {
 
 // ApprovalRequested asks for a decision on a proposed action.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type ApprovalRequested struct {
 	ID         string `msgpack:"id"`
 	Task       string `msgpack:"task,omitempty"`
@@ -299,7 +299,7 @@ type ApprovalRequested struct {
 
 // ApprovalDecided grants or denies an approval.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type ApprovalDecided struct {
 	ID       string `msgpack:"id"`
 	Decision string `msgpack:"decision"` // granted | denied
@@ -344,7 +344,7 @@ type ExecRecorded struct {
 
 // CheckpointCreated marks a named point: the state up to AtSeq.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type CheckpointCreated struct {
 	ID      string `msgpack:"id"`
 	Label   string `msgpack:"label,omitempty"`
@@ -356,7 +356,7 @@ type CheckpointCreated struct {
 // Removed names an entity that a rollback takes out of the projections
 // (it was created after the target).
 //
-//codec:decode
+//codec:decode,append
 type Removed struct {
 	Kind string `msgpack:"kind" json:"kind"` // plan | task | approval | exec
 	ID   string `msgpack:"id" json:"id"`
@@ -369,7 +369,7 @@ type Removed struct {
 // a rollback of the whole project. Short id counters are never rolled
 // back, so an id is never used twice.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type RollbackApplied struct {
 	ToSeq      uint64     `msgpack:"to_seq"`
 	Checkpoint string     `msgpack:"checkpoint,omitempty"`
@@ -393,7 +393,7 @@ type RollbackApplied struct {
 // update time) unless the rollback removed it. Files written before it
 // existed have none: their rollbacks left versions where they were.
 //
-//codec:decode,unmarshal
+//codec:decode,unmarshal,append
 type RollbackMarked struct {
 	Rollback uint64 `msgpack:"rollback"` // the seq of the rollback.applied event
 	ToSeq    uint64 `msgpack:"to_seq"`

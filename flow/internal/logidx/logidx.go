@@ -78,7 +78,11 @@ func CatchUp(tx store.Tx) error {
 
 // listPrefix is the key prefix of the list of term in kind.
 func listPrefix(kind byte, term string) []byte {
-	b := make([]byte, 0, 3+len(term)+8)
+	return appendListPrefix(make([]byte, 0, 3+len(term)+8), kind, term)
+}
+
+// appendListPrefix appends listPrefix(kind, term) to b.
+func appendListPrefix(b []byte, kind byte, term string) []byte {
 	b = append(b, kind)
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(term), math.MaxUint16)))
 	return append(b, term...)
@@ -129,43 +133,53 @@ func corrupt(k []byte) error {
 
 // Writer buffers the entries of one transaction's events (see doc.go).
 type Writer struct {
-	lists map[string][]uint64 // list prefix -> new seqs, ascending
-	order []string            // prefixes in the order first added
-	last  uint64              // the largest seq added
+	lists map[string]*[]uint64 // list prefix -> new seqs, ascending
+	order []string             // prefixes in the order first added
+	last  uint64               // the largest seq added
+	buf   []byte               // scratch: the prefix being added
 }
 
 // Add lists the event at seq.
 func (w *Writer) Add(seq uint64, ev *store.Event) {
 	if w.lists == nil {
-		w.lists = map[string][]uint64{}
+		w.lists = map[string]*[]uint64{}
 	}
 	w.last = max(w.last, seq)
-	w.add(listPrefix(kindType, ev.Type), seq)
+	w.add(appendListPrefix(w.buf[:0], kindType, ev.Type), seq)
 	if ev.Project != "" {
-		w.add(listPrefix(kindProjectType, projectTerm(ev.Project, ev.Type)), seq)
+		// listPrefix(kindProjectType, projectTerm(ev.Project, ev.Type))
+		b := append(w.buf[:0], kindProjectType, 0, 0)
+		b = binary.BigEndian.AppendUint16(b, uint16(min(len(ev.Project), math.MaxUint16)))
+		b = append(append(b, ev.Project...), ev.Type...)
+		binary.BigEndian.PutUint16(b[1:3], uint16(min(len(b)-3, math.MaxUint16)))
+		w.add(b, seq)
 	}
 	if ev.Actor != "" {
-		w.add(listPrefix(kindActor, ev.Actor), seq)
+		w.add(appendListPrefix(w.buf[:0], kindActor, ev.Actor), seq)
 	}
 	if ev.Session != "" {
-		w.add(listPrefix(kindSession, ev.Session), seq)
+		w.add(appendListPrefix(w.buf[:0], kindSession, ev.Session), seq)
 	}
 }
 
+// add appends seq to the list of prefix (w.buf, which it keeps as
+// scratch): no allocation for a list it has.
 func (w *Writer) add(prefix []byte, seq uint64) {
-	p := string(prefix)
-	seqs, ok := w.lists[p]
-	if !ok {
-		w.order = append(w.order, p)
+	w.buf = prefix
+	if seqs := w.lists[string(prefix)]; seqs != nil {
+		*seqs = append(*seqs, seq)
+		return
 	}
-	w.lists[p] = append(seqs, seq)
+	p := string(prefix)
+	w.order = append(w.order, p)
+	w.lists[p] = &[]uint64{seq}
 }
 
 // Flush writes the buffered seqs into tx and empties w.
 func (w *Writer) Flush(tx store.Tx) error {
 	slices.Sort(w.order) // keys in order: bbolt moves fewer
 	for _, p := range w.order {
-		if err := appendList(tx, []byte(p), w.lists[p]); err != nil {
+		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
 			return err
 		}
 	}

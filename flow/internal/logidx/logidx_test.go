@@ -121,3 +121,36 @@ func TestCursor_Malformed(t *testing.T) {
 		t.Fatalf("Le over a malformed chunk: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestWriter_Lists: Add lists an event under the prefixes the readers
+// look up (listPrefix), each list's seqs in order.
+func TestWriter_Lists(t *testing.T) {
+	var w Writer
+	evs := []store.Event{
+		{Type: "task.created", Project: "p", Actor: "a", Session: "s"},
+		{Type: "task.created", Project: "pq", Actor: "a"},
+		{Type: "note.added", Project: "p", Session: "s"},
+		{Type: "task.created", Project: "p", Actor: "b", Session: "s"},
+	}
+	for i := range evs {
+		w.Add(uint64(i+1), &evs[i])
+	}
+	want := map[string][]uint64{
+		string(listPrefix(kindType, "task.created")):                           {1, 2, 4},
+		string(listPrefix(kindType, "note.added")):                             {3},
+		string(listPrefix(kindProjectType, projectTerm("p", "task.created"))):  {1, 4},
+		string(listPrefix(kindProjectType, projectTerm("pq", "task.created"))): {2},
+		string(listPrefix(kindProjectType, projectTerm("p", "note.added"))):    {3},
+		string(listPrefix(kindActor, "a")):                                     {1, 2},
+		string(listPrefix(kindActor, "b")):                                     {4},
+		string(listPrefix(kindSession, "s")):                                   {1, 3, 4},
+	}
+	if len(w.lists) != len(want) || len(w.order) != len(want) {
+		t.Fatalf("%d lists, %d in order; want %d", len(w.lists), len(w.order), len(want))
+	}
+	for p, seqs := range want {
+		if got := w.lists[p]; got == nil || !slices.Equal(*got, seqs) {
+			t.Errorf("list %q = %v, want %v", p, got, seqs)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func (w *Writer) each(fn func(k, v []byte) error) error {
 		}
 	}
 	for _, p := range prefixes {
-		seqs := w.lists[p]
+		seqs := *w.lists[p]
 		for i := 0; i < len(seqs); i += ChunkSize {
 			chunk := seqs[i:min(i+ChunkSize, len(seqs))]
 			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {

@@ -30,10 +30,11 @@ import (
 //	project 0x00 0x01 ^seq      -> empty: a note of kind memory at seq
 //	                               (the seq inverted, newest first)
 //
-// IndexDigestLog brings it up to the head in every command that wrote to
-// the project; a reader reads the project's events after the mark itself
-// (an import, an older flowctl), and a project with no mark from its
-// start. Its values are sealed as the projections' are.
+// A DigestWriter brings it up to the head in every command (or batch of
+// them) that wrote to the project, counting the events it appends; a
+// reader reads the project's events after the mark itself (an import, an
+// older flowctl), and a project with no mark from its start. Its values
+// are sealed as the projections' are.
 
 // BucketDigestLog is the digest log index.
 const BucketDigestLog = "digest_log"
@@ -56,8 +57,9 @@ func planTask(v any) []byte {
 }
 
 // flushPlanCounts brings the plan counts in line with the task v (or its
-// removal) stored under key.
-func flushPlanCounts(tx store.Tx, bucket, key string, v any) error {
+// removal) stored under key: it writes the task's entry and leaves the
+// change to the counts in c.
+func flushPlanCounts(tx store.Tx, bucket, key string, v any, c *flushCounts) error {
 	if bucket != BucketTasks {
 		return nil
 	}
@@ -77,32 +79,35 @@ func flushPlanCounts(tx store.Tx, bucket, key string, v any) error {
 	}
 	project, _ := splitKey(key)
 	if old != nil {
-		if err := addPlanCount(tx, project, old, -1); err != nil {
-			return err
-		}
+		addPlanEntry(c, project, old, -1)
 	}
 	if now == nil {
 		return tx.Delete(BucketSummaries, k)
 	}
-	if err := addPlanCount(tx, project, now, 1); err != nil {
-		return err
-	}
+	addPlanEntry(c, project, now, 1)
 	return tx.Put(BucketSummaries, k, Seal(k, now))
 }
 
-// addPlanCount adds d to the counts of the plan of entry (plan 0x00
-// status); counts that reach zero are deleted.
-func addPlanCount(tx store.Tx, project string, entry []byte, d int64) error {
+// addPlanEntry adds d to the change of the counts of the plan of entry
+// (plan 0x00 status).
+func addPlanEntry(c *flushCounts, project string, entry []byte, d int64) {
 	plan, status, _ := bytes.Cut(entry, []byte{0})
-	k := PlanCountKey(project, string(plan))
+	var done int64
+	if string(status) == projection.StatusDone {
+		done = d
+	}
+	c.addPlan(string(PlanCountKey(project, string(plan))), d, done)
+}
+
+// addPlanCount adds tasks and done to the counts under k; counts whose
+// tasks reach zero are deleted.
+func addPlanCount(tx store.Tx, k []byte, dTasks, dDone int64) error {
 	tasks, done, err := readPlanCount(tx, k)
 	if err != nil {
 		return err
 	}
-	tasks = uint64(int64(tasks) + d)
-	if string(status) == projection.StatusDone {
-		done = uint64(int64(done) + d)
-	}
+	tasks = uint64(int64(tasks) + dTasks)
+	done = uint64(int64(done) + dDone)
 	if tasks == 0 {
 		return tx.Delete(BucketSummaries, k)
 	}
@@ -236,33 +241,93 @@ func IsMemoryNote(r *store.Record) bool {
 	return msgpack.Unmarshal(r.Data, &p) == nil && p.Kind == "memory"
 }
 
-// IndexDigestLog brings project's digest log index up to the head in tx.
-// A mark past the head (not this log's) drops the index, which is then
-// written again from the project's first event.
-func IndexDigestLog(tx store.Tx, project string) error {
-	m, err := ReadDigestMark(tx, project)
-	if err != nil {
-		return err
-	}
-	head, _ := tx.Head()
-	if m.Seq > head {
-		if err := DropDigestLog(tx, project); err != nil {
+// DigestWriter keeps the digest log index of the projects a write
+// transaction appends to. It counts each event as it is appended (Add),
+// from the record in hand, rather than reading the project's events back,
+// and writes the marks and memory notes it counted once, at the end
+// (Flush): until then the index stays at its mark, which readers read
+// past. The zero DigestWriter is ready; one serves one transaction.
+type DigestWriter struct {
+	runs  map[string]*digestRun
+	order []string // projects in the order first added
+}
+
+// digestRun is what a DigestWriter counted of one project.
+type digestRun struct {
+	mark   DigestMark
+	memory []uint64 // memory notes counted, to write at Flush
+}
+
+// Add counts r, the newest event of its project in tx. The first event of
+// a project first brings the index up to the event before it, reading
+// the project's events after its mark (an import, an older flowctl, a
+// rebuild left them unindexed); a mark at or past r (not this log's) drops
+// the index, which is then written again from the project's first event.
+func (w *DigestWriter) Add(tx store.Tx, r *store.Record) error {
+	run := w.runs[r.Project]
+	if run == nil {
+		var err error
+		if run, err = catchUpDigest(tx, r.Project, r.Seq); err != nil {
 			return err
 		}
-		m = DigestMark{}
+		if w.runs == nil {
+			w.runs = map[string]*digestRun{}
+		}
+		w.runs[r.Project] = run
+		w.order = append(w.order, r.Project)
 	}
-	before := m
-	err = tx.ReadProject(project, m.Seq+1, func(r *store.Record) error {
-		if m.DigestCount(r) {
-			return tx.Put(BucketDigestLog, digestMemoryKey(project, r.Seq), Seal(digestMemoryKey(project, r.Seq), nil))
+	if run.mark.DigestCount(r) {
+		run.memory = append(run.memory, r.Seq)
+	}
+	return nil
+}
+
+// catchUpDigest reads project's mark and counts its events after the mark
+// and before seq.
+func catchUpDigest(tx store.Tx, project string, seq uint64) (*digestRun, error) {
+	m, err := ReadDigestMark(tx, project)
+	if err != nil {
+		return nil, err
+	}
+	run := &digestRun{mark: m}
+	if m.Seq >= seq {
+		if err := DropDigestLog(tx, project); err != nil {
+			return nil, err
+		}
+		run.mark = DigestMark{}
+	}
+	err = tx.ReadProject(project, run.mark.Seq+1, func(r *store.Record) error {
+		if r.Seq >= seq {
+			return store.ErrStop
+		}
+		if run.mark.DigestCount(r) {
+			run.memory = append(run.memory, r.Seq)
 		}
 		return nil
 	})
-	if err != nil || m == before {
-		return err
+	if err == store.ErrStop {
+		err = nil
 	}
-	k := digestMarkKey(project)
-	return tx.Put(BucketDigestLog, k, m.value(k))
+	return run, err
+}
+
+// Flush writes what Add counted: each project's memory notes and mark.
+func (w *DigestWriter) Flush(tx store.Tx) error {
+	for _, project := range w.order {
+		run := w.runs[project]
+		for _, seq := range run.memory {
+			k := digestMemoryKey(project, seq)
+			if err := tx.Put(BucketDigestLog, k, Seal(k, nil)); err != nil {
+				return err
+			}
+		}
+		k := digestMarkKey(project)
+		if err := tx.Put(BucketDigestLog, k, run.mark.value(k)); err != nil {
+			return err
+		}
+	}
+	w.runs, w.order = nil, nil
+	return nil
 }
 
 // DropDigestLog deletes project's digest log index.

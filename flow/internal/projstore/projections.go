@@ -402,8 +402,9 @@ func produceEntities(mem *projection.Memory, out chan<- []record, stop <-chan st
 
 // produceMap sends the entities of m, sealed, in key order.
 func produceMap[V any](c *chunker, bucket string, m map[string]*V) error {
+	var enc encoder
 	for _, key := range slices.Sorted(maps.Keys(m)) {
-		b, err := encodeEntity(key, m[key])
+		b, err := enc.encode(key, m[key])
 		if err != nil {
 			return err
 		}

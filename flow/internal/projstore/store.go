@@ -3,6 +3,7 @@ package projstore
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,8 +70,17 @@ type Tx struct {
 	// it flushes the pending writes first. raw serves entity reads, which
 	// look in dirty first, and every write.
 	tx, raw store.Tx
-	dirty   map[string]any // bucket + "\x00" + key -> entity
-	keys    []string       // dirty keys in the order first put
+	dirty   map[entityKey]any // nil until the first put
+	keys    []entityKey       // dirty keys in the order first put
+	// clean holds, by the same keys, entities as they are stored: those
+	// a get decoded and those a flush wrote, so that the commands of a
+	// batch decode each entity once, however many flushes the batch
+	// makes. A write to an entity bucket other than a flush's drops it
+	// (Pending.settle). Only a command's Tx (Writer) keeps them: a
+	// query's gets each return an entity of its own.
+	clean map[entityKey]any
+	keep  bool
+	enc   encoder // of Flush
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
@@ -83,17 +93,20 @@ var _ Source = (*Tx)(nil)
 // unflushed alike: the Pending flushes before anything else reads or
 // writes a projection bucket.
 func NewTx(tx store.Tx) *Tx {
-	return &Tx{tx: tx, raw: tx, dirty: map[string]any{}}
+	return &Tx{tx: tx, raw: tx}
 }
 
 // Writer is the inline projections a command folds into: under a Pending,
 // the one its batch's commands share (batched true), whose writes wait
-// for the Pending's Flush; else NewTx(tx), which the command flushes.
+// for the Pending's Flush; else a Tx of its own, which the command
+// flushes. Either keeps the entities it reads (get).
 func Writer(tx store.Tx) (s *Tx, batched bool) {
 	if p, ok := tx.(*Pending); ok {
 		return p.s, true
 	}
-	return NewTx(tx), false
+	s = NewTx(tx)
+	s.keep = true
+	return s, false
 }
 
 // Reader is the inline projections a query reads through tx: under a
@@ -101,7 +114,7 @@ func Writer(tx store.Tx) (s *Tx, batched bool) {
 // each a copy the query owns; else NewTx(tx).
 func Reader(tx store.Tx) *Tx {
 	if p, ok := tx.(*Pending); ok {
-		return &Tx{tx: p, raw: p.Tx, dirty: map[string]any{}, pending: p.s}
+		return &Tx{tx: p, raw: p.Tx, pending: p.s}
 	}
 	return NewTx(tx)
 }
@@ -120,7 +133,7 @@ type Pending struct {
 // NewPending wraps tx for a batch of commands.
 func NewPending(tx store.Tx) *Pending {
 	p := &Pending{Tx: tx}
-	p.s = &Tx{tx: p, raw: tx, dirty: map[string]any{}}
+	p.s = &Tx{tx: p, raw: tx, keep: true}
 	return p
 }
 
@@ -144,6 +157,15 @@ func (p *Pending) settle(bucket string) error {
 	return p.Flush()
 }
 
+// settleWrite is settle before a write to bucket, which leaves the
+// entities kept clean stale when bucket holds entities.
+func (p *Pending) settleWrite(bucket string) error {
+	if slices.Contains(EntityBuckets, bucket) {
+		p.s.clean = nil
+	}
+	return p.settle(bucket)
+}
+
 func (p *Pending) Get(bucket string, key []byte) ([]byte, error) {
 	if err := p.settle(bucket); err != nil {
 		return nil, err
@@ -152,21 +174,21 @@ func (p *Pending) Get(bucket string, key []byte) ([]byte, error) {
 }
 
 func (p *Pending) Put(bucket string, key, value []byte) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.Put(bucket, key, value)
 }
 
 func (p *Pending) Delete(bucket string, key []byte) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.Delete(bucket, key)
 }
 
 func (p *Pending) DeleteBucket(bucket string) error {
-	if err := p.settle(bucket); err != nil {
+	if err := p.settleWrite(bucket); err != nil {
 		return err
 	}
 	return p.Tx.DeleteBucket(bucket)
@@ -186,22 +208,35 @@ func (p *Pending) Last(bucket string, prefix, max []byte) (k, v []byte, err erro
 	return p.Tx.Last(bucket, prefix, max)
 }
 
-func dirtyKey(bucket, key string) string { return bucket + "\x00" + key }
+// entityKey names an entity in dirty and clean: its bucket and key.
+type entityKey struct{ bucket, key string }
 
+func dirtyKey(bucket, key string) entityKey { return entityKey{bucket, key} }
+
+// get returns the entity under key in bucket: on a command's Tx, the one
+// the transaction holds (dirty or clean), else decoded and then kept
+// clean; on a Reader of a Pending, a copy of the one the batch holds, else
+// decoded; on a query's, decoded.
 func get[T any](s *Tx, bucket, key string) (*T, error) {
-	if v, ok := s.dirty[dirtyKey(bucket, key)]; ok {
+	dk := dirtyKey(bucket, key)
+	if v, ok := s.dirty[dk]; ok {
 		if _, gone := v.(deleted); gone {
 			return nil, nil
 		}
 		return v.(*T), nil
 	}
 	if s.pending != nil {
-		if v, ok := s.pending.dirty[dirtyKey(bucket, key)]; ok {
+		if v, ok := s.pending.dirty[dk]; ok {
 			if _, gone := v.(deleted); gone {
 				return nil, nil
 			}
 			return copyEntity(v.(*T))
 		}
+		if v, ok := s.pending.clean[dk]; ok {
+			return copyEntity(v.(*T))
+		}
+	} else if v, ok := s.clean[dk]; ok && s.keep {
+		return v.(*T), nil
 	}
 	k := []byte(key)
 	b, err := s.raw.Get(bucket, k)
@@ -211,27 +246,30 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	if b == nil {
 		return nil, s.checkAbsent(bucket, key)
 	}
-	return decodeEntity[T](bucket, k, b)
+	v, err := decodeEntity[T](bucket, k, b)
+	if err == nil && s.keep {
+		s.keepClean(dk, v)
+	}
+	return v, err
 }
 
-// copyEntity is a deep copy of the entity v: Clone for the entities that
-// have one, else through its encoding.
-func copyEntity[T any](v *T) (*T, error) {
-	switch v := any(v).(type) {
-	case *projection.Task:
-		return any(v.Clone()).(*T), nil
-	case *projection.Project:
-		return any(v.Clone()).(*T), nil
+func (s *Tx) keepClean(k entityKey, v any) {
+	if !s.keep {
+		return
 	}
-	b, ok := projection.AppendEntity(nil, v)
+	if s.clean == nil {
+		s.clean = map[entityKey]any{}
+	}
+	s.clean[k] = v
+}
+
+// copyEntity is a deep copy of the entity v (its Clone).
+func copyEntity[T any](v *T) (*T, error) {
+	c, ok := any(v).(interface{ Clone() *T })
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	out := new(T)
-	if _, err := projection.DecodeEntity(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return c.Clone(), nil
 }
 
 // checkAbsent checks that an entity not found under key in bucket is
@@ -282,21 +320,26 @@ func decodeBody[T any](bucket string, key, body []byte) (*T, error) {
 
 func (s *Tx) put(bucket, key string, v any) error {
 	k := dirtyKey(bucket, key)
+	if s.dirty == nil {
+		s.dirty = map[entityKey]any{}
+	}
 	if _, ok := s.dirty[k]; !ok {
 		s.keys = append(s.keys, k)
 	}
 	s.dirty[k] = v
+	delete(s.clean, k) // v may be it, changed: a flush keeps it clean again
 	return nil
 }
 
 // Flush writes every entity put since the last flush.
 func (s *Tx) Flush() error {
+	var counts flushCounts
 	for _, k := range s.keys {
-		bucket, key, _ := strings.Cut(k, "\x00")
-		if err := flushSummary(s.raw, bucket, key, s.dirty[k]); err != nil {
+		bucket, key := k.bucket, k.key
+		if err := flushSummary(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
 		}
-		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k]); err != nil {
+		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {
@@ -308,14 +351,15 @@ func (s *Tx) Flush() error {
 		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
+		s.keepClean(k, s.dirty[k])
 	}
-	s.dirty, s.keys = map[string]any{}, nil
-	return nil
+	s.dirty, s.keys = nil, nil
+	return counts.write(s.raw)
 }
 
 // putEntity writes the entity v, sealed, under key in bucket.
 func (s *Tx) putEntity(bucket, key string, v any) error {
-	b, err := encodeEntity(key, v)
+	b, err := s.enc.encode(key, v)
 	if err != nil {
 		return err
 	}
@@ -325,11 +369,22 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 // encodeEntity encodes a projected entity as marshal would (by hand:
 // projection.AppendEntity) and seals it for key (checksum.go).
 func encodeEntity(key string, v any) ([]byte, error) {
-	b, ok := projection.AppendEntity(nil, v)
+	var e encoder
+	return e.encode(key, v)
+}
+
+// encoder encodes entities into a scratch buffer it reuses, so that each
+// value is allocated once, at its size, rather than grown field by field.
+type encoder struct{ buf []byte }
+
+// encode is encodeEntity: a value of its own, which the store may keep.
+func (e *encoder) encode(key string, v any) ([]byte, error) {
+	b, ok := projection.AppendEntity(e.buf[:0], v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
-	return Seal([]byte(key), b), nil
+	e.buf = b
+	return Seal([]byte(key), append(make([]byte, 0, len(b)+SealSize), b...)), nil
 }
 
 func (s *Tx) Project(name string) (*projection.Project, error) {
@@ -377,7 +432,8 @@ func (s *Tx) PutExec(v *projection.Exec) error {
 }
 
 // list decodes every entity of bucket under prefix, in key order, with
-// what is dirty taking precedence. Callers sort by id number.
+// what is dirty taking precedence, and what a command's Tx keeps clean
+// not decoded again. Callers sort by id number.
 func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 	if s.pending != nil && len(s.pending.keys) > 0 {
 		if err := s.pending.Flush(); err != nil { // a Reader lists what is stored
@@ -388,10 +444,15 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 	seen := map[string]bool{}
 	err := s.raw.Scan(bucket, []byte(prefix), func(k, v []byte) error {
 		seen[string(k)] = true
-		if d, ok := s.dirty[dirtyKey(bucket, string(k))]; ok {
+		dk := dirtyKey(bucket, string(k))
+		if d, ok := s.dirty[dk]; ok {
 			if v, live := d.(*T); live {
 				out = append(out, v)
 			}
+			return nil
+		}
+		if c, ok := s.clean[dk]; ok && s.keep {
+			out = append(out, c.(*T))
 			return nil
 		}
 		e, err := decodeEntity[T](bucket, k, v)
@@ -401,7 +462,7 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 		return err
 	})
 	for _, k := range s.keys {
-		b, key, _ := strings.Cut(k, "\x00")
+		b, key := k.bucket, k.key
 		if v, live := s.dirty[k].(*T); live && b == bucket && strings.HasPrefix(key, prefix) && !seen[key] {
 			out = append(out, v)
 		}
@@ -446,9 +507,33 @@ func (m Mem) Checkpoints(p string) ([]*projection.Checkpoint, error) {
 	return m.CheckpointsOf(p), nil
 }
 
-// sortByID orders entities of one kind by id number (T-2 before T-10).
+// sortByID orders entities of one kind by id number (T-2 before T-10),
+// as projection.CompareIDs does, parsing each id once.
 func sortByID[T interface{ EntityID() string }](items []T, err error) ([]T, error) {
-	slices.SortFunc(items, func(a, b T) int { return projection.CompareIDs(a.EntityID(), b.EntityID()) })
+	type keyed struct {
+		prefix, id string
+		n          int
+		v          T
+	}
+	ks := make([]keyed, len(items))
+	for i, v := range items {
+		id := v.EntityID()
+		prefix, num, _ := strings.Cut(id, "-")
+		n, _ := strconv.Atoi(num)
+		ks[i] = keyed{prefix, id, n, v}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		if a.n != b.n {
+			return a.n - b.n // as CompareIDs
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	for i := range ks {
+		items[i] = ks[i].v
+	}
 	return items, err
 }
 

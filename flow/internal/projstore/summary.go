@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,18 +115,23 @@ func SummaryLeaseKey(project string, lease uint64, id string) []byte {
 	return append(k, id...)
 }
 
-// summaryEntries are the index entries of one entity (its count aside),
-// sealed.
-func summaryEntries(bucket, key string, s summary) map[string][]byte {
+// summaryKeys are the keys of the index entries of one entity (its count
+// aside): its entry, its id under its status and, for a task with a
+// claim, the claim. The entry's body is the summary value, the others'
+// are empty.
+func summaryKeys(bucket, key string, s summary) [][]byte {
 	project, id := splitKey(key)
-	out := map[string][]byte{}
-	add := func(k, body []byte) { out[string(k)] = Seal(k, body) }
-	add(SummaryRefKey(bucket, key), s.value())
-	add(append(SummaryStatusPrefix(bucket, project, s.Status), id...), nil)
+	keys := [][]byte{SummaryRefKey(bucket, key), append(SummaryStatusPrefix(bucket, project, s.Status), id...)}
 	if s.Lease != 0 {
-		add(SummaryLeaseKey(project, s.Lease, id), nil)
+		keys = append(keys, SummaryLeaseKey(project, s.Lease, id))
 	}
-	return out
+	return keys
+}
+
+// summaryCountKey is the key of the number of project's entities in bucket
+// with status.
+func summaryCountKey(bucket, project, status string) string {
+	return "n" + bucket + "\x00" + project + "\x00" + status
 }
 
 // countValue is the sealed value of the count n under k.
@@ -155,8 +161,10 @@ func splitKey(key string) (project, id string) {
 }
 
 // flushSummary brings the index in line with the entity v (or its
-// removal) stored under bucket and key.
-func flushSummary(tx store.Tx, bucket, key string, v any) error {
+// removal) stored under bucket and key: it writes the entries that
+// change and leaves the change to the counts in c, which a flush writes
+// once for all its entities.
+func flushSummary(tx store.Tx, bucket, key string, v any, c *flushCounts) error {
 	if !summarized[bucket] {
 		return nil
 	}
@@ -165,30 +173,90 @@ func flushSummary(tx store.Tx, bucket, key string, v any) error {
 		return err
 	}
 	now, live := indexSummary(v)
-	if old != nil && live && bytes.Equal(old, now.value()) {
+	var value []byte
+	if live {
+		value = now.value()
+	}
+	if old != nil && live && bytes.Equal(old, value) {
 		return nil
 	}
 	project, _ := splitKey(key)
+	var was, is [][]byte
 	if old != nil {
-		was := parseSummary(old)
-		for k := range summaryEntries(bucket, key, was) {
-			if err := tx.Delete(BucketSummaries, []byte(k)); err != nil {
+		s := parseSummary(old)
+		was = summaryKeys(bucket, key, s)
+		c.addStatus(summaryCountKey(bucket, project, s.Status), -1)
+	}
+	if live {
+		is = summaryKeys(bucket, key, now)
+		c.addStatus(summaryCountKey(bucket, project, now.Status), 1)
+	}
+	for _, k := range was {
+		if !containsKey(is, k) {
+			if err := tx.Delete(BucketSummaries, k); err != nil {
 				return err
 			}
 		}
-		if err := addCount(tx, bucket, project, was.Status, -1); err != nil {
+	}
+	for i, k := range is {
+		if i > 0 && containsKey(was, k) { // an empty body, there already
+			continue
+		}
+		var body []byte
+		if i == 0 {
+			body = value
+		}
+		if err := tx.Put(BucketSummaries, k, Seal(k, body)); err != nil {
 			return err
 		}
 	}
-	if !live {
-		return nil
+	return nil
+}
+
+func containsKey(keys [][]byte, k []byte) bool {
+	return slices.ContainsFunc(keys, func(x []byte) bool { return bytes.Equal(x, k) })
+}
+
+// flushCounts gathers what a flush changes of the status index's counts
+// and of the plans' task counts, so that each count it touches is read
+// and written once.
+type flushCounts struct {
+	status map[string]int64    // summaryCountKey -> change
+	plans  map[string][2]int64 // PlanCountKey -> change of tasks, of done tasks
+}
+
+func (c *flushCounts) addStatus(k string, d int64) {
+	if c.status == nil {
+		c.status = map[string]int64{}
 	}
-	for k, v := range summaryEntries(bucket, key, now) {
-		if err := tx.Put(BucketSummaries, []byte(k), v); err != nil {
-			return err
+	c.status[k] += d
+}
+
+func (c *flushCounts) addPlan(k string, tasks, done int64) {
+	if c.plans == nil {
+		c.plans = map[string][2]int64{}
+	}
+	d := c.plans[k]
+	c.plans[k] = [2]int64{d[0] + tasks, d[1] + done}
+}
+
+// write applies the changes, in key order.
+func (c *flushCounts) write(tx store.Tx) error {
+	for _, k := range slices.Sorted(maps.Keys(c.status)) {
+		if d := c.status[k]; d != 0 {
+			if err := addCount(tx, []byte(k), d); err != nil {
+				return err
+			}
 		}
 	}
-	return addCount(tx, bucket, project, now.Status, 1)
+	for _, k := range slices.Sorted(maps.Keys(c.plans)) {
+		if d := c.plans[k]; d != [2]int64{} {
+			if err := addPlanCount(tx, []byte(k), d[0], d[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // storedSummary is the body of the stored summary value of the entity
@@ -202,10 +270,9 @@ func storedSummary(tx store.Tx, bucket, key string) ([]byte, error) {
 	return Unseal(BucketSummaries, k, v)
 }
 
-// addCount adds d to the number of project's entities in bucket with
-// status; a count that reaches zero is deleted.
-func addCount(tx store.Tx, bucket, project, status string, d int64) error {
-	k := append(SummaryCountPrefix(bucket, project), status...)
+// addCount adds d to the count under k (summaryCountKey); a count that
+// reaches zero is deleted.
+func addCount(tx store.Tx, k []byte, d int64) error {
 	b, err := tx.Get(BucketSummaries, k)
 	if err != nil {
 		return err
@@ -231,11 +298,15 @@ func wantSummaries(mem *projection.Memory) map[string][]byte {
 			return
 		}
 		s, _ := indexSummary(v)
-		for k, v := range summaryEntries(bucket, key, s) {
-			want[k] = v
+		for i, k := range summaryKeys(bucket, key, s) {
+			var body []byte
+			if i == 0 {
+				body = s.value()
+			}
+			want[string(k)] = Seal(k, body)
 		}
 		project, _ := splitKey(key)
-		counts[string(SummaryCountPrefix(bucket, project))+s.Status]++
+		counts[summaryCountKey(bucket, project, s.Status)]++
 	})
 	for k, n := range counts {
 		want[k] = countValue([]byte(k), n)
