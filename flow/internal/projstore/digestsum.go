@@ -415,3 +415,16 @@ func CheckDigestLog(tx store.Tx) error {
 	}
 	return nil
 }
+
+// IndexDigestLog brings project's digest log index up to the head of tx,
+// reading the project's events after its mark: for the writers that do
+// not count events as they append them (an import, a rebuild).
+func IndexDigestLog(tx store.Tx, project string) error {
+	head, _ := tx.Head()
+	run, err := catchUpDigest(tx, project, head+1)
+	if err != nil {
+		return err
+	}
+	w := DigestWriter{runs: map[string]*digestRun{project: run}, order: []string{project}}
+	return w.Flush(tx)
+}
