@@ -211,7 +211,7 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	if b == nil {
 		return nil, s.checkAbsent(bucket, key)
 	}
-	return decodeEntity[T](bucket, k, b)
+	return decodeEntity[T](s.raw, bucket, k, b)
 }
 
 // copyEntity is a deep copy of the entity v: Clone for the entities that
@@ -258,19 +258,50 @@ func (s *Tx) checkAbsent(bucket, key string) error {
 }
 
 // decodeEntity checks the sealed value b stored under key in bucket and
-// decodes it. A damaged value is an ErrDamaged.
-func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
+// decodes it, reading an exec stored by reference through log (value.go).
+// A damaged value is an ErrDamaged.
+func decodeEntity[T any](log store.Tx, bucket string, key, b []byte) (*T, error) {
 	body, err := Unseal(bucket, key, b)
 	if err != nil {
 		return nil, err
 	}
-	return decodeBody[T](bucket, key, body)
+	return decodeBody[T](log, bucket, key, body)
 }
 
-// decodeBody decodes the checked body of the entity under key in bucket.
-func decodeBody[T any](bucket string, key, body []byte) (*T, error) {
+// decodeBody decodes the checked body of the entity under key in bucket
+// (value.go).
+func decodeBody[T any](log store.Tx, bucket string, key, body []byte) (*T, error) {
 	v := new(T)
-	ok, err := projection.DecodeEntity(body, v)
+	if len(body) > 0 && body[0] == valueExecRef {
+		if _, ok := any(v).(*projection.Exec); !ok {
+			return nil, Damaged(bucket, key, "does not decode: an exec reference")
+		}
+		x, err := decodeExecRef(log, bucket, key, body)
+		if err != nil {
+			return nil, err
+		}
+		return any(x).(*T), nil
+	}
+	return unpackDecode[T](bucket, key, body, nil)
+}
+
+// unpackDecode decodes the body of an entity that is not an exec reference
+// unless maybe, given its msgpack, refuses it (nil, nil).
+func unpackDecode[T any](bucket string, key, body []byte, maybe func(msgpack []byte) bool) (*T, error) {
+	mp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(mp)
+	m, err := unpackBody((*mp)[:0], body)
+	if cap(m) > cap(*mp) {
+		*mp = m[:0]
+	}
+	if err != nil {
+		return nil, Damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))
+	}
+	if maybe != nil && !maybe(m) {
+		return nil, nil
+	}
+	v := new(T)
+	ok, err := projection.DecodeEntity(m, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
@@ -322,12 +353,12 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 	return s.raw.Put(bucket, []byte(key), b)
 }
 
-// encodeEntity encodes a projected entity as marshal would (by hand:
-// projection.AppendEntity) and seals it for key (checksum.go).
+// encodeEntity encodes a projected entity's stored body (value.go) and
+// seals it for key (checksum.go).
 func encodeEntity(key string, v any) ([]byte, error) {
-	b, ok := projection.AppendEntity(nil, v)
-	if !ok {
-		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	b, err := appendBody(nil, v)
+	if err != nil {
+		return nil, err
 	}
 	return Seal([]byte(key), b), nil
 }
@@ -394,7 +425,7 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 			}
 			return nil
 		}
-		e, err := decodeEntity[T](bucket, k, v)
+		e, err := decodeEntity[T](s.raw, bucket, k, v)
 		if err == nil {
 			out = append(out, e)
 		}
