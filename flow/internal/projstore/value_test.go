@@ -19,7 +19,7 @@ func valueEntities() []any {
 		&projection.Plan{Project: "p", ID: "P-1", Title: "open", Status: "open", Meta: meta},
 		&projection.Task{Project: "p", ID: "T-1", Title: "done", Status: "doing", Tags: []string{"todo", "x"}, Deps: []string{"T-0"},
 			Claim: &projection.Claim{Actor: "a", LeaseUntil: 5}, Context: projection.JSON(`{"k":"` + strings.Repeat("v", 300) + `"}`),
-			Steps: []projection.Step{{ID: "T-1.1", Title: "s", Status: "completed", Progress: 100}, {ID: "T-1.2", Status: "pending"}},
+			Steps:            []projection.Step{{ID: "T-1.1", Title: "s", Status: "completed", Progress: 100}, {ID: "T-1.2", Status: "pending"}},
 			PendingApprovals: []string{"A-1"}, Meta: meta},
 		&projection.Approval{Project: "p", ID: "A-1", Message: "m", Status: "pending",
 			ActionHash: strings.Repeat("0123456789abcdef", 4), Comment: strings.Repeat("0123456789ABCDEF", 4), Meta: meta},
