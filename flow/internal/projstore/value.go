@@ -17,9 +17,11 @@ import (
 //
 //	valuePacked   the entity's msgpack, packed (below)
 //	valueS2       the packed msgpack, compressed as an S2 block
-//	valueExecRef  an exec record: uvarint Meta.Seq, uvarint Meta.Version;
-//	              the rest is the event at that seq (projection.ExecAt),
-//	              which the log holds anyway
+//	valueExecRef  an exec record: uvarint Meta.Seq, uvarint Meta.Version,
+//	              its task id (the rest of the body; a list by task tests
+//	              it undecoded, see Each); the rest of the exec is the
+//	              event at that seq (projection.ExecAt), which the log
+//	              holds anyway
 //
 // Packing rewrites some msgpack tokens as two or more bytes starting with
 // 0xc1, the one type byte msgpack never uses, and leaves every other byte
@@ -79,7 +81,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 func appendBody(b []byte, v any) ([]byte, error) {
 	if x, ok := v.(*projection.Exec); ok {
 		b = binary.AppendUvarint(append(b, valueExecRef), x.Seq)
-		return binary.AppendUvarint(b, x.Version), nil
+		return append(binary.AppendUvarint(b, x.Version), x.Task...), nil
 	}
 	mp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(mp)
@@ -309,7 +311,7 @@ func unpackBody(dst, body []byte) ([]byte, error) {
 func decodeExecRef(log store.Tx, bucket string, key, body []byte) (*projection.Exec, error) {
 	seq, n := binary.Uvarint(body[1:])
 	version, m := binary.Uvarint(body[1+max(n, 0):])
-	if n <= 0 || m <= 0 || 1+n+m != len(body) {
+	if n <= 0 || m <= 0 {
 		return nil, Damaged(bucket, key, "does not decode: a bad exec reference")
 	}
 	project, id := splitKey(string(key))
@@ -321,8 +323,12 @@ func decodeExecRef(log store.Tx, bucket string, key, body []byte) (*projection.E
 		return nil, Damaged(bucket, key, fmt.Sprintf("refers to seq %d, which the log does not hold", seq))
 	}
 	x, err := projection.ExecAt(r, id, version)
-	if err == nil && x.Project != project {
+	switch task := string(body[1+n+m:]); {
+	case err != nil:
+	case x.Project != project:
 		err = fmt.Errorf("the event at seq %d is of project %q", seq, x.Project)
+	case x.Task != task:
+		err = fmt.Errorf("the event at seq %d is of task %q, not %q", seq, x.Task, task)
 	}
 	if err != nil {
 		return nil, Damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))

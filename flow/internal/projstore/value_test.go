@@ -6,7 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -112,4 +116,60 @@ func FuzzPack(f *testing.F) {
 			t.Fatalf("unpack(pack(%x)) = %x, %v", m, got, err)
 		}
 	})
+}
+
+// recordTx serves Record from recs; nothing else of a store.Tx.
+type recordTx struct {
+	store.Tx
+	recs map[uint64]*store.Record
+}
+
+func (t recordTx) Record(seq uint64) (*store.Record, error) { return t.recs[seq], nil }
+
+// TestValue_ExecRef: an exec is stored as a reference to its event and
+// decodes to the exec the event makes; a reference that does not fit the
+// event (missing, another project, another task) is ErrDamaged.
+func TestValue_ExecRef(t *testing.T) {
+	payload := func(x projection.ExecRecorded) []byte {
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.SetSortMapKeys(true)
+		enc.SetCustomStructTag("msgpack")
+		if err := enc.Encode(&x); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	rec := &store.Record{Seq: 9, Stream: "task/p/T-2", Version: 4, Event: store.Event{Type: projection.TypeExecRecorded,
+		Schema: projection.SchemaVersion, Time: time.Unix(100, 0), Actor: "a", Project: "p",
+		Data: payload(projection.ExecRecorded{ID: "X-1", Task: "T-2", Command: "go test", Stdout: projection.Output{Head: "ok", Bytes: 2}})}}
+	want, err := projection.ExecAt(rec, "X-1", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := appendBody(nil, want)
+	if err != nil || body[0] != valueExecRef || !bytes.HasSuffix(body, []byte("T-2")) {
+		t.Fatalf("appendBody = %x, %v", body, err)
+	}
+	log := recordTx{recs: map[uint64]*store.Record{9: rec}}
+	got, err := decodeBody[projection.Exec](log, BucketExecs, []byte("p/X-1"), body)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeBody = %+v, %v; want %+v", got, err, want)
+	}
+	for name, c := range map[string]struct {
+		key  string
+		body []byte
+		log  recordTx
+	}{
+		"Missing":        {"p/X-1", body, recordTx{}},
+		"AnotherProject": {"q/X-1", body, log},
+		"AnotherID":      {"p/X-2", body, log},
+		"AnotherTask":    {"p/X-1", append(bytes.TrimSuffix(bytes.Clone(body), []byte("T-2")), "T-3"...), log},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := decodeBody[projection.Exec](c.log, BucketExecs, []byte(c.key), c.body); !errors.Is(err, ErrDamaged) {
+				t.Fatalf("decodeBody = %v, want ErrDamaged", err)
+			}
+		})
+	}
 }
