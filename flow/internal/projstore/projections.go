@@ -537,7 +537,7 @@ func compareBucket(tx store.Tx, bucket string, want map[string][]byte) error {
 		switch {
 		case !ok:
 			return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
-		case !bytes.Equal(w, v):
+		case !sameValue(bucket, k, w, v):
 			return projectionDiff(bucket, string(k), mismatch(bucket, k, v))
 		}
 		seen++

@@ -173,3 +173,34 @@ func TestValue_ExecRef(t *testing.T) {
 		})
 	}
 }
+
+// TestSameValue: verify takes a body compressed otherwise for the same
+// entity, never another entity's.
+func TestSameValue(t *testing.T) {
+	key := []byte("p/T-1")
+	v := valueEntities()[2]
+	s2Body, _ := appendBody(nil, v)
+	if s2Body[0] != valueS2 {
+		t.Fatalf("kind %#x, want S2", s2Body[0])
+	}
+	m, _ := projection.AppendEntity(nil, v)
+	packed, _ := pack([]byte{valuePacked}, m)
+	other, _ := appendBody(nil, &projection.Task{Project: "p", ID: "T-1"})
+	want := Seal(key, s2Body)
+	for _, c := range []struct {
+		name   string
+		bucket string
+		got    []byte
+		same   bool
+	}{
+		{"Equal", BucketTasks, Seal(key, bytes.Clone(s2Body)), true},
+		{"PackedOnly", BucketTasks, Seal(key, packed), true},
+		{"AnotherTask", BucketTasks, Seal(key, other), false},
+		{"Damaged", BucketTasks, append(bytes.Clone(packed), 0, 0, 0, 0), false},
+		{"NotAnEntity", BucketSummaries, Seal(key, packed), false},
+	} {
+		if got := sameValue(c.bucket, key, want, c.got); got != c.same {
+			t.Errorf("%s: sameValue = %v, want %v", c.name, got, c.same)
+		}
+	}
+}
