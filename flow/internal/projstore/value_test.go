@@ -204,3 +204,18 @@ func TestSameValue(t *testing.T) {
 		}
 	}
 }
+
+// TestPackWords: every word has a token below packUint, once, and fits a
+// fixstr.
+func TestPackWords(t *testing.T) {
+	if len(packWords) > packUint {
+		t.Fatalf("%d words, at most %d tokens", len(packWords), packUint)
+	}
+	seen := map[string]bool{}
+	for _, w := range packWords {
+		if seen[w] || len(w) > 31 {
+			t.Errorf("word %q: repeated or too long for a fixstr", w)
+		}
+		seen[w] = true
+	}
+}
