@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +20,14 @@ func TestCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rng := rand.New(rand.NewPCG(1, 2))
 		for i := range 300 {
-			_, err := eng.AddTask(flow.NewTask{Project: "p", Title: fmt.Sprint("task ", i), Description: strings.Repeat("d", 2000)})
+			// Random hex: the projections compress a repeated text to nothing.
+			desc := make([]byte, 1000)
+			for j := range desc {
+				desc[j] = byte(rng.Uint32())
+			}
+			_, err := eng.AddTask(flow.NewTask{Project: "p", Title: fmt.Sprint("task ", i), Description: hex.EncodeToString(desc)})
 			if err != nil {
 				t.Fatal(err)
 			}

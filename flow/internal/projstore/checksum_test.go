@@ -52,7 +52,7 @@ func FuzzDecodeEntity(f *testing.F) {
 	f.Add("", []byte{})
 	f.Fuzz(func(t *testing.T, key string, v []byte) {
 		for _, stored := range [][]byte{v, Seal([]byte(key), bytes.Clone(v))} {
-			if _, err := decodeEntity[projection.Task](BucketTasks, []byte(key), stored); err != nil && !errors.Is(err, ErrDamaged) {
+			if _, err := decodeEntity[projection.Task](nil, BucketTasks, []byte(key), stored); err != nil && !errors.Is(err, ErrDamaged) {
 				t.Fatalf("decodeEntity(%q, %x) = %v, want nil or ErrDamaged", key, stored, err)
 			}
 		}

@@ -18,11 +18,11 @@ decodes a page.
 
 # Buckets
 
-	proj_project     project name              -> Project (msgpack)
+	proj_project     project name              -> Project (packed msgpack, below)
 	proj_plan        project "/" P-n           -> Plan
 	proj_task        project "/" T-n           -> Task (with its steps, claim, context)
 	proj_approval    project "/" A-n           -> Approval
-	proj_exec        project "/" X-n           -> Exec
+	proj_exec        project "/" X-n           -> Exec, as a reference to its event
 	proj_checkpoint  project "/" C-n           -> Checkpoint
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE Format
 	proj_summary     the status index: counts, ids by status, live claims (summary.go),
@@ -31,10 +31,23 @@ decodes a page.
 	                 memory, up to a mark (digestsum.go); not a projection: a rebuild
 	                 drops it and the next command of each project writes it again
 
+# Values
+
+An entity's body (value.go) is a kind byte and the entity's msgpack,
+packed: its field names and statuses as two-byte tokens, small uint64s
+as varints, a SHA-256 in hex as its 32 bytes; then compressed as an S2
+block when that is shorter. An exec record is never changed but by a
+rollback that puts it back, so its body is a reference instead: the seq
+of the event that made or restored it, its version and its task id; a
+read of it reads that event from the log (projection.ExecAt), and a
+reference that does not fit its event is ErrDamaged. Format 3 stored the
+plain msgpack, which a read still decodes; a writable open rebuilds such
+projections (proj_meta's stamp, below).
+
 # Seals
 
 Every value of the entity buckets and of proj_summary is sealed: its body
-(the msgpack above, or summary.go's entry) followed by the CRC32C of the
+(the value above, or summary.go's entry) followed by the CRC32C of the
 key and the body, 4 bytes big endian (checksum.go). Every read checks the
 seal before it decodes a byte; a mismatch, or an entity missing under its
 key that the status index (or, for a project, the log) still has, is

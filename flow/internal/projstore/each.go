@@ -116,9 +116,11 @@ func (s *Tx) indexed(bucket, project, status, id string) (bool, error) {
 
 // Each calls fn with project's entities in bucket with status ("" for
 // all), in id order (EachID: prefix and last are its). maybe (nil: every
-// one) sees each entity's checked body before it is decoded; one it
-// refuses is skipped undecoded, so it must refuse only entities fn would
-// skip. An id whose entity the bucket does not hold is ErrDamaged: the ids
+// one) sees each entity's checked msgpack (unpacked, value.go) before it
+// is decoded; one it refuses is skipped undecoded, so it must refuse only
+// entities fn would skip. An exec stored by reference (value.go) shows
+// maybe its reference, which holds its task id and no other field: a
+// maybe of execs may test for the task id only. An id whose entity the bucket does not hold is ErrDamaged: the ids
 // come from the status index. fn returning store.ErrStop ends the walk,
 // and Each returns nil.
 func Each[T any](s *Tx, bucket, project, status, prefix string, last int, maybe func(body []byte) bool, fn func(*T) error) error {
@@ -150,8 +152,14 @@ func eachOne[T any](s *Tx, bucket, key string, maybe func([]byte) bool) (*T, err
 		return nil, DamagedEntry(bucket, key, "lists an entity the projections do not hold")
 	}
 	body, err := Unseal(bucket, k, b)
-	if err != nil || (maybe != nil && !maybe(body)) {
+	if err != nil {
 		return nil, err
 	}
-	return decodeBody[T](bucket, k, body)
+	if len(body) > 0 && body[0] == valueExecRef && maybe != nil && !maybe(body) {
+		return nil, nil
+	}
+	if maybe == nil || len(body) > 0 && body[0] == valueExecRef {
+		return decodeBody[T](s.tx, bucket, k, body)
+	}
+	return unpackDecode[T](bucket, k, body, maybe)
 }

@@ -17,12 +17,14 @@ import (
 // Format is the format of the engine's stored projection records: 1,
 // sealed with a CRC32C of key and value (checksum.go); 2, the status index
 // holds titles too (summary.go), for completion; 3, it holds the task
-// counts of each plan too (digestsum.go). Files of earlier flowctl
+// counts of each plan too (digestsum.go); 4, an entity's value is packed
+// and compressed msgpack, an exec's a reference to its event (value.go).
+// Files of earlier flowctl
 // hold unsealed records and no format. It is kept apart from
 // projection.Version, which every snapshot carries too: how flow frames
 // its records is no part of a snapshot, so a new format leaves the
 // snapshots of a file readable.
-const Format = 3
+const Format = 4
 
 // stamp is what proj_meta's version holds for projections this binary
 // built: projection.Version and Format, uint32 BE each. Stored projections
@@ -566,7 +568,7 @@ func compareBucket(tx store.Tx, bucket string, want map[string][]byte) error {
 		switch {
 		case !ok:
 			return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
-		case !bytes.Equal(w, v):
+		case !sameValue(bucket, k, w, v):
 			return projectionDiff(bucket, string(k), mismatch(bucket, k, v))
 		}
 		seen++

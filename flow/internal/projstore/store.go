@@ -246,7 +246,7 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	if b == nil {
 		return nil, s.checkAbsent(bucket, key)
 	}
-	v, err := decodeEntity[T](bucket, k, b)
+	v, err := decodeEntity[T](s.raw, bucket, k, b)
 	if err == nil && s.keep {
 		s.keepClean(dk, v)
 	}
@@ -296,19 +296,50 @@ func (s *Tx) checkAbsent(bucket, key string) error {
 }
 
 // decodeEntity checks the sealed value b stored under key in bucket and
-// decodes it. A damaged value is an ErrDamaged.
-func decodeEntity[T any](bucket string, key, b []byte) (*T, error) {
+// decodes it, reading an exec stored by reference through log (value.go).
+// A damaged value is an ErrDamaged.
+func decodeEntity[T any](log store.Tx, bucket string, key, b []byte) (*T, error) {
 	body, err := Unseal(bucket, key, b)
 	if err != nil {
 		return nil, err
 	}
-	return decodeBody[T](bucket, key, body)
+	return decodeBody[T](log, bucket, key, body)
 }
 
-// decodeBody decodes the checked body of the entity under key in bucket.
-func decodeBody[T any](bucket string, key, body []byte) (*T, error) {
+// decodeBody decodes the checked body of the entity under key in bucket
+// (value.go).
+func decodeBody[T any](log store.Tx, bucket string, key, body []byte) (*T, error) {
 	v := new(T)
-	ok, err := projection.DecodeEntity(body, v)
+	if len(body) > 0 && body[0] == valueExecRef {
+		if _, ok := any(v).(*projection.Exec); !ok {
+			return nil, Damaged(bucket, key, "does not decode: an exec reference")
+		}
+		x, err := decodeExecRef(log, bucket, key, body)
+		if err != nil {
+			return nil, err
+		}
+		return any(x).(*T), nil
+	}
+	return unpackDecode[T](bucket, key, body, nil)
+}
+
+// unpackDecode decodes the body of an entity that is not an exec reference
+// unless maybe, given its msgpack, refuses it (nil, nil).
+func unpackDecode[T any](bucket string, key, body []byte, maybe func(msgpack []byte) bool) (*T, error) {
+	mp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(mp)
+	m, err := unpackBody((*mp)[:0], body)
+	if cap(m) > cap(*mp) {
+		*mp = m[:0]
+	}
+	if err != nil {
+		return nil, Damaged(bucket, key, fmt.Sprintf("does not decode: %v", err))
+	}
+	if maybe != nil && !maybe(m) {
+		return nil, nil
+	}
+	v := new(T)
+	ok, err := projection.DecodeEntity(m, v)
 	if !ok {
 		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
 	}
@@ -366,8 +397,8 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 	return s.raw.Put(bucket, []byte(key), b)
 }
 
-// encodeEntity encodes a projected entity as marshal would (by hand:
-// projection.AppendEntity) and seals it for key (checksum.go).
+// encodeEntity encodes a projected entity's stored body (value.go) and
+// seals it for key (checksum.go).
 func encodeEntity(key string, v any) ([]byte, error) {
 	var e encoder
 	return e.encode(key, v)
@@ -379,9 +410,9 @@ type encoder struct{ buf []byte }
 
 // encode is encodeEntity: a value of its own, which the store may keep.
 func (e *encoder) encode(key string, v any) ([]byte, error) {
-	b, ok := projection.AppendEntity(e.buf[:0], v)
-	if !ok {
-		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	b, err := appendBody(e.buf[:0], v)
+	if err != nil {
+		return nil, err
 	}
 	e.buf = b
 	return Seal([]byte(key), append(make([]byte, 0, len(b)+SealSize), b...)), nil
@@ -455,7 +486,7 @@ func list[T any](s *Tx, bucket, prefix string) ([]*T, error) {
 			out = append(out, c.(*T))
 			return nil
 		}
-		e, err := decodeEntity[T](bucket, k, v)
+		e, err := decodeEntity[T](s.raw, bucket, k, v)
 		if err == nil {
 			out = append(out, e)
 		}

@@ -178,7 +178,7 @@ func (v *projectVerifier) compareOwned(bucket, p string, want map[string][]byte)
 			switch {
 			case !ok:
 				return projectionDiff(bucket, string(k), "is stored but a replay of the log does not produce it")
-			case !bytes.Equal(w, val):
+			case !sameValue(bucket, k, w, val):
 				return projectionDiff(bucket, string(k), mismatch(bucket, k, val))
 			}
 			seen++

@@ -19,8 +19,9 @@ import (
 // A state as Put handles it: the encodings of its entities, each with
 // the SHA-256 of its encoding (its fingerprint), in the body's order. Put
 // reads the current state as the inline projection stores it, without
-// decoding an entity: a stored entity's body is the encoding a snapshot
-// body holds (projection.AppendEntity), so only the entities whose
+// decoding an entity: a stored entity's body unpacks to the encoding a
+// snapshot body holds (projection.AppendEntity; an exec stored by
+// reference is read back from the log and encoded), so only the entities whose
 // fingerprints differ from the base's are decoded (to check that their
 // bytes are the canonical encoding, and to build the delta).
 
@@ -81,7 +82,7 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 	if err != nil || v == nil {
 		return s, err
 	}
-	if s.project.b, err = projstore.Unseal(projstore.BucketProjects, []byte(project), v); err != nil {
+	if s.project.b, err = projstore.EntityMsgpack(tx, projstore.BucketProjects, []byte(project), v); err != nil {
 		return nil, err
 	}
 	s.project.id, s.project.fp = project, sha256.Sum256(s.project.b)
@@ -89,7 +90,7 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 	for i, bucket := range kinds {
 		l := []rawEntity{}
 		err := tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
-			body, err := projstore.Unseal(bucket, k, v)
+			body, err := projstore.EntityMsgpack(tx, bucket, k, v)
 			l = append(l, rawEntity{id: string(k[len(prefix):]), b: body, fp: sha256.Sum256(body)})
 			return err
 		})
