@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/logidx"
@@ -33,17 +34,19 @@ type VerifyReport struct {
 
 // Verify checks the whole store (store.Verifier; for a file see
 // eventlog.Log.Verify), then the stored projections against a replay of
-// the log, project by project (projstore.VerifyByProject). It returns a
+// the log, project by project (projstore.VerifyByProject), and the log
+// index against the log (logidx.Compare). It returns a
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
 // The projections are read only once the store's check of its page
 // structure has passed: a walk of a file whose pages are damaged can
 // crash or loop before that check has refused it. A store that says when
-// (overlapVerifier) has the projections checked on a second goroutine,
-// in a transaction of their own, while its record walk goes on; a
-// problem in the log is reported before one in the projections either
-// way.
+// and lends the records its walk checked (overlapVerifier) has the
+// projections checked on a second goroutine, in a transaction of its
+// own, while its record walk goes on and feeds the log index's check
+// (logidx.Checker, compared once the walk has ended). A problem in the
+// log is reported before one in the projections either way.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -54,24 +57,13 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	}
 	out := VerifyReport{Projections: "stale"}
 	var warnings []string
-	derived := func() error {
-		warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
-		return e.log.View(func(tx store.Tx) error { return checkDerived(tx, &out, warn) })
-	}
+	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
 	var rep store.VerifyReport
 	var err, derr error
 	if ov, ok := v.(overlapVerifier); ok {
-		done := make(chan error, 1)
-		started := false
-		rep, err = ov.VerifyWith(func() {
-			started = true
-			go func() { done <- derived() }()
-		}, nil)
-		if started {
-			derr = <-done
-		}
+		rep, err, derr = e.verifyOverlapped(ov, &out, warn)
 	} else if rep, err = v.Verify(); err == nil {
-		derr = derived()
+		derr = e.log.View(func(tx store.Tx) error { return checkDerived(tx, &out, warn, nil) })
 	}
 	for _, w := range warnings {
 		e.warn("%s", w)
@@ -92,11 +84,89 @@ type overlapVerifier interface {
 	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
 }
 
+// fed is what the store's record walk feeds for checkDerived: the log
+// index's check, nil when the projections or the index are not current
+// (not compared).
+type fed struct {
+	idx *logidx.Checker
+	// walked is closed once the walk has ended; failed then says whether
+	// it found a problem (idx then saw part of the log).
+	walked chan struct{}
+	failed bool
+}
+
+// verifyOverlapped is Verify through ov: once the page check passed, a
+// goroutine reads what the checks need (setup), hands the walk what it
+// feeds, and runs checkDerived in a transaction of its own.
+func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn func(string, ...any)) (rep store.VerifyReport, err, derr error) {
+	setup := make(chan *fed, 1)
+	var once sync.Once
+	send := func(f *fed) { once.Do(func() { setup <- f }) }
+	f := &fed{walked: make(chan struct{})}
+	done := make(chan error, 1)
+	started := false
+	checked := func() {
+		started = true
+		go func() {
+			err := e.log.View(func(tx store.Tx) error {
+				serr := f.setup(tx)
+				send(f)
+				if serr != nil {
+					return serr
+				}
+				return checkDerived(tx, out, warn, f)
+			})
+			send(nil) // a View that could not begin
+			done <- err
+		}()
+	}
+	var feed *fed
+	first := true
+	each := func(r *store.Record) error {
+		if first {
+			first = false
+			feed = <-setup
+		}
+		if feed == nil {
+			return nil
+		}
+		if feed.idx != nil {
+			feed.idx.Add(r.Seq, &r.Event)
+		}
+		return nil
+	}
+	rep, err = ov.VerifyWith(checked, each)
+	f.failed = err != nil
+	close(f.walked)
+	if started {
+		derr = <-done
+	}
+	return rep, err, derr
+}
+
+// setup makes f's log index check when tx's projections and index are
+// current.
+func (f *fed) setup(tx store.Tx) error {
+	current, err := projstore.Current(tx)
+	if err != nil {
+		return err
+	}
+	if !current {
+		return nil // nothing more is compared
+	}
+	if current, err = logidx.Current(tx); err != nil || !current {
+		return err
+	}
+	f.idx = logidx.NewChecker()
+	return nil
+}
+
 // checkDerived checks what the engine derives from the log against it:
 // the rollback index, the digest log index, the snapshots (counted), the
 // projections and the log index, setting out's Projections and
-// Snapshots.
-func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any)) error {
+// Snapshots. With f, the store's walk feeds the log index's check: it is
+// compared once the walk has ended.
+func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any), f *fed) error {
 	if err := history.CheckIndex(tx); err != nil {
 		return err
 	}
@@ -110,33 +180,45 @@ func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any)) err
 			return err
 		}
 	}
-	if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil || !current {
+	if out.Snapshots, out.BadSnapshots, err = countSnapshots(tx); err != nil {
 		return err
 	}
+	if !current {
+		return nil
+	}
 	out.Projections = "ok"
-	return verifyProjections(tx, warn)
+	if err := verifyProjections(tx, warn); err != nil {
+		return err
+	}
+	return verifyLogIndex(tx, f)
 }
 
 // verifyProjections compares the stored projections and the digest log
 // index with a replay of the log: project by project, or, when the
-// projects' events are not the whole log, all at once; and the log index
-// with the log.
+// projects' events are not the whole log, all at once.
 func verifyProjections(tx store.Tx, warn func(string, ...any)) error {
 	settled, err := projstore.VerifyByProject(tx, warn)
+	if err != nil || settled {
+		return err
+	}
+	if err := projstore.CheckDigestLog(tx); err != nil {
+		return err
+	}
+	mem, _, err := projstore.Replay(tx, warn, nil)
 	if err != nil {
 		return err
 	}
-	if !settled {
-		if err := projstore.CheckDigestLog(tx); err != nil {
-			return err
+	return projstore.Compare(tx, mem)
+}
+
+// verifyLogIndex compares the log index with the log when it is current:
+// with f's check fed by the walk, or a replay of its own.
+func verifyLogIndex(tx store.Tx, f *fed) error {
+	if f != nil && f.idx != nil {
+		if <-f.walked; f.failed {
+			return nil // the log's problem is the one reported
 		}
-		mem, _, err := projstore.Replay(tx, warn, nil)
-		if err != nil {
-			return err
-		}
-		if err := projstore.Compare(tx, mem); err != nil {
-			return err
-		}
+		return f.idx.Check(tx)
 	}
 	if current, err := logidx.Current(tx); err != nil || !current {
 		return err

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -53,6 +54,23 @@ func TestVerify_ByProject(t *testing.T) {
 				return errors.Join(err, errors.New("no task.created chunk in the log index"))
 			}
 			return tx.Delete(logidx.Bucket, first)
+		}},
+		{"LogIndexChunkChanged", logidx.Bucket, func(tx store.Tx) error {
+			var key []byte
+			err := tx.Scan(logidx.Bucket, nil, func(k, v []byte) error {
+				if key == nil && len(v) > 0 && k[0] == 'a' {
+					key = bytes.Clone(k)
+				}
+				return nil
+			})
+			if err != nil || key == nil {
+				return errors.Join(err, errors.New("no actor chunk of two seqs in the log index"))
+			}
+			v, err := tx.Get(logidx.Bucket, key)
+			if err != nil {
+				return err
+			}
+			return tx.Put(logidx.Bucket, key, append(bytes.Clone(v[:len(v)-1]), v[len(v)-1]+1))
 		}},
 	}
 	for _, c := range cases {

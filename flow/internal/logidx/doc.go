@@ -53,6 +53,9 @@ the index lists the whole log in this Format; the engine rebuilds it
 this binary's, and a read-only engine then walks the store's indexes
 instead.
 Compare derives the bucket from the log and reports the first key that
-differs as a *store.CorruptionError.
+differs as a *store.CorruptionError. Checker is Compare fed the log by a
+caller that walks it anyway (verify): it keeps each list's open chunk,
+not every seq, and sums the hashes of the entries the log implies and of
+the stored ones; when the sums differ it runs Compare to name the key.
 */
 package logidx

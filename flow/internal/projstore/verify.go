@@ -133,19 +133,31 @@ func (v *projectVerifier) project(p string, d *digestCheck) error {
 	err := v.tx.ReplayProject(p, 1, func(r *store.Record) error {
 		v.events++
 		d.add(r)
-		err := projection.Apply(mem, r)
-		if errors.Is(err, projection.ErrUnknown) {
-			if !v.warned[r.Type] {
-				v.warned[r.Type] = true
-				v.warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
-			}
-			return nil
-		}
-		return err
+		return applyWarn(mem, r, v.warned, v.warn)
 	})
 	if err != nil {
 		return err
 	}
+	return v.compareMem(p, mem)
+}
+
+// applyWarn folds r into mem, warning once per event type it skips.
+func applyWarn(mem *projection.Memory, r *store.Record, warned map[string]bool, warn func(string, ...any)) error {
+	err := projection.Apply(mem, r)
+	if errors.Is(err, projection.ErrUnknown) {
+		if !warned[r.Type] {
+			warned[r.Type] = true
+			warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
+		}
+		return nil
+	}
+	return err
+}
+
+// compareMem compares the stored keys project p owns with mem, a replay
+// of p's events.
+func (v *projectVerifier) compareMem(p string, mem *projection.Memory) error {
+	var err error
 	want := map[string]map[string][]byte{BucketSummaries: wantSummaries(mem)}
 	eachMemEntity(mem, func(bucket, key string, e any) {
 		b, merr := encodeEntity(key, e)
