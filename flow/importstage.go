@@ -263,12 +263,12 @@ func (in *importReader) parseLine(b []byte) (importEvent, error) {
 		return parseImportLine(b)
 	}
 	ev := store.Event{ID: id, Schema: l.Schema, Time: t.UTC()}
-	if l.Correlation != nil && len(l.Correlation) > 0 {
+	if len(l.Correlation) > 0 {
 		if ev.Correlation, ok = parseUUID(l.Correlation); !ok {
 			return parseImportLine(b)
 		}
 	}
-	if l.Causation != nil && len(l.Causation) > 0 {
+	if len(l.Causation) > 0 {
 		if ev.Causation, ok = parseUUID(l.Causation); !ok {
 			return parseImportLine(b)
 		}
