@@ -396,22 +396,32 @@ func CheckDigestLog(tx store.Tx) error {
 		if err != nil && err != store.ErrStop {
 			return err
 		}
-		if got != m {
-			return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s counts %+v, the log %+v (run 'flowctl rebuild')", project, m, got)}
-		}
-		i := len(memory)
-		err = DigestMemory(tx, project, func(seq uint64) error {
-			if i--; i < 0 || memory[i] != seq {
-				return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lists a memory note at seq %d the log does not have there (run 'flowctl rebuild')", project, seq)}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := compareDigest(tx, project, m, got, memory); err != nil {
 			return err
 		}
-		if i != 0 {
-			return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lacks %d memory notes (run 'flowctl rebuild')", project, i)}
+	}
+	return nil
+}
+
+// compareDigest compares project's digest log index, its mark stored and
+// the memory notes it lists, with what the log's records count (got) and
+// the seqs of their memory notes (memory, in order).
+func compareDigest(tx store.Tx, project string, stored, got DigestMark, memory []uint64) error {
+	if got != stored {
+		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s counts %+v, the log %+v (run 'flowctl rebuild')", project, stored, got)}
+	}
+	i := len(memory)
+	err := DigestMemory(tx, project, func(seq uint64) error {
+		if i--; i < 0 || memory[i] != seq {
+			return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lists a memory note at seq %d the log does not have there (run 'flowctl rebuild')", project, seq)}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if i != 0 {
+		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lacks %d memory notes (run 'flowctl rebuild')", project, i)}
 	}
 	return nil
 }

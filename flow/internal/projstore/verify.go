@@ -3,7 +3,6 @@ package projstore
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -97,23 +96,7 @@ func (d *digestCheck) finish(tx store.Tx, project string) error {
 	if !d.on {
 		return nil
 	}
-	if d.got != d.mark {
-		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s counts %+v, the log %+v (run 'flowctl rebuild')", project, d.mark, d.got)}
-	}
-	i := len(d.memory)
-	err := DigestMemory(tx, project, func(seq uint64) error {
-		if i--; i < 0 || d.memory[i] != seq {
-			return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lists a memory note at seq %d the log does not have there (run 'flowctl rebuild')", project, seq)}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if i != 0 {
-		return &store.CorruptionError{Reason: fmt.Sprintf("the digest index of project %s lacks %d memory notes (run 'flowctl rebuild')", project, i)}
-	}
-	return nil
+	return compareDigest(tx, project, d.mark, d.got, d.memory)
 }
 
 // projectVerifier carries what VerifyByProject learns from project to
