@@ -40,7 +40,6 @@ func (p *pager) sequential() (restore func()) {
 // read them.
 type pager struct {
 	data, size, page uintptr
-	buf              [128]byte
 }
 
 func (p *pager) advise(advice uintptr) {
@@ -64,12 +63,13 @@ func (p *pager) fileResident() uintptr {
 	if err != nil {
 		return residentLimit + 1
 	}
-	n, err := syscall.Read(fd, p.buf[:])
+	var buf [128]byte // trim runs on the page check's goroutine and the walk's at once
+	n, err := syscall.Read(fd, buf[:])
 	syscall.Close(fd)
 	if err != nil || n <= 0 {
 		return residentLimit + 1
 	}
-	f := bytes.Fields(p.buf[:n])
+	f := bytes.Fields(buf[:n])
 	if len(f) < 3 {
 		return residentLimit + 1
 	}

@@ -107,14 +107,15 @@ var payloadBufs = sync.Pool{New: func() any { return new([]byte) }}
 func appendPayload(payload any) ([]byte, bool) {
 	buf := payloadBufs.Get().(*[]byte)
 	b, ok := projection.AppendPayload((*buf)[:0], payload)
+	var out []byte
+	if ok {
+		out = bytes.Clone(b) // before the buffer goes back: another goroutine may take it
+	}
 	if cap(b) <= maxPooledPayload {
 		*buf = b
 		payloadBufs.Put(buf)
 	}
-	if !ok {
-		return nil, false
-	}
-	return bytes.Clone(b), true
+	return out, ok
 }
 
 // marshal encodes v as msgpack with sorted map keys, so equal values
