@@ -368,16 +368,7 @@ func DigestMemory(tx store.Tx, project string, fn func(seq uint64) error) error 
 // log: its mark's counts and its memory notes, read again from the
 // project's events up to the mark.
 func CheckDigestLog(tx store.Tx) error {
-	marks := map[string]DigestMark{}
-	err := tx.Scan(BucketDigestLog, nil, func(k, v []byte) error {
-		project, rest, ok := bytes.Cut(k, []byte{0})
-		if ok && bytes.Equal(rest, []byte{0}) {
-			m, err := ReadDigestMark(tx, string(project))
-			marks[string(project)] = m
-			return err
-		}
-		return nil
-	})
+	marks, err := digestMarks(tx)
 	if err != nil {
 		return err
 	}
