@@ -22,7 +22,7 @@ const NextBeforeHeader = "X-Flowctl-Next-Before"
 // (the newest N, oldest first), paging backwards from the newest with
 // before=SEQ (events before that seq). at=POINT ends the log at the point.
 func (s *server) log(w http.ResponseWriter, r *http.Request) {
-	s.serveRead(w, r, project, func(c *call, a *answer) error {
+	s.serveRead(w, r, projectOwnAt, func(c *call, a *answer) error {
 		f, err := c.logFilter()
 		if err != nil || f == nil {
 			a.end() // before=1: nothing is older

@@ -43,6 +43,7 @@ const (
 	wholeFile scope = iota
 	project
 	projectAt
+	projectOwnAt // a project; the handler reads ?at itself (log)
 )
 
 // serveRead answers a read: it opens the file read-only, resolves {p}
@@ -59,7 +60,7 @@ func (s *server) serveRead(w http.ResponseWriter, r *http.Request, sc scope, fn 
 
 // with opens the file, resolves the scope, runs fn and closes the file.
 func (s *server) with(r *http.Request, readOnly bool, sc scope, fn func(c *call) error) (err error) {
-	if r.URL.Query().Has("at") && sc != projectAt {
+	if r.URL.Query().Has("at") && sc != projectAt && sc != projectOwnAt {
 		return invalid("at: %s takes no point", r.URL.Path)
 	}
 	eng, err := s.open(readOnly)
@@ -78,8 +79,10 @@ func (s *server) with(r *http.Request, readOnly bool, sc scope, fn func(c *call)
 	if c.project, err = eng.ResolveProject(r.PathValue("p")); err != nil {
 		return err
 	}
-	if err := c.at(); err != nil {
-		return err
+	if sc == projectAt {
+		if err := c.at(); err != nil {
+			return err
+		}
 	}
 	return fn(c)
 }
