@@ -33,6 +33,6 @@
 //
 // The server holds no state of the file between requests but a read cache
 // (flow.Cache), which is never the source of truth. A stream polls the file
-// every 200 ms (flow.Follow), so an event appended by any process reaches
-// a connected client within about that.
+// every 100 ms (StreamInterval, through flow.Follow), so an event appended
+// by any process reaches a connected client within about that.
 package serve

@@ -27,7 +27,7 @@ type sseClient struct {
 }
 
 // startServer serves s on a real listener, its address the config's.
-func startServer(t *testing.T, cfg Config, tweak func(s *server)) *httptest.Server {
+func startServer(t testing.TB, cfg Config, tweak func(s *server)) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	cfg.Addr = ts.Listener.Addr().String()

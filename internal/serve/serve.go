@@ -44,6 +44,10 @@ const (
 	KeepAlive = 15 * time.Second
 	// RetryMS is the reconnection delay the stream asks browsers for.
 	RetryMS = 1000
+	// StreamInterval is how often a stream polls the file (flow.Follow's
+	// interval): an event reaches a page within about that, half of it
+	// on average. Each poll opens the file read-only for a moment.
+	StreamInterval = 100 * time.Millisecond
 )
 
 // server is one New: the config, the read cache, and what the address
@@ -82,7 +86,7 @@ func newServer(cfg Config) (*server, error) {
 		return nil, fmt.Errorf("%w: %s is not a loopback address: serving it needs a token", flow.ErrInvalid, cfg.Addr)
 	}
 	return &server{cfg: cfg, cache: flow.NewCache(flow.DefaultCacheSize), host: rule, loopback: loopback,
-		keepAlive: KeepAlive, interval: flow.DefaultFollowInterval, oneTime: cfg.OneTime}, nil
+		keepAlive: KeepAlive, interval: StreamInterval, oneTime: cfg.OneTime}, nil
 }
 
 // IsLoopback reports whether addr (host:port) listens only on this
