@@ -56,7 +56,7 @@ var globalUses = map[string]uses{
 	"status": asking, "report": asking, "stats": reads, "prime": writes, "diff": reads,
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
-	"mcp": writes,
+	"mcp": writes, "serve": writes,
 	// cobra's own commands
 	"help": whole, "completion bash": whole, "completion zsh": whole, "completion fish": whole, "completion powershell": whole,
 }

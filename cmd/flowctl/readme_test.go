@@ -196,11 +196,11 @@ func runExample(t *testing.T, dir string, env map[string]string, line string) (i
 }
 
 // runFollowing runs flowctl in process; a command that follows the log
-// (watch, log -f) is stopped after 300 ms.
+// (watch, log -f), or serves (serve), is stopped after 300 ms.
 func runFollowing(t *testing.T, dir string, vars map[string]string, stdin string, args []string) (string, string, int) {
 	ctx := context.Background()
 	for _, a := range args {
-		if a == "watch" || a == "-f" || a == "--follow" {
+		if a == "watch" || a == "-f" || a == "--follow" || a == "serve" {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancel()

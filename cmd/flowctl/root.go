@@ -152,6 +152,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.mcpCommand(),
 		a.primeCommand(),
 		a.watchCommand(),
+		a.serveCommand(),
 		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
