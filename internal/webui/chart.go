@@ -16,17 +16,16 @@ type chart struct {
 
 // chartRow is one tool: its success rate and its EWMA as two bars.
 type chartRow struct {
-	Label     string
-	Y         int // top of the row
-	RateW     int // width of the success-rate bar
-	EWMAW     int // width of the EWMA bar
-	RateText  string
-	EWMAText  string
-	Runs      int
-	TextX     int // where the values are written
-	BarY      int
-	EWMAY     int
-	BaselineY int
+	Label    string
+	Y        int // top of the row
+	RateW    int // width of the success-rate bar
+	EWMAW    int // width of the EWMA bar
+	RateText string
+	EWMAText string // "" for a row without an EWMA
+	Runs     int
+	TextX    int // where the values are written
+	BarY     int
+	EWMAY    int
 }
 
 // Chart geometry, in SVG user units.
@@ -34,6 +33,7 @@ const (
 	chartLabel = 140
 	chartBar   = 260
 	chartRowH  = 34
+	chartCmdH  = 20
 	chartBarH  = 11
 )
 
@@ -41,15 +41,28 @@ const (
 func toolChart(tools []digest.ToolStats) chart {
 	c := chart{LabelWidth: chartLabel, Width: chartLabel + chartBar + 150, Height: len(tools)*chartRowH + 8}
 	for i, t := range tools {
-		y := 4 + i*chartRowH
-		c.Rows = append(c.Rows, chartRow{
-			Label: short(22, t.Tool), Y: y, Runs: t.Runs,
-			RateW: bar(t.SuccessRate), EWMAW: bar(t.EWMA),
-			RateText: pct(t.SuccessRate), EWMAText: pct(t.EWMA),
-			TextX: chartLabel + chartBar + 8, BarY: y, EWMAY: y + chartBarH + 2, BaselineY: y + 2*chartBarH + 8,
-		})
+		row := rowAt(i, chartRowH, t.Tool, t.Outcomes)
+		row.EWMAW, row.EWMAText = bar(t.EWMA), pct(t.EWMA)
+		c.Rows = append(c.Rows, row)
 	}
 	return c
+}
+
+// commandChart lays out the commands' success rate (digest keeps the
+// EWMA per tool only).
+func commandChart(cmds []digest.CommandStats) chart {
+	c := chart{LabelWidth: chartLabel, Width: chartLabel + chartBar + 150, Height: len(cmds)*chartCmdH + 8}
+	for i, x := range cmds {
+		c.Rows = append(c.Rows, rowAt(i, chartCmdH, x.Command, x.Outcomes))
+	}
+	return c
+}
+
+// rowAt is row i of a chart with rows of height h: its success-rate bar.
+func rowAt(i, h int, label string, o digest.Outcomes) chartRow {
+	y := 4 + i*h
+	return chartRow{Label: short(22, label), Y: y, Runs: o.Runs, RateW: bar(o.SuccessRate), RateText: pct(o.SuccessRate),
+		TextX: chartLabel + chartBar + 8, BarY: y, EWMAY: y + chartBarH + 2}
 }
 
 func bar(rate float64) int {

@@ -179,8 +179,9 @@ func (u *ui) approvalsPage(rq *request) error {
 
 // statsView is the stats page's data: digest's stats and their bars.
 type statsView struct {
-	Stats *digest.ExecStats
-	Chart chart
+	Stats    *digest.ExecStats
+	Chart    chart // per tool
+	Commands chart // per command
 }
 
 func (u *ui) statsPage(rq *request) error {
@@ -190,7 +191,7 @@ func (u *ui) statsPage(rq *request) error {
 	if err != nil {
 		return err
 	}
-	pg.Data = &statsView{Stats: st, Chart: toolChart(st.Tools)}
+	pg.Data = &statsView{Stats: st, Chart: toolChart(st.Tools), Commands: commandChart(st.Commands)}
 	return nil
 }
 

@@ -29,7 +29,7 @@ var pages = []struct {
 	{"checkpoints", "/p/web/checkpoints", []string{`id="checkpoint-C-1"`, `id="checkpoint-C-2"`, `id="preview-C-1"`}},
 	{"approvals", "/p/web/approvals", []string{`id="approval-A-1"`, `id="approve-A-1"`, `id="deny-A-1"`, `id="comment-A-1"`,
 		`id="hash-A-1"`, "&#34;cmd&#34;: &#34;deploy&#34;", `id="approval-A-2"`, "granted"}},
-	{"stats", "/p/web/stats", []string{`<svg class="chart"`, `data-tool="go"`, `class="bar rate"`, "go vet"}},
+	{"stats", "/p/web/stats", []string{`<svg class="chart"`, `id="tools-chart"`, `data-label="go"`, `data-label="go vet"`, `class="bar ewma"`, `class="bar rate"`, "go vet"}},
 	{"diff", "/p/web/diff", []string{`id="diff-form"`}},
 	{"graph", "/p/web/graph", []string{`<div class="graph" id="graph"`}},
 }
