@@ -31,7 +31,7 @@ type logEvent struct {
 type logView struct {
 	Filter logFilter
 	Events []logEvent
-	Older  string // the query of the next page back, "" at the start
+	Older  string // the address of the next page back, "" at the start
 	Newest bool   // the page starts at the head (or the page's point)
 	Error  string // a filter the engine refused
 }
@@ -94,7 +94,7 @@ func (u *ui) logPage(rq *request) error {
 	if more {
 		older := rq.r.URL.Query()
 		older.Set("before", strconv.FormatUint(v.Events[len(v.Events)-1].Seq, 10))
-		v.Older = older.Encode()
+		v.Older = rq.r.URL.Path + "?" + older.Encode()
 	}
 	return nil
 }
