@@ -164,11 +164,16 @@ type card struct {
 	Progress int    // percent of the steps completed or skipped
 }
 
-// column is one status of the board.
+// column is one status of the board: its first boardCards cards by
+// priority, and how many more it has.
 type column struct {
 	Status string
 	Cards  []card
+	More   int
 }
+
+// boardCards is the most cards a column shows.
+const boardCards = 200
 
 // board is the board page's data.
 type board struct {
@@ -236,7 +241,11 @@ func (u *ui) boardPage(rq *request) error {
 		return err
 	}
 	for i := range b.Columns {
-		slices.SortStableFunc(b.Columns[i].Cards, func(x, y card) int { return cmp.Compare(y.Task.Priority, x.Task.Priority) })
+		c := &b.Columns[i]
+		slices.SortStableFunc(c.Cards, func(x, y card) int { return cmp.Compare(y.Task.Priority, x.Task.Priority) })
+		if len(c.Cards) > boardCards {
+			c.Cards, c.More = c.Cards[:boardCards], len(c.Cards)-boardCards
+		}
 	}
 	b.Plans, err = rq.eng.Plans(rq.project)
 	pg.Data = b

@@ -62,7 +62,9 @@
     refreshing = true;
     fetch(location.href, { credentials: 'same-origin', headers: { 'Accept': 'text/html' } })
       .then(function (r) {
-        if (!r.ok) { throw new Error('HTTP ' + r.status); }
+        // A page that went away (a rollback removed the task) shows its
+        // error page's <main>; anything but HTML is a failure.
+        if (!/text\/html/.test(r.headers.get('Content-Type') || '')) { throw new Error('HTTP ' + r.status); }
         return r.text();
       })
       .then(function (html) {
