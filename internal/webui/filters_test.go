@@ -43,6 +43,11 @@ func TestLog_FiltersAndPaging(t *testing.T) {
 	wantIn(t, "actor", mustGet(t, h, "/p/web/log?actor=nobody"), "No events match.")
 	wantIn(t, "session", mustGet(t, h, "/p/web/log?session=s1"), `id="ev-1"`)
 	wantIn(t, "bad type", mustGet(t, h, "/p/web/log?type=nonsense"), `id="log-error"`)
+	open := mustGet(t, h, "/p/web/log?task=T-4&open=1")
+	if n := strings.Count(open, `data-type="task.created" open>`); n != 1 {
+		t.Errorf("open=1: %d open events of type task.created, want 1", n)
+	}
+	wantIn(t, "log", mustGet(t, h, "/p/web/log?task=T-4"), `href="/p/web/log?open=1&amp;task=T-4" id="log-open"`)
 	before := mustGet(t, h, "/p/web/log?before=10")
 	wantIn(t, "before", before, `id="ev-8"`, `id="ev-1"`, `id="log-page"`)
 	wantNotIn(t, "before", before, `id="ev-10"`, `id="ev-11"`)

@@ -29,11 +29,13 @@ type logEvent struct {
 
 // logView is the history page's data.
 type logView struct {
-	Filter logFilter
-	Events []logEvent
-	Older  string // the address of the next page back, "" at the start
-	Newest bool   // the page starts at the head (or the page's point)
-	Error  string // a filter the engine refused
+	Filter  logFilter
+	Events  []logEvent
+	Older   string // the address of the next page back, "" at the start
+	Newest  bool   // the page starts at the head (or the page's point)
+	Open    bool   // ?open=1: every event's JSON shown
+	OpenURL string // this page with every event's JSON shown
+	Error   string // a filter the engine refused
 }
 
 // logFilter is the history's query.
@@ -47,7 +49,10 @@ func (u *ui) logPage(rq *request) error {
 	pg.Name, pg.Title = "log", "History · "+rq.project
 	q := rq.r.URL.Query()
 	lf := logFilter{Type: q.Get("type"), Actor: q.Get("actor"), Session: q.Get("session"), Task: q.Get("task")}
-	v := &logView{Filter: lf, Events: []logEvent{}}
+	v := &logView{Filter: lf, Events: []logEvent{}, Open: q.Get("open") == "1"}
+	all := rq.r.URL.Query()
+	all.Set("open", "1")
+	v.OpenURL = rq.r.URL.Path + "?" + all.Encode()
 	pg.Data = v
 	if s := q.Get("before"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
