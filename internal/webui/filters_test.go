@@ -118,3 +118,34 @@ func mustRead(tb testing.TB, e *flow.Engine) uint64 {
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+func TestBoard_ColumnCap(t *testing.T) {
+	f := newFixture(t)
+	e, err := flow.Open(f.path, flow.Options{NoSync: true, Actor: "bot", Now: f.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]flow.BatchTask, boardCards+5)
+	for i := range items {
+		items[i].Title = "many " + strconv.Itoa(i)
+	}
+	if _, err := e.AddTasks("web", items); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := f.handler(false)
+	for _, path := range []string{"/p/web/board", "/p/web/board?q=many"} {
+		body := mustGet(t, h, path)
+		todo := body[strings.Index(body, `id="col-todo"`):strings.Index(body, `id="col-doing"`)]
+		if n := strings.Count(todo, `class="card `); n != boardCards {
+			t.Errorf("%s: %d todo cards, want %d", path, n, boardCards)
+		}
+		more := 5
+		if path == "/p/web/board" {
+			more = 6 // T-3 too
+		}
+		wantIn(t, path, todo, `data-more="`+strconv.Itoa(more)+`"`)
+	}
+}

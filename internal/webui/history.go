@@ -2,7 +2,6 @@ package webui
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -61,7 +60,8 @@ func (u *ui) logPage(rq *request) error {
 		}
 		lf.Before, v.Filter.Before = n, n
 	}
-	f := flow.Filter{Project: rq.project, Type: lf.Type, Actor: lf.Actor, Session: lf.Session, Raw: true, UntilSeq: pg.AtSeq}
+	f := flow.Filter{Project: rq.project, Type: lf.Type, Actor: lf.Actor, Session: lf.Session, Raw: true, UntilSeq: pg.AtSeq,
+		Limit: logPageSize + 1} // one more: is there an older page
 	if lf.Type != "" {
 		if err := flow.CheckTypePattern(lf.Type); err != nil {
 			v.Error = "type " + lf.Type + ": " + err.Error()
@@ -155,31 +155,57 @@ func (u *ui) checkpointsPage(rq *request) error {
 	return err
 }
 
-// approvalsView is the approvals page's data: the pending ones first (by
-// id), then the decided ones, newest first.
+// approvalsView is the approvals page's data: the pending ones (by id),
+// then the newest approvalsDecided decided ones, newest first, and how
+// many decided ones there are.
 type approvalsView struct {
-	Pending []*projection.Approval
-	Decided []*projection.Approval
+	Pending      []*projection.Approval
+	Decided      []*projection.Approval
+	DecidedTotal int
 }
+
+// approvalsDecided is how many decided approvals the page shows.
+const approvalsDecided = 50
 
 func (u *ui) approvalsPage(rq *request) error {
 	pg := rq.page
 	pg.Name, pg.Title = "approvals", "Approvals · "+rq.project
-	all, err := rq.eng.Approvals(rq.project, flow.ApprovalFilter{})
-	if err != nil {
-		return err
-	}
 	v := &approvalsView{Pending: []*projection.Approval{}, Decided: []*projection.Approval{}}
-	for _, a := range all {
-		if a.Status == projection.ApprovalPending {
-			v.Pending = append(v.Pending, a)
-		} else {
-			v.Decided = append(v.Decided, a)
-		}
-	}
-	slices.SortStableFunc(v.Decided, func(a, b *projection.Approval) int { return cmp.Compare(b.Seq, a.Seq) })
 	pg.Data = v
-	return nil
+	return rq.eng.Read(func(r *flow.Reader) error {
+		ids, err := r.ApprovalIDs(rq.project, projection.ApprovalPending)
+		if err != nil {
+			return err
+		}
+		if v.Pending, err = readApprovals(r, rq.project, ids); err != nil {
+			return err
+		}
+		var decided []string
+		for _, status := range []string{projection.ApprovalGranted, projection.ApprovalDenied} {
+			ids, err := r.ApprovalIDs(rq.project, status)
+			if err != nil {
+				return err
+			}
+			v.DecidedTotal += len(ids)
+			decided = append(decided, ids[max(0, len(ids)-approvalsDecided):]...)
+		}
+		slices.SortFunc(decided, func(a, b string) int { return projection.CompareIDs(b, a) })
+		v.Decided, err = readApprovals(r, rq.project, decided[:min(len(decided), approvalsDecided)])
+		return err
+	})
+}
+
+// readApprovals reads the approvals ids names, in their order.
+func readApprovals(r *flow.Reader, project string, ids []string) ([]*projection.Approval, error) {
+	out := make([]*projection.Approval, 0, len(ids))
+	for _, id := range ids {
+		a, err := r.Approval(project, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // statsView is the stats page's data: digest's stats and their bars.

@@ -215,49 +215,74 @@ func (u *ui) boardPage(rq *request) error {
 		}
 		tf.Plan = id
 	}
-	now := rq.eng.Now()
-	cols := map[string]*column{}
 	for _, s := range statuses {
 		b.Columns = append(b.Columns, column{Status: s, Cards: []card{}})
 	}
-	for i := range b.Columns {
-		cols[b.Columns[i].Status] = &b.Columns[i]
+	fill := b.indexed
+	if f.Any() {
+		fill = b.filtered
 	}
-	err := rq.eng.EachTask(rq.project, tf, func(t *projection.Task) error {
-		if !matchText(t, f.Q) {
-			return nil
-		}
-		c := cols[t.Status]
-		if c == nil { // a status this binary does not know: its own column
-			b.Columns = append(b.Columns, column{Status: t.Status})
-			c = &b.Columns[len(b.Columns)-1]
-			cols = reindex(b.Columns)
-		}
-		c.Cards = append(c.Cards, cardOf(t, now))
-		b.Shown++
-		return nil
-	})
-	if err != nil {
+	if err := fill(rq.eng, rq.project, tf); err != nil {
 		return err
 	}
 	for i := range b.Columns {
 		c := &b.Columns[i]
 		slices.SortStableFunc(c.Cards, func(x, y card) int { return cmp.Compare(y.Task.Priority, x.Task.Priority) })
 		if len(c.Cards) > boardCards {
-			c.Cards, c.More = c.Cards[:boardCards], len(c.Cards)-boardCards
+			c.Cards, c.More = c.Cards[:boardCards], c.More+len(c.Cards)-boardCards
 		}
+		b.Shown += len(c.Cards) + c.More
 	}
+	var err error
 	b.Plans, err = rq.eng.Plans(rq.project)
 	pg.Data = b
 	return err
 }
 
-func reindex(cols []column) map[string]*column {
-	m := map[string]*column{}
-	for i := range cols {
-		m[cols[i].Status] = &cols[i]
-	}
-	return m
+// indexed fills the columns of an unfiltered board from the status
+// index: each column's newest boardCards tasks by id are read, the others
+// only counted, so that a project with thousands of done tasks reads a
+// few hundred.
+func (b *board) indexed(eng *flow.Engine, project string, _ flow.TaskFilter) error {
+	now := eng.Now()
+	return eng.Read(func(r *flow.Reader) error {
+		for i := range b.Columns {
+			c := &b.Columns[i]
+			ids, err := r.TaskIDs(project, c.Status)
+			if err != nil {
+				return err
+			}
+			if len(ids) > boardCards {
+				ids, c.More = ids[len(ids)-boardCards:], len(ids)-boardCards
+			}
+			for _, id := range ids {
+				t, err := r.Task(project, id)
+				if err != nil {
+					return err
+				}
+				c.Cards = append(c.Cards, cardOf(t, now))
+			}
+		}
+		return nil
+	})
+}
+
+// filtered fills the columns with the tasks tf and the text select: the
+// engine skips undecoded the tasks that cannot match tf.
+func (b *board) filtered(eng *flow.Engine, project string, tf flow.TaskFilter) error {
+	now := eng.Now()
+	return eng.EachTask(project, tf, func(t *projection.Task) error {
+		if !matchText(t, b.Filter.Q) {
+			return nil
+		}
+		i := slices.IndexFunc(b.Columns, func(c column) bool { return c.Status == t.Status })
+		if i < 0 { // a status this binary does not know: its own column
+			b.Columns = append(b.Columns, column{Status: t.Status})
+			i = len(b.Columns) - 1
+		}
+		b.Columns[i].Cards = append(b.Columns[i].Cards, cardOf(t, now))
+		return nil
+	})
 }
 
 func cardOf(t *projection.Task, now time.Time) card {

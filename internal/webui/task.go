@@ -12,17 +12,18 @@ import (
 )
 
 // taskView is the task page's data: digest's report of the task (what
-// `flowctl report T` is made of) and what the page adds.
+// `flowctl report T` is made of) and what the page adds. It leaves out
+// the task's dependents: finding them walks every task of the project
+// (flow.Engine.TaskDeps), which the graph page shows instead.
 type taskView struct {
-	Report     *digest.TaskReport
-	Task       *projection.Task
-	Card       card
-	Dependents []*projection.Task
-	Context    []*ctxNode
-	Notes      []digest.ReportNote
-	Memories   []digest.ReportNote
-	Moves      []string // the statuses a move may go to (the engine decides)
-	Timeline   []digest.ReportEvent
+	Report   *digest.TaskReport
+	Task     *projection.Task
+	Card     card
+	Context  []*ctxNode
+	Notes    []digest.ReportNote
+	Memories []digest.ReportNote
+	Moves    []string // the statuses a move may go to (the engine decides)
+	Timeline []digest.ReportEvent
 }
 
 func (u *ui) taskPage(rq *request) error {
@@ -36,11 +37,6 @@ func (u *ui) taskPage(rq *request) error {
 	t := rep.Task
 	pg.Title = t.ID + " " + t.Title
 	v := &taskView{Report: rep, Task: t, Card: cardOf(t, rq.eng.Now())}
-	deps, err := rq.eng.TaskDeps(rq.project, t.ID)
-	if err != nil {
-		return err
-	}
-	v.Dependents = deps.Dependents
 	hist, err := rq.base.ContextHistory(rq.project, t.ID, "")
 	if err != nil {
 		return err
