@@ -5,7 +5,7 @@
 
   document.documentElement.classList.add('js');
 
-  var DEBOUNCE_MS = 150;
+  var DEBOUNCE_MS = 80;
   var refreshing = false;
   var again = false;
   var timer = null;
