@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/internal/serve"
+	"github.com/flowctl/flowctl/internal/webui"
 	"github.com/spf13/cobra"
 )
 
@@ -120,14 +121,13 @@ func (a *app) serveConfig(o *serveOptions, token string) (serve.Config, error) {
 	if a.g.project != "" && perr != nil {
 		return serve.Config{}, perr
 	}
+	opts := flow.Options{LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
 	return serve.Config{
-		Path:    path,
-		Options: flow.Options{LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn},
-		Token:   token, ReadOnly: o.readOnly, Project: project, Actor: a.actor(),
+		Path: path, Options: opts,
+		Token: token, ReadOnly: o.readOnly, Project: project, Actor: a.actor(),
 		OneTime:  serve.NewToken(),
 		Classify: serveClassify,
-		// UI: nil until the web UI is merged (internal/webui): the index
-		// page lists the API.
+		UI:       webui.New(webui.Config{Path: path, Options: opts, ReadOnly: o.readOnly}),
 	}, nil
 }
 

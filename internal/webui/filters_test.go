@@ -90,7 +90,7 @@ func TestDiffAndPreview(t *testing.T) {
 	wantIn(t, "unknown checkpoint", mustGet(t, h, "/p/web/diff?a=C-9"), `id="diff-error"`)
 	prev := mustGet(t, h, "/p/web/checkpoints?preview=C-1")
 	wantIn(t, "preview", prev, `id="preview"`, `data-id="X-1" data-op="removed"`, "world:", `id="rollback-form"`,
-		`data-expect="C-1"`, `name="dry_run" value="false" data-bool`)
+		`data-expect="web"`, `name="dry_run" value="false" data-bool`)
 }
 
 // TestPages_ReleaseTheFile checks that a page closes the file before it
