@@ -1,0 +1,391 @@
+package digest
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// The geometry of a laid-out graph, in SVG user units.
+const (
+	nodeWidth   = 180.0
+	nodeHeight  = 44.0
+	layerGap    = 56.0 // between the boxes of two layers
+	layerStep   = nodeHeight + layerGap
+	nodeGap     = 24.0 // between two boxes of a layer
+	dummyGap    = 12.0 // between a bend of a long edge and its neighbours
+	graphMargin = 16.0
+	// orderRounds bounds the barycenter sweeps (one down, one up each);
+	// they stop sooner when a round removes no crossing.
+	orderRounds = 8
+	// placeRounds is how many times positions are pulled towards their
+	// neighbours' (one pass down, one up each).
+	placeRounds = 4
+)
+
+// layout is a laid-out graph: the Sugiyama method, in four steps. Cycles
+// are broken (a depth-first search marks its back edges, which only a
+// damaged file can have, and leaves them out); layers are the longest
+// path from a source; an edge spanning several layers gets a dummy
+// vertex in each layer it crosses; the vertices of each layer are
+// ordered by barycenter sweeps, keeping the order with the fewest
+// crossings; then x is placed, pulled towards each vertex's neighbours
+// without overlapping. Vertices 0..n-1 are the nodes, then the dummies.
+type layout struct {
+	n      int
+	layers int
+	layer  []int
+	order  []int
+	x, y   []float64
+	width  float64
+	height float64
+	broken []bool         // per edge
+	points [][][2]float64 // per edge
+	// the layered graph, with dummies
+	up, down [][]int32 // per vertex: neighbours in the layer above, below
+	rows     [][]int32 // per layer: its vertices, in order
+	chains   [][]int32 // per edge: its vertices, from..to (nil when broken)
+}
+
+// layOut lays out n nodes with edges from→to (sorted, no duplicates, no
+// self-loops).
+func layOut(n int, edges [][2]int) *layout {
+	l := &layout{n: n, broken: backEdges(n, edges)}
+	l.layerNodes(edges)
+	l.addDummies(edges)
+	l.orderRows()
+	l.place()
+	l.route(edges)
+	return l
+}
+
+// backEdges marks the edges that close a cycle: the back edges of a
+// depth-first search from each node in turn, iterative so that a long
+// chain cannot overflow the stack.
+func backEdges(n int, edges [][2]int) []bool {
+	out := adjacency(n, edges)
+	broken := make([]bool, len(edges))
+	const (
+		white = iota
+		grey
+		black
+	)
+	colour := make([]uint8, n)
+	type frame struct{ v, next int }
+	for s := range n {
+		if colour[s] != white {
+			continue
+		}
+		stack := []frame{{s, 0}}
+		colour[s] = grey
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next == len(out[f.v]) {
+				colour[f.v] = black
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			e := out[f.v][f.next]
+			f.next++
+			switch w := edges[e][1]; colour[w] {
+			case grey:
+				broken[e] = true
+			case white:
+				colour[w] = grey
+				stack = append(stack, frame{w, 0})
+			}
+		}
+	}
+	return broken
+}
+
+// adjacency lists, per node, the indexes of the edges leaving it.
+func adjacency(n int, edges [][2]int) [][]int {
+	out := make([][]int, n)
+	for i, e := range edges {
+		out[e[0]] = append(out[e[0]], i)
+	}
+	return out
+}
+
+// layerNodes gives each node the length of the longest path to it
+// (Kahn's order over the edges that are not broken).
+func (l *layout) layerNodes(edges [][2]int) {
+	l.layer = make([]int, l.n)
+	indeg := make([]int, l.n)
+	for i, e := range edges {
+		if !l.broken[i] {
+			indeg[e[1]]++
+		}
+	}
+	out := adjacency(l.n, edges)
+	queue := make([]int, 0, l.n)
+	for v := range l.n {
+		if indeg[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	for i := 0; i < len(queue); i++ {
+		v := queue[i]
+		l.layers = max(l.layers, l.layer[v]+1)
+		for _, e := range out[v] {
+			if l.broken[e] {
+				continue
+			}
+			w := edges[e][1]
+			l.layer[w] = max(l.layer[w], l.layer[v]+1)
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+}
+
+// addDummies builds the layered graph: each edge that is not broken
+// becomes a chain of vertices, one per layer from its from to its to.
+func (l *layout) addDummies(edges [][2]int) {
+	l.up, l.down = make([][]int32, l.n), make([][]int32, l.n)
+	l.chains = make([][]int32, len(edges))
+	for i, e := range edges {
+		if l.broken[i] {
+			continue
+		}
+		chain := []int32{int32(e[0])}
+		for ly := l.layer[e[0]] + 1; ly < l.layer[e[1]]; ly++ {
+			l.layer = append(l.layer, ly)
+			l.up, l.down = append(l.up, nil), append(l.down, nil)
+			chain = append(chain, int32(len(l.layer)-1))
+		}
+		chain = append(chain, int32(e[1]))
+		for k := 1; k < len(chain); k++ {
+			a, b := chain[k-1], chain[k]
+			l.down[a] = append(l.down[a], b)
+			l.up[b] = append(l.up[b], a)
+		}
+		l.chains[i] = chain
+	}
+	l.rows = make([][]int32, l.layers)
+	for v, ly := range l.layer {
+		l.rows[ly] = append(l.rows[ly], int32(v))
+	}
+}
+
+// orderRows orders each layer by barycenter sweeps, down (by the
+// positions of the vertices above) then up (below), and keeps the order
+// with the fewest crossings seen.
+func (l *layout) orderRows() {
+	pos := make([]float64, len(l.layer))
+	setPos := func() {
+		for _, row := range l.rows {
+			for i, v := range row {
+				pos[v] = float64(i)
+			}
+		}
+	}
+	setPos()
+	best, bestCross := cloneRows(l.rows), l.crossings(pos)
+	key := make([]float64, len(l.layer))
+	for round := 0; round < orderRounds && bestCross > 0; round++ {
+		for ly := 1; ly < l.layers; ly++ {
+			l.sortRow(l.rows[ly], l.up, pos, key)
+		}
+		for ly := l.layers - 2; ly >= 0; ly-- {
+			l.sortRow(l.rows[ly], l.down, pos, key)
+		}
+		c := l.crossings(pos)
+		if c >= bestCross {
+			break
+		}
+		best, bestCross = cloneRows(l.rows), c
+	}
+	l.rows = best
+	setPos()
+	l.order = make([]int, len(l.layer))
+	for v := range pos {
+		l.order[v] = int(pos[v])
+	}
+}
+
+// sortRow sorts row by the mean position of each vertex's neighbours in
+// the layer next (a vertex without any keeps its own position), stably,
+// and records the new positions.
+func (l *layout) sortRow(row []int32, next [][]int32, pos, key []float64) {
+	for _, v := range row {
+		key[v] = pos[v]
+		if ns := next[v]; len(ns) > 0 {
+			sum := 0.0
+			for _, w := range ns {
+				sum += pos[w]
+			}
+			key[v] = sum / float64(len(ns))
+		}
+	}
+	slices.SortStableFunc(row, func(a, b int32) int { return cmp.Compare(key[a], key[b]) })
+	for i, v := range row {
+		pos[v] = float64(i)
+	}
+}
+
+func cloneRows(rows [][]int32) [][]int32 {
+	out := make([][]int32, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+	}
+	return out
+}
+
+// crossings counts the pairs of segments that cross between each two
+// adjacent layers: the inversions among the lower ends of the segments
+// sorted by their upper ends, counted with a Fenwick tree.
+func (l *layout) crossings(pos []float64) int {
+	total := 0
+	var ends []int
+	var tree []int
+	for ly := 0; ly+1 < l.layers; ly++ {
+		ends = ends[:0]
+		for _, v := range l.rows[ly] { // in order: upper ends ascend
+			start := len(ends)
+			for _, w := range l.down[v] {
+				ends = append(ends, int(pos[w]))
+			}
+			slices.Sort(ends[start:])
+		}
+		size := len(l.rows[ly+1])
+		tree = slices.Grow(tree[:0], size+1)[:size+1]
+		clear(tree)
+		for i, e := range ends {
+			// segments seen so far whose lower end is right of e
+			total += i - fenwickSum(tree, e+1)
+			for j := e + 1; j <= size; j += j & -j {
+				tree[j]++
+			}
+		}
+	}
+	return total
+}
+
+// fenwickSum is the count of lower ends at positions below n.
+func fenwickSum(tree []int, n int) int {
+	s := 0
+	for ; n > 0; n -= n & -n {
+		s += tree[n]
+	}
+	return s
+}
+
+// place gives every vertex its x: packed from the left in its layer's
+// order, then pulled towards the mean x of its neighbours above (a pass
+// down) and below (a pass up), each layer kept in order and apart; then
+// shifted so that the leftmost box starts at the margin.
+func (l *layout) place() {
+	l.x, l.y = make([]float64, len(l.layer)), make([]float64, len(l.layer))
+	for _, row := range l.rows {
+		for i, v := range row {
+			if i > 0 {
+				prev := row[i-1]
+				l.x[v] = l.x[prev] + l.sep(prev, v)
+			}
+		}
+	}
+	want := make([]float64, len(l.layer))
+	for range placeRounds {
+		for ly := 1; ly < l.layers; ly++ {
+			l.pull(l.rows[ly], l.up, want)
+		}
+		for ly := l.layers - 2; ly >= 0; ly-- {
+			l.pull(l.rows[ly], l.down, want)
+		}
+	}
+	left, right := math.Inf(1), math.Inf(-1)
+	for v := range l.layer {
+		left, right = min(left, l.x[v]-l.half(int32(v))), max(right, l.x[v]+l.half(int32(v)))
+	}
+	if len(l.layer) == 0 {
+		left, right = 0, 0
+	}
+	for v := range l.layer {
+		l.x[v] = math.Round(l.x[v] - left + graphMargin)
+		l.y[v] = float64(l.layer[v])*layerStep + nodeHeight/2 + graphMargin
+	}
+	l.width = math.Ceil(right - left + 2*graphMargin)
+	l.height = max(0, float64(l.layers)*layerStep-layerGap) + 2*graphMargin
+}
+
+// half is half the width a vertex takes: a box, or nothing for a bend.
+func (l *layout) half(v int32) float64 {
+	if int(v) < l.n {
+		return nodeWidth / 2
+	}
+	return 0
+}
+
+// sep is the least distance between the centres of a and b, side by side.
+func (l *layout) sep(a, b int32) float64 {
+	gap := nodeGap
+	if int(a) >= l.n || int(b) >= l.n {
+		gap = dummyGap
+	}
+	return l.half(a) + gap + l.half(b)
+}
+
+// pull moves each vertex of row towards the mean x of its neighbours in
+// next, keeping the row in order and apart: the mean of a placement
+// packed from the left (each as far left as it wants but right of the
+// one before) and one packed from the right, both of which keep every
+// distance, so their mean does too.
+func (l *layout) pull(row []int32, next [][]int32, want []float64) {
+	if len(row) == 0 {
+		return
+	}
+	for _, v := range row {
+		want[v] = l.x[v]
+		if ns := next[v]; len(ns) > 0 {
+			sum := 0.0
+			for _, w := range ns {
+				sum += l.x[w]
+			}
+			want[v] = sum / float64(len(ns))
+		}
+	}
+	fromLeft := make([]float64, len(row))
+	for i, v := range row {
+		fromLeft[i] = want[v]
+		if i > 0 {
+			fromLeft[i] = max(want[v], fromLeft[i-1]+l.sep(row[i-1], v))
+		}
+	}
+	x := want[row[len(row)-1]]
+	for i := len(row) - 1; i >= 0; i-- {
+		v := row[i]
+		if i < len(row)-1 {
+			x = min(want[v], x-l.sep(v, row[i+1]))
+		}
+		l.x[v] = (fromLeft[i] + x) / 2
+	}
+}
+
+// route gives each edge its points: from the bottom of its from's box
+// through each bend to the top of its to's; a broken edge goes straight
+// between the facing sides of its two boxes.
+func (l *layout) route(edges [][2]int) {
+	l.points = make([][][2]float64, len(edges))
+	for i, e := range edges {
+		if l.broken[i] {
+			a, b := int32(e[0]), int32(e[1])
+			dy := nodeHeight / 2
+			if l.y[b] < l.y[a] {
+				dy = -dy
+			}
+			l.points[i] = [][2]float64{{l.x[a], l.y[a] + dy}, {l.x[b], l.y[b] - dy}}
+			continue
+		}
+		chain := l.chains[i]
+		pts := make([][2]float64, len(chain))
+		for k, v := range chain {
+			pts[k] = [2]float64{l.x[v], l.y[v]}
+		}
+		pts[0][1] += nodeHeight / 2
+		pts[len(pts)-1][1] -= nodeHeight / 2
+		l.points[i] = pts
+	}
+}
