@@ -18,10 +18,19 @@ const (
 	// orderRounds bounds the barycenter sweeps (one down, one up each);
 	// they stop sooner when a round removes no crossing.
 	orderRounds = 8
-	// placeRounds is how many times positions are pulled towards their
-	// neighbours' (one pass down, one up each).
+	// placeRounds bounds how many times positions are pulled towards
+	// their neighbours' (one pass down, one up each).
 	placeRounds = 4
+	// layoutBudget bounds the vertices (boxes and bends) the sweeps and
+	// pulls visit in all, so that a large graph gets fewer rounds (one at
+	// least) and its layout stays fast: a graph too large for the budget
+	// is too large to read as a whole anyway.
+	layoutBudget = 40_000
 )
+
+// rounds is how many rounds of at most max a graph of v vertices gets
+// within layoutBudget, one at least.
+func rounds(limit, v int) int { return max(1, min(limit, layoutBudget/max(v, 1))) }
 
 // layout is a laid-out graph: the Sugiyama method, in four steps. Cycles
 // are broken (a depth-first search marks its back edges, which only a
@@ -42,7 +51,7 @@ type layout struct {
 	broken []bool         // per edge
 	points [][][2]float64 // per edge
 	// the layered graph, with dummies
-	up, down [][]int32 // per vertex: neighbours in the layer above, below
+	up, down links     // per vertex: neighbours in the layer above, below
 	rows     [][]int32 // per layer: its vertices, in order
 	chains   [][]int32 // per edge: its vertices, from..to (nil when broken)
 }
@@ -142,10 +151,12 @@ func (l *layout) layerNodes(edges [][2]int) {
 }
 
 // addDummies builds the layered graph: each edge that is not broken
-// becomes a chain of vertices, one per layer from its from to its to.
+// becomes a chain of vertices, one per layer from its from to its to,
+// and each vertex lists its neighbours above and below (in one array
+// each, indexed by vertex).
 func (l *layout) addDummies(edges [][2]int) {
-	l.up, l.down = make([][]int32, l.n), make([][]int32, l.n)
 	l.chains = make([][]int32, len(edges))
+	var segs [][2]int32
 	for i, e := range edges {
 		if l.broken[i] {
 			continue
@@ -153,21 +164,46 @@ func (l *layout) addDummies(edges [][2]int) {
 		chain := []int32{int32(e[0])}
 		for ly := l.layer[e[0]] + 1; ly < l.layer[e[1]]; ly++ {
 			l.layer = append(l.layer, ly)
-			l.up, l.down = append(l.up, nil), append(l.down, nil)
 			chain = append(chain, int32(len(l.layer)-1))
 		}
 		chain = append(chain, int32(e[1]))
 		for k := 1; k < len(chain); k++ {
-			a, b := chain[k-1], chain[k]
-			l.down[a] = append(l.down[a], b)
-			l.up[b] = append(l.up[b], a)
+			segs = append(segs, [2]int32{chain[k-1], chain[k]})
 		}
 		l.chains[i] = chain
 	}
+	l.down, l.up = newLinks(len(l.layer), segs, 0), newLinks(len(l.layer), segs, 1)
 	l.rows = make([][]int32, l.layers)
 	for v, ly := range l.layer {
 		l.rows[ly] = append(l.rows[ly], int32(v))
 	}
+}
+
+// links lists each vertex's neighbours on one side: those of v are
+// to[start[v]:start[v+1]].
+type links struct {
+	start []int32
+	to    []int32
+}
+
+func (k links) of(v int32) []int32 { return k.to[k.start[v]:k.start[v+1]] }
+
+// newLinks lists, for each of n vertices, the other end of the segments
+// whose end side is it (0: the upper end, listing the lower ones).
+func newLinks(n int, segs [][2]int32, side int) links {
+	k := links{start: make([]int32, n+1), to: make([]int32, len(segs))}
+	for _, s := range segs {
+		k.start[s[side]+1]++
+	}
+	for v := range n {
+		k.start[v+1] += k.start[v]
+	}
+	fill := slices.Clone(k.start[:n])
+	for _, s := range segs {
+		k.to[fill[s[side]]] = s[1-side]
+		fill[s[side]]++
+	}
+	return k
 }
 
 // orderRows orders each layer by barycenter sweeps, down (by the
@@ -184,13 +220,13 @@ func (l *layout) orderRows() {
 	}
 	setPos()
 	best, bestCross := cloneRows(l.rows), l.crossings(pos)
-	key := make([]float64, len(l.layer))
-	for round := 0; round < orderRounds && bestCross > 0; round++ {
+	var buf []rankKey
+	for round := 0; round < rounds(orderRounds, len(l.layer)) && bestCross > 0; round++ {
 		for ly := 1; ly < l.layers; ly++ {
-			l.sortRow(l.rows[ly], l.up, pos, key)
+			buf = sortRow(l.rows[ly], l.up, pos, buf)
 		}
 		for ly := l.layers - 2; ly >= 0; ly-- {
-			l.sortRow(l.rows[ly], l.down, pos, key)
+			buf = sortRow(l.rows[ly], l.down, pos, buf)
 		}
 		c := l.crossings(pos)
 		if c >= bestCross {
@@ -206,24 +242,36 @@ func (l *layout) orderRows() {
 	}
 }
 
+// rankKey is a vertex with the key it is sorted by, and its position
+// before, which breaks ties (so the sort is stable).
+type rankKey struct {
+	key float64
+	pos int32
+	v   int32
+}
+
 // sortRow sorts row by the mean position of each vertex's neighbours in
 // the layer next (a vertex without any keeps its own position), stably,
-// and records the new positions.
-func (l *layout) sortRow(row []int32, next [][]int32, pos, key []float64) {
-	for _, v := range row {
-		key[v] = pos[v]
-		if ns := next[v]; len(ns) > 0 {
+// and records the new positions. buf is scratch space, returned for the
+// next call.
+func sortRow(row []int32, next links, pos []float64, buf []rankKey) []rankKey {
+	buf = buf[:0]
+	for i, v := range row {
+		key := pos[v]
+		if ns := next.of(v); len(ns) > 0 {
 			sum := 0.0
 			for _, w := range ns {
 				sum += pos[w]
 			}
-			key[v] = sum / float64(len(ns))
+			key = sum / float64(len(ns))
 		}
+		buf = append(buf, rankKey{key, int32(i), v})
 	}
-	slices.SortStableFunc(row, func(a, b int32) int { return cmp.Compare(key[a], key[b]) })
-	for i, v := range row {
-		pos[v] = float64(i)
+	slices.SortFunc(buf, func(a, b rankKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.pos, b.pos)) })
+	for i, k := range buf {
+		row[i], pos[k.v] = k.v, float64(i)
 	}
+	return buf
 }
 
 func cloneRows(rows [][]int32) [][]int32 {
@@ -245,7 +293,7 @@ func (l *layout) crossings(pos []float64) int {
 		ends = ends[:0]
 		for _, v := range l.rows[ly] { // in order: upper ends ascend
 			start := len(ends)
-			for _, w := range l.down[v] {
+			for _, w := range l.down.of(v) {
 				ends = append(ends, int(pos[w]))
 			}
 			slices.Sort(ends[start:])
@@ -288,12 +336,13 @@ func (l *layout) place() {
 		}
 	}
 	want := make([]float64, len(l.layer))
-	for range placeRounds {
+	var buf []float64
+	for range rounds(placeRounds, len(l.layer)) {
 		for ly := 1; ly < l.layers; ly++ {
-			l.pull(l.rows[ly], l.up, want)
+			buf = l.pull(l.rows[ly], l.up, want, buf)
 		}
 		for ly := l.layers - 2; ly >= 0; ly-- {
-			l.pull(l.rows[ly], l.down, want)
+			buf = l.pull(l.rows[ly], l.down, want, buf)
 		}
 	}
 	left, right := math.Inf(1), math.Inf(-1)
@@ -333,13 +382,13 @@ func (l *layout) sep(a, b int32) float64 {
 // packed from the left (each as far left as it wants but right of the
 // one before) and one packed from the right, both of which keep every
 // distance, so their mean does too.
-func (l *layout) pull(row []int32, next [][]int32, want []float64) {
+func (l *layout) pull(row []int32, next links, want, fromLeft []float64) []float64 {
 	if len(row) == 0 {
-		return
+		return fromLeft
 	}
 	for _, v := range row {
 		want[v] = l.x[v]
-		if ns := next[v]; len(ns) > 0 {
+		if ns := next.of(v); len(ns) > 0 {
 			sum := 0.0
 			for _, w := range ns {
 				sum += l.x[w]
@@ -347,7 +396,7 @@ func (l *layout) pull(row []int32, next [][]int32, want []float64) {
 			want[v] = sum / float64(len(ns))
 		}
 	}
-	fromLeft := make([]float64, len(row))
+	fromLeft = slices.Grow(fromLeft[:0], len(row))[:len(row)]
 	for i, v := range row {
 		fromLeft[i] = want[v]
 		if i > 0 {
@@ -362,6 +411,7 @@ func (l *layout) pull(row []int32, next [][]int32, want []float64) {
 		}
 		l.x[v] = (fromLeft[i] + x) / 2
 	}
+	return fromLeft
 }
 
 // route gives each edge its points: from the bottom of its from's box

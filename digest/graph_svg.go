@@ -52,63 +52,79 @@ type SVGOptions struct {
 // marks an edge of a cycle). It holds no script and no style attribute:
 // only geometry, classes and escaped text. The output depends only on g.
 func (g *Graph) SVG(opt SVGOptions) string {
-	var b strings.Builder
+	b := svgWriter{buf: make([]byte, 0, 512*(len(g.Nodes)+len(g.Edges))+1024)}
 	if opt.Standalone {
-		b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+		b.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
 	}
-	w, h := svgNum(g.Width), svgNum(g.Height)
-	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flow-graph\" width=\"%s\" height=\"%s\" viewBox=\"0 0 %s %s\" role=\"img\" aria-label=\"%s\">\n",
-		w, h, w, h, svgText(g.heading()))
+	b.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="flow-graph" width="`).num(g.Width).raw(`" height="`).num(g.Height)
+	b.raw(`" viewBox="0 0 `).num(g.Width).raw(" ").num(g.Height).raw(`" role="img" aria-label="`).text(g.heading()).raw("\">\n")
 	if opt.Standalone {
-		fmt.Fprintf(&b, "<style>\n%s</style>\n", GraphCSS)
+		b.raw("<style>\n").raw(GraphCSS).raw("</style>\n")
 	}
-	b.WriteString("<defs><marker id=\"flow-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" orient=\"auto\"><path class=\"arrow\" d=\"M0,0L10,5L0,10z\"/></marker></defs>\n")
-	b.WriteString("<g class=\"edges\">\n")
+	b.raw(`<defs><marker id="flow-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path class="arrow" d="M0,0L10,5L0,10z"/></marker></defs>` + "\n")
+	b.raw("<g class=\"edges\">\n")
 	for _, e := range g.Edges {
-		class := "edge"
+		b.raw(`<path class="edge`)
 		if e.Broken {
-			class = "edge broken"
+			b.raw(" broken")
 		}
-		fmt.Fprintf(&b, "<path class=\"%s\" data-from=\"%s\" data-to=\"%s\" d=\"%s\" marker-end=\"url(#flow-arrow)\"/>\n",
-			class, svgText(e.From), svgText(e.To), svgPath(e.Points))
+		b.raw(`" data-from="`).text(e.From).raw(`" data-to="`).text(e.To).raw(`" d="`)
+		b.path(e.Points)
+		b.raw("\" marker-end=\"url(#flow-arrow)\"/>\n")
 	}
-	b.WriteString("</g>\n<g class=\"nodes\">\n")
+	b.raw("</g>\n<g class=\"nodes\">\n")
 	base := "/p/" + url.PathEscape(g.Project) + "/tasks/"
 	for _, n := range g.Nodes {
 		x, y := n.X-g.NodeWidth/2, n.Y-g.NodeHeight/2
-		fmt.Fprintf(&b, "<a class=\"node st-%s\" href=\"%s\" data-id=\"%s\">", svgText(n.Status), svgText(base+url.PathEscape(n.ID)), svgText(n.ID))
-		fmt.Fprintf(&b, "<title>%s</title>", svgText(n.ID+" ["+n.Status+"] "+mdLine(n.Title)))
-		fmt.Fprintf(&b, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" rx=\"6\"/>", svgNum(x), svgNum(y), svgNum(g.NodeWidth), svgNum(g.NodeHeight))
-		fmt.Fprintf(&b, "<text class=\"id\" x=\"%s\" y=\"%s\">%s <tspan class=\"status\">%s</tspan></text>", svgNum(x+8), svgNum(y+17), svgText(n.ID), svgText(n.Status))
-		fmt.Fprintf(&b, "<text class=\"label\" x=\"%s\" y=\"%s\">%s</text></a>\n", svgNum(x+8), svgNum(y+34), svgText(mdClip(mdLine(n.Title), graphSVGTitle)))
+		b.raw(`<a class="node st-`).text(n.Status).raw(`" href="`).text(base + url.PathEscape(n.ID)).raw(`" data-id="`).text(n.ID).raw(`">`)
+		b.raw("<title>").text(n.ID + " [" + n.Status + "] " + mdLine(n.Title)).raw("</title>")
+		b.raw(`<rect x="`).num(x).raw(`" y="`).num(y).raw(`" width="`).num(g.NodeWidth).raw(`" height="`).num(g.NodeHeight).raw(`" rx="6"/>`)
+		b.raw(`<text class="id" x="`).num(x + 8).raw(`" y="`).num(y + 17).raw(`">`).text(n.ID).raw(` <tspan class="status">`).text(n.Status).raw("</tspan></text>")
+		b.raw(`<text class="label" x="`).num(x + 8).raw(`" y="`).num(y + 34).raw(`">`).text(mdClip(mdLine(n.Title), graphSVGTitle)).raw("</text></a>\n")
 	}
-	b.WriteString("</g>\n</svg>\n")
-	return b.String()
+	b.raw("</g>\n</svg>\n")
+	return string(b.buf)
 }
 
-// svgText escapes text for an SVG's text and attributes.
-func svgText(s string) string { return html.EscapeString(s) }
+// svgWriter appends the parts of an SVG to a buffer.
+type svgWriter struct{ buf []byte }
 
-// svgNum formats a coordinate: an integer, or one decimal.
-func svgNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+func (w *svgWriter) raw(s string) *svgWriter { w.buf = append(w.buf, s...); return w }
 
-// svgPath is the path through points: straight when it has two, else a
-// line from each bend to the next drawn as a curve that leaves and
-// arrives vertically.
-func svgPath(pts [][2]float64) string {
-	var b strings.Builder
+// text appends s escaped for an SVG's text and attributes.
+func (w *svgWriter) text(s string) *svgWriter {
+	if !strings.ContainsAny(s, `<>&'"`) {
+		return w.raw(s)
+	}
+	return w.raw(html.EscapeString(s))
+}
+
+// num appends a coordinate, to a tenth.
+func (w *svgWriter) num(v float64) *svgWriter {
+	w.buf = strconv.AppendFloat(w.buf, math.Round(v*10)/10, 'f', -1, 64)
+	return w
+}
+
+func (w *svgWriter) point(cmd byte, p [2]float64) *svgWriter {
+	w.buf = append(w.buf, cmd)
+	return w.num(p[0]).raw(",").num(p[1])
+}
+
+// path appends the path through pts: a straight line from the first to
+// the second when they are the only ones or the second is not below the
+// first, else, bend to bend, a curve that leaves and arrives vertically.
+func (w *svgWriter) path(pts [][2]float64) {
 	for i, p := range pts {
 		if i == 0 {
-			fmt.Fprintf(&b, "M%s,%s", svgNum(p[0]), svgNum(p[1]))
+			w.point('M', p)
 			continue
 		}
 		q := pts[i-1]
 		if len(pts) == 2 && q[0] == p[0] || q[1] >= p[1] {
-			fmt.Fprintf(&b, "L%s,%s", svgNum(p[0]), svgNum(p[1]))
+			w.point('L', p)
 			continue
 		}
 		mid := (q[1] + p[1]) / 2
-		fmt.Fprintf(&b, "C%s,%s %s,%s %s,%s", svgNum(q[0]), svgNum(mid), svgNum(p[0]), svgNum(mid), svgNum(p[0]), svgNum(p[1]))
+		w.point('C', [2]float64{q[0], mid}).point(' ', [2]float64{p[0], mid}).point(' ', p)
 	}
-	return b.String()
 }
