@@ -18,7 +18,8 @@ import (
 // The coordinates are those of the SVG (see SVG): X, Y of a node are the
 // centre of its box, NodeWidth by NodeHeight; Points of an edge run from
 // the bottom of its dependency's box to the top of its dependent's,
-// through one bend per layer crossed.
+// passing each layer it crosses from the top of the layer's boxes to
+// their bottom (two points per layer crossed).
 type Graph struct {
 	Project string `json:"project"`
 	HeadSeq uint64 `json:"head_seq"`

@@ -415,7 +415,9 @@ func (l *layout) pull(row []int32, next links, want, fromLeft []float64) []float
 }
 
 // route gives each edge its points: from the bottom of its from's box
-// through each bend to the top of its to's; a broken edge goes straight
+// down through each layer it crosses (where its bend stands, from the
+// top of the layer's boxes to their bottom, so that it passes beside
+// them) to the top of its to's box; a broken edge goes straight
 // between the facing sides of its two boxes.
 func (l *layout) route(edges [][2]int) {
 	l.points = make([][][2]float64, len(edges))
@@ -430,12 +432,12 @@ func (l *layout) route(edges [][2]int) {
 			continue
 		}
 		chain := l.chains[i]
-		pts := make([][2]float64, len(chain))
-		for k, v := range chain {
-			pts[k] = [2]float64{l.x[v], l.y[v]}
+		pts := make([][2]float64, 0, 2*len(chain)-2)
+		pts = append(pts, [2]float64{l.x[chain[0]], l.y[chain[0]] + nodeHeight/2})
+		for _, v := range chain[1 : len(chain)-1] { // through the band of each layer crossed
+			pts = append(pts, [2]float64{l.x[v], l.y[v] - nodeHeight/2}, [2]float64{l.x[v], l.y[v] + nodeHeight/2})
 		}
-		pts[0][1] += nodeHeight / 2
-		pts[len(pts)-1][1] -= nodeHeight / 2
-		l.points[i] = pts
+		to := chain[len(chain)-1]
+		l.points[i] = append(pts, [2]float64{l.x[to], l.y[to] - nodeHeight/2})
 	}
 }

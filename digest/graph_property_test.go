@@ -44,7 +44,7 @@ func randomTasks(t *rapid.T, cycles bool) []*projection.Task {
 // layer is the longest path to it; without cycles no edge is broken,
 // with them the broken edges are all that stands between the rest and a
 // DAG; boxes of a layer do not overlap, in order; an edge's points run
-// from its dependency's box to its dependent's, one per layer.
+// from its dependency's box to its dependent's, two per layer crossed.
 func TestProperty_GraphLayers(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
@@ -74,7 +74,7 @@ func TestProperty_GraphLayers(t *testing.T) {
 				t.Fatalf("edge %s→%s goes from layer %d to %d", e.From, e.To, from.Layer, to.Layer)
 			}
 			longest[e.To] = max(longest[e.To], from.Layer+1)
-			if len(e.Points) != to.Layer-from.Layer+1 || e.Points[0] != [2]float64{from.X, from.Y + g.NodeHeight/2} ||
+			if len(e.Points) != 2*(to.Layer-from.Layer) || e.Points[0] != [2]float64{from.X, from.Y + g.NodeHeight/2} ||
 				e.Points[len(e.Points)-1] != [2]float64{to.X, to.Y - g.NodeHeight/2} {
 				t.Fatalf("edge %s→%s (layers %d→%d) has points %v", e.From, e.To, from.Layer, to.Layer, e.Points)
 			}

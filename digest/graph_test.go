@@ -118,8 +118,8 @@ func TestReadGraph(t *testing.T) {
 			}
 		}
 		for _, ed := range g.Edges {
-			if ed.From == "T-1" && ed.To == "T-4" && len(ed.Points) != 3 {
-				t.Errorf("T-1→T-4 spans two layers: points %v, want 3 (one bend)", ed.Points)
+			if ed.From == "T-1" && ed.To == "T-4" && len(ed.Points) != 4 {
+				t.Errorf("T-1→T-4 spans two layers: points %v, want 4 (through layer 1)", ed.Points)
 			}
 		}
 	})
