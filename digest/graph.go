@@ -15,6 +15,9 @@ import (
 // from a lower layer to a higher one. Nodes are sorted by layer, then by
 // their order in it; edges by their ends' ids.
 //
+// A task with no dependency and no dependent is in layer 0, but drawn in
+// a grid below the layers (see layout).
+//
 // The coordinates are those of the SVG (see SVG): X, Y of a node are the
 // centre of its box, NodeWidth by NodeHeight; Points of an edge run from
 // the bottom of its dependency's box to the top of its dependent's,
@@ -175,8 +178,9 @@ func reach(id string, seen map[string]bool, next func(string) []string) {
 }
 
 // Limit returns the graph of its first n nodes (by layer, then order)
-// and the edges between them, laid out as they were; g itself when it
-// has no more than n. Tasks still counts them all.
+// and the edges between them, laid out as they were (in the same width
+// and height); g itself when it has no more than n. Tasks still counts
+// them all.
 func (g *Graph) Limit(n int) *Graph {
 	if len(g.Nodes) <= n {
 		return g
@@ -189,6 +193,5 @@ func (g *Graph) Limit(n int) *Graph {
 	}
 	out.Edges = keepIf(g.Edges, func(e GraphEdge) bool { return kept[e.From] && kept[e.To] })
 	out.Layers = out.Nodes[n-1].Layer + 1
-	out.Height = min(g.Height, float64(out.Layers)*layerStep-layerGap+2*graphMargin)
 	return &out
 }

@@ -15,6 +15,9 @@ const (
 	nodeGap     = 24.0 // between two boxes of a layer
 	dummyGap    = 12.0 // between a bend of a long edge and its neighbours
 	graphMargin = 16.0
+	// aloneColumns is the least number of columns of the grid of tasks
+	// with no dependency and no dependent (see layout).
+	aloneColumns = 6
 	// orderRounds bounds the barycenter sweeps (one down, one up each);
 	// they stop sooner when a round removes no crossing.
 	orderRounds = 8
@@ -40,9 +43,18 @@ func rounds(limit, v int) int { return max(1, min(limit, layoutBudget/max(v, 1))
 // ordered by barycenter sweeps, keeping the order with the fewest
 // crossings; then x is placed, pulled towards each vertex's neighbours
 // without overlapping. Vertices 0..n-1 are the nodes, then the dummies.
+//
+// A node with no edge at all (a task that depends on nothing and that
+// nothing depends on) is in layer 0, but is not drawn in its row: such
+// tasks are often most of a project, and would make that row as wide as
+// all of them. They are drawn in a grid below the layers instead, as
+// wide as the layers' widest row (aloneColumns at least), in id order,
+// after the rest of layer 0.
 type layout struct {
 	n      int
 	layers int
+	alone  []bool // per node: it has no edge
+	bands  int    // the layers of the nodes that are not alone
 	layer  []int
 	order  []int
 	x, y   []float64
@@ -59,7 +71,13 @@ type layout struct {
 // layOut lays out n nodes with edges from→to (sorted, no duplicates, no
 // self-loops).
 func layOut(n int, edges [][2]int) *layout {
-	l := &layout{n: n, broken: backEdges(n, edges)}
+	l := &layout{n: n, broken: backEdges(n, edges), alone: make([]bool, n)}
+	for v := range n {
+		l.alone[v] = true
+	}
+	for _, e := range edges {
+		l.alone[e[0]], l.alone[e[1]] = false, false
+	}
 	l.layerNodes(edges)
 	l.addDummies(edges)
 	l.orderRows()
@@ -173,9 +191,16 @@ func (l *layout) addDummies(edges [][2]int) {
 		l.chains[i] = chain
 	}
 	l.down, l.up = newLinks(len(l.layer), segs, 0), newLinks(len(l.layer), segs, 1)
-	l.rows = make([][]int32, l.layers)
 	for v, ly := range l.layer {
-		l.rows[ly] = append(l.rows[ly], int32(v))
+		if v >= l.n || !l.alone[v] {
+			l.bands = max(l.bands, ly+1)
+		}
+	}
+	l.rows = make([][]int32, l.bands)
+	for v, ly := range l.layer {
+		if v >= l.n || !l.alone[v] {
+			l.rows[ly] = append(l.rows[ly], int32(v))
+		}
 	}
 }
 
@@ -222,10 +247,10 @@ func (l *layout) orderRows() {
 	best, bestCross := cloneRows(l.rows), l.crossings(pos)
 	var buf []rankKey
 	for round := 0; round < rounds(orderRounds, len(l.layer)) && bestCross > 0; round++ {
-		for ly := 1; ly < l.layers; ly++ {
+		for ly := 1; ly < l.bands; ly++ {
 			buf = sortRow(l.rows[ly], l.up, pos, buf)
 		}
-		for ly := l.layers - 2; ly >= 0; ly-- {
+		for ly := l.bands - 2; ly >= 0; ly-- {
 			buf = sortRow(l.rows[ly], l.down, pos, buf)
 		}
 		c := l.crossings(pos)
@@ -239,6 +264,15 @@ func (l *layout) orderRows() {
 	l.order = make([]int, len(l.layer))
 	for v := range pos {
 		l.order[v] = int(pos[v])
+	}
+	next := 0
+	if l.bands > 0 {
+		next = len(l.rows[0])
+	}
+	for v := range l.n {
+		if l.alone[v] {
+			l.order[v], next = next, next+1
+		}
 	}
 }
 
@@ -289,7 +323,7 @@ func (l *layout) crossings(pos []float64) int {
 	total := 0
 	var ends []int
 	var tree []int
-	for ly := 0; ly+1 < l.layers; ly++ {
+	for ly := 0; ly+1 < l.bands; ly++ {
 		ends = ends[:0]
 		for _, v := range l.rows[ly] { // in order: upper ends ascend
 			start := len(ends)
@@ -338,26 +372,53 @@ func (l *layout) place() {
 	want := make([]float64, len(l.layer))
 	var buf []float64
 	for range rounds(placeRounds, len(l.layer)) {
-		for ly := 1; ly < l.layers; ly++ {
+		for ly := 1; ly < l.bands; ly++ {
 			buf = l.pull(l.rows[ly], l.up, want, buf)
 		}
-		for ly := l.layers - 2; ly >= 0; ly-- {
+		for ly := l.bands - 2; ly >= 0; ly-- {
 			buf = l.pull(l.rows[ly], l.down, want, buf)
 		}
 	}
 	left, right := math.Inf(1), math.Inf(-1)
-	for v := range l.layer {
-		left, right = min(left, l.x[v]-l.half(int32(v))), max(right, l.x[v]+l.half(int32(v)))
+	for _, row := range l.rows {
+		for _, v := range row {
+			left, right = min(left, l.x[v]-l.half(v)), max(right, l.x[v]+l.half(v))
+		}
 	}
-	if len(l.layer) == 0 {
+	if l.bands == 0 {
 		left, right = 0, 0
 	}
-	for v := range l.layer {
-		l.x[v] = math.Round(l.x[v] - left + graphMargin)
-		l.y[v] = float64(l.layer[v])*layerStep + nodeHeight/2 + graphMargin
+	for _, row := range l.rows {
+		for _, v := range row {
+			l.x[v] = math.Round(l.x[v] - left + graphMargin)
+			l.y[v] = float64(l.layer[v])*layerStep + nodeHeight/2 + graphMargin
+		}
 	}
 	l.width = math.Ceil(right - left + 2*graphMargin)
-	l.height = max(0, float64(l.layers)*layerStep-layerGap) + 2*graphMargin
+	l.height = max(0, float64(l.bands)*layerStep-layerGap) + 2*graphMargin
+	l.placeAlone()
+}
+
+// placeAlone puts the nodes that are alone in a grid below the layers,
+// in id order, row by row.
+func (l *layout) placeAlone() {
+	cols := max(aloneColumns, int((l.width-2*graphMargin+nodeGap)/(nodeWidth+nodeGap)))
+	top := graphMargin
+	if l.bands > 0 {
+		top = l.height - graphMargin + layerGap
+	}
+	k := 0
+	for v := range l.n {
+		if !l.alone[v] {
+			continue
+		}
+		col, row := k%cols, k/cols
+		l.x[v] = graphMargin + nodeWidth/2 + float64(col)*(nodeWidth+nodeGap)
+		l.y[v] = top + nodeHeight/2 + float64(row)*layerStep
+		l.width = max(l.width, l.x[v]+nodeWidth/2+graphMargin)
+		l.height = max(l.height, l.y[v]+nodeHeight/2+graphMargin)
+		k++
+	}
 }
 
 // half is half the width a vertex takes: a box, or nothing for a bend.

@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ func randomTasks(t *rapid.T, cycles bool) []*projection.Task {
 // is not broken goes from a lower layer to a higher one, and a task's
 // layer is the longest path to it; without cycles no edge is broken,
 // with them the broken edges are all that stands between the rest and a
-// DAG; boxes of a layer do not overlap, in order; an edge's points run
+// DAG; boxes do not overlap, and those of a row are in order; an edge's points run
 // from its dependency's box to its dependent's, two per layer crossed.
 func TestProperty_GraphLayers(t *testing.T) {
 	t.Parallel()
@@ -89,8 +90,15 @@ func TestProperty_GraphLayers(t *testing.T) {
 		}
 		for i := 1; i < len(g.Nodes); i++ {
 			a, b := g.Nodes[i-1], g.Nodes[i]
-			if a.Layer == b.Layer && (a.Order >= b.Order || b.X-a.X < g.NodeWidth) {
+			if a.Layer == b.Layer && (a.Order >= b.Order || a.Y == b.Y && b.X-a.X < g.NodeWidth) {
 				t.Fatalf("%s (order %d, x %v) and %s (order %d, x %v) overlap or are out of order", a.ID, a.Order, a.X, b.ID, b.Order, b.X)
+			}
+		}
+		for i, a := range g.Nodes {
+			for _, b := range g.Nodes[i+1:] {
+				if math.Abs(a.X-b.X) < g.NodeWidth && math.Abs(a.Y-b.Y) < g.NodeHeight {
+					t.Fatalf("the boxes of %s (%v,%v) and %s (%v,%v) overlap", a.ID, a.X, a.Y, b.ID, b.X, b.Y)
+				}
 			}
 		}
 	})
