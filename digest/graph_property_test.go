@@ -2,7 +2,6 @@ package digest
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -158,70 +157,4 @@ func dependsOn(tasks []*projection.Task) map[string]map[string]bool {
 		}
 	}
 	return reach
-}
-
-// benchTasks makes n tasks, each depending on up to three of the span
-// tasks before it (the whole project when span is n).
-func benchTasks(n, span int) []*projection.Task {
-	r := rand.New(rand.NewPCG(1, 2))
-	tasks := make([]*projection.Task, n)
-	for i := range n {
-		tk := &projection.Task{ID: graphTaskID(i), Title: "task " + strconv.Itoa(i), Status: projection.StatusTodo}
-		for range r.IntN(4) {
-			if i > 0 {
-				tk.Deps = append(tk.Deps, graphTaskID(i-1-r.IntN(min(i, span))))
-			}
-		}
-		tasks[i] = tk
-	}
-	return tasks
-}
-
-// planTasks makes n tasks in plans of 20: each depends on one or two of
-// the five before it in its plan, and the first of a plan, one time in
-// four, on a task of the plan before.
-func planTasks(n int) []*projection.Task {
-	r := rand.New(rand.NewPCG(3, 4))
-	tasks := make([]*projection.Task, n)
-	for i := range n {
-		tk := &projection.Task{ID: graphTaskID(i), Title: "task " + strconv.Itoa(i), Status: projection.StatusTodo}
-		switch k := i % 20; {
-		case k > 0:
-			for range 1 + r.IntN(2) {
-				tk.Deps = append(tk.Deps, graphTaskID(i-1-r.IntN(min(k, 5))))
-			}
-		case i > 0 && r.IntN(4) == 0:
-			tk.Deps = append(tk.Deps, graphTaskID(i-1-r.IntN(20)))
-		}
-		tasks[i] = tk
-	}
-	return tasks
-}
-
-// BenchmarkGraph: laying out a few thousand tasks, and rendering them.
-// Plans: tasks in plans of 20 that depend on each other (see planTasks);
-// Near: each depends on up to three of the 20 before it, a quarter on
-// nothing (a deep graph: hundreds of layers, long edges from layer 0);
-// Far: on any earlier task (a wide one).
-func BenchmarkGraph(b *testing.B) {
-	for _, c := range []struct {
-		name  string
-		tasks []*projection.Task
-	}{
-		{"Plans/3000", planTasks(3000)}, {"Near/3000", benchTasks(3000, 20)}, {"Far/3000", benchTasks(3000, 3000)},
-		{"Plans/10000", planTasks(10000)},
-	} {
-		tasks := c.tasks
-		b.Run("Layout/"+c.name, func(b *testing.B) {
-			for b.Loop() {
-				NewGraph("bench", tasks)
-			}
-		})
-		g := NewGraph("bench", tasks)
-		b.Run("SVG/"+c.name, func(b *testing.B) {
-			for b.Loop() {
-				g.SVG(SVGOptions{})
-			}
-		})
-	}
 }

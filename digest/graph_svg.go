@@ -77,10 +77,10 @@ func (g *Graph) SVG(opt SVGOptions) string {
 	for _, n := range g.Nodes {
 		x, y := n.X-g.NodeWidth/2, n.Y-g.NodeHeight/2
 		b.raw(`<a class="node st-`).text(n.Status).raw(`" href="`).text(base + url.PathEscape(n.ID)).raw(`" data-id="`).text(n.ID).raw(`">`)
-		b.raw("<title>").text(n.ID + " [" + n.Status + "] " + mdLine(n.Title)).raw("</title>")
+		b.raw("<title>").text(n.ID + " [" + n.Status + "] " + graphLine(n.Title)).raw("</title>")
 		b.raw(`<rect x="`).num(x).raw(`" y="`).num(y).raw(`" width="`).num(g.NodeWidth).raw(`" height="`).num(g.NodeHeight).raw(`" rx="6"/>`)
 		b.raw(`<text class="id" x="`).num(x + 8).raw(`" y="`).num(y + 17).raw(`">`).text(n.ID).raw(` <tspan class="status">`).text(n.Status).raw("</tspan></text>")
-		b.raw(`<text class="label" x="`).num(x + 8).raw(`" y="`).num(y + 34).raw(`">`).text(mdClip(mdLine(n.Title), graphSVGTitle)).raw("</text></a>\n")
+		b.raw(`<text class="label" x="`).num(x + 8).raw(`" y="`).num(y + 34).raw(`">`).text(mdClip(graphLine(n.Title), graphSVGTitle)).raw("</text></a>\n")
 	}
 	b.raw("</g>\n</svg>\n")
 	return string(b.buf)

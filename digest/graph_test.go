@@ -280,3 +280,21 @@ func TestGraph_Empty(t *testing.T) {
 		t.Errorf("JSON of an empty graph: %s", b)
 	}
 }
+
+// TestGraph_DamagedTitle: a title with control characters (which only a
+// damaged or foreign file holds) is shown as one safe line everywhere.
+func TestGraph_DamagedTitle(t *testing.T) {
+	g := NewGraph("p", []*projection.Task{{ID: "T-1", Status: "todo", Title: "red \x1b[31mtext\nsecond line \xff"}})
+	for name, s := range map[string]string{"text": g.Text(), "mermaid": g.Mermaid(), "dot": g.DOT(), "svg": g.SVG(SVGOptions{})} {
+		if strings.Contains(s, "\x1b") || strings.Contains(s, "\xff") || strings.Contains(s, "text\nsecond") {
+			t.Errorf("%s shows the title raw:\n%q", name, s)
+		}
+		want := `red \x1b[31mtext second line`
+		if name == "dot" {
+			want = `red \\x1b[31mtext second line` // DOT's own escape
+		}
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks the escaped title:\n%q", name, s)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package digest
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/projection"
@@ -34,17 +35,27 @@ func statusColour(status string) (fill, stroke, text string) {
 	return "#ffffff", "#495057", "#212529"
 }
 
+// graphLine is mdLine, without its work for the text it would not change
+// (a title is one line of text already, unless a file is damaged).
+func graphLine(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	return mdLine(s)
+}
+
 // heading is the first line of the text of g: what it shows.
 func (g *Graph) heading() string {
 	what := "project " + g.Project
 	if g.Root != "" {
 		what = g.Root + " and its dependencies and dependents in project " + g.Project
 	}
-	count := fmt.Sprintf("%d tasks", len(g.Nodes))
+	count := plural(len(g.Nodes), "task", "tasks")
 	if len(g.Nodes) < g.Tasks {
 		count = fmt.Sprintf("the first %d of %d tasks by layer", len(g.Nodes), g.Tasks)
 	}
-	return fmt.Sprintf("Dependency graph of %s: %s in %d layers, at seq %d", mdLine(what), count, g.Layers, g.HeadSeq)
+	return fmt.Sprintf("Dependency graph of %s: %s in %s, at seq %d", graphLine(what), count, plural(g.Layers, "layer", "layers"), g.HeadSeq)
+
 }
 
 // deps returns, per task, the edges into it, in the order of g.Edges.
@@ -96,7 +107,7 @@ func textLine(n GraphNode, deps []string) string {
 		tail = "  ← " + strings.Join(deps, ", ")
 	}
 	room := max(10, GraphTextWidth-utf8.RuneCountInString(head)-utf8.RuneCountInString(tail))
-	return head + mdClip(mdLine(n.Title), room) + tail
+	return head + mdClip(graphLine(n.Title), room) + tail
 }
 
 // mermaidID is a task's id as a Mermaid node id (T-3 is T3).
@@ -125,7 +136,7 @@ func (g *Graph) Mermaid() string {
 	}
 	byStatus := map[string][]string{}
 	for _, n := range g.Nodes {
-		label := n.ID + ": " + mdClip(mdLine(n.Title), graphLabel)
+		label := n.ID + ": " + mdClip(graphLine(n.Title), graphLabel)
 		fmt.Fprintf(&b, "  %s[\"%s\"]\n", mermaidID(n.ID), mermaidText.Replace(label))
 		byStatus[n.Status] = append(byStatus[n.Status], mermaidID(n.ID))
 	}
@@ -147,11 +158,12 @@ func (g *Graph) Mermaid() string {
 	return b.String()
 }
 
+var dotEscape = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
 // dotText quotes lines of text as a DOT string, one line each.
 func dotText(lines ...string) string {
-	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	for i, s := range lines {
-		lines[i] = esc.Replace(mdLine(s))
+		lines[i] = dotEscape.Replace(graphLine(s))
 	}
 	return `"` + strings.Join(lines, `\n`) + `"`
 }
@@ -164,7 +176,7 @@ func (g *Graph) DOT() string {
 	b.WriteString("  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n")
 	for _, n := range g.Nodes {
 		fill, stroke, text := statusColour(n.Status)
-		label := dotText(n.ID+" ["+n.Status+"]", mdClip(mdLine(n.Title), graphLabel))
+		label := dotText(n.ID+" ["+n.Status+"]", mdClip(graphLine(n.Title), graphLabel))
 		fmt.Fprintf(&b, "  %s [label=%s, tooltip=%s, fillcolor=%q, color=%q, fontcolor=%q];\n",
 			dotText(n.ID), label, dotText(n.ID+" ["+n.Status+"] "+n.Title), fill, stroke, text)
 	}
