@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -114,6 +115,7 @@ func (w *svgWriter) point(cmd byte, p [2]float64) *svgWriter {
 // the second when they are the only ones or the second is not below the
 // first, else, bend to bend, a curve that leaves and arrives vertically.
 func (w *svgWriter) path(pts [][2]float64) {
+	pts = straighten(pts)
 	for i, p := range pts {
 		if i == 0 {
 			w.point('M', p)
@@ -127,4 +129,25 @@ func (w *svgWriter) path(pts [][2]float64) {
 		mid := (q[1] + p[1]) / 2
 		w.point('C', [2]float64{q[0], mid}).point(' ', [2]float64{p[0], mid}).point(' ', p)
 	}
+}
+
+// straighten drops the points in the middle of a vertical run (a long
+// edge's bends placed one under the other), which draw nothing.
+func straighten(pts [][2]float64) [][2]float64 {
+	var out [][2]float64
+	for i, p := range pts {
+		if i > 0 && i < len(pts)-1 && pts[i-1][0] == p[0] && pts[i+1][0] == p[0] {
+			if out == nil {
+				out = slices.Clone(pts[:i])
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, p)
+		}
+	}
+	if out == nil {
+		return pts
+	}
+	return out
 }
