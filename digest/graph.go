@@ -185,6 +185,7 @@ func (g *Graph) Limit(n int) *Graph {
 	if len(g.Nodes) <= n {
 		return g
 	}
+	n = max(n, 0)
 	out := *g
 	out.Nodes = slices.Clone(g.Nodes[:n])
 	kept := make(map[string]bool, n)
@@ -192,6 +193,9 @@ func (g *Graph) Limit(n int) *Graph {
 		kept[nd.ID] = true
 	}
 	out.Edges = keepIf(g.Edges, func(e GraphEdge) bool { return kept[e.From] && kept[e.To] })
-	out.Layers = out.Nodes[n-1].Layer + 1
+	out.Layers = 0
+	if n > 0 {
+		out.Layers = out.Nodes[n-1].Layer + 1
+	}
 	return &out
 }

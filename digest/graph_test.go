@@ -235,6 +235,9 @@ func TestGraph_Limit(t *testing.T) {
 	if !strings.Contains(l.Text(), "the first 4 of 7 tasks by layer") {
 		t.Errorf("the limited text does not say it is limited:\n%s", l.Text())
 	}
+	if z := g.Limit(0); len(z.Nodes) != 0 || len(z.Edges) != 0 || z.Layers != 0 || z.Tasks != 7 {
+		t.Errorf("Limit(0) = %+v", z)
+	}
 	if g.Limit(7) != g {
 		t.Errorf("Limit(len) is not the graph itself")
 	}
