@@ -58,7 +58,7 @@ func (g *Graph) SVG(opt SVGOptions) string {
 		b.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
 	}
 	b.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="flow-graph" width="`).num(g.Width).raw(`" height="`).num(g.Height)
-	b.raw(`" viewBox="0 0 `).num(g.Width).raw(" ").num(g.Height).raw(`" role="img" aria-label="`).text(g.heading()).raw("\">\n")
+	b.raw(`" viewBox="0 0 `).num(g.Width).raw(" ").num(g.Height).raw(`" aria-label="`).text(g.heading()).raw("\">\n")
 	if opt.Standalone {
 		b.raw("<style>\n").raw(GraphCSS).raw("</style>\n")
 	}
