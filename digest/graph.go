@@ -132,7 +132,8 @@ func NewGraph(project string, tasks []*projection.Task) *Graph {
 	for i, ed := range edges {
 		g.Edges[i] = GraphEdge{From: tasks[ed[0]].ID, To: tasks[ed[1]].ID, Broken: l.broken[i], Points: l.points[i]}
 	}
-	slices.SortStableFunc(g.Nodes, func(a, b GraphNode) int { return cmp.Or(cmp.Compare(a.Layer, b.Layer), cmp.Compare(a.Order, b.Order)) })
+	// (layer, order) is unique: a node's place
+	slices.SortFunc(g.Nodes, func(a, b GraphNode) int { return cmp.Or(cmp.Compare(a.Layer, b.Layer), cmp.Compare(a.Order, b.Order)) })
 	return g
 }
 

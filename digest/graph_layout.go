@@ -1,7 +1,6 @@
 package digest
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -245,13 +244,13 @@ func (l *layout) orderRows() {
 	}
 	setPos()
 	best, bestCross := cloneRows(l.rows), l.crossings(pos)
-	var buf []rankKey
+	var sorter rowSorter
 	for round := 0; round < rounds(orderRounds, len(l.layer)) && bestCross > 0; round++ {
 		for ly := 1; ly < l.bands; ly++ {
-			buf = sortRow(l.rows[ly], l.up, pos, buf)
+			sorter.sortRow(l.rows[ly], l.up, pos)
 		}
 		for ly := l.bands - 2; ly >= 0; ly-- {
-			buf = sortRow(l.rows[ly], l.down, pos, buf)
+			sorter.sortRow(l.rows[ly], l.down, pos)
 		}
 		c := l.crossings(pos)
 		if c >= bestCross {
@@ -276,20 +275,13 @@ func (l *layout) orderRows() {
 	}
 }
 
-// rankKey is a vertex with the key it is sorted by, and its position
-// before, which breaks ties (so the sort is stable).
-type rankKey struct {
-	key float64
-	pos int32
-	v   int32
-}
-
 // sortRow sorts row by the mean position of each vertex's neighbours in
 // the layer next (a vertex without any keeps its own position), stably,
-// and records the new positions. buf is scratch space, returned for the
-// next call.
-func sortRow(row []int32, next links, pos []float64, buf []rankKey) []rankKey {
-	buf = buf[:0]
+// and records the new positions. The sort key is one integer: the mean
+// in units of 1/rankScale above the vertex's position before, which
+// breaks ties (so the sort is stable).
+func (r *rowSorter) sortRow(row []int32, next links, pos []float64) {
+	buf := r.keys[:0]
 	for i, v := range row {
 		key := pos[v]
 		if ns := next.of(v); len(ns) > 0 {
@@ -299,14 +291,30 @@ func sortRow(row []int32, next links, pos []float64, buf []rankKey) []rankKey {
 			}
 			key = sum / float64(len(ns))
 		}
-		buf = append(buf, rankKey{key, int32(i), v})
+		buf = append(buf, uint64(key*rankScale)<<rankPosBits|uint64(i))
 	}
-	slices.SortFunc(buf, func(a, b rankKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.pos, b.pos)) })
+	slices.Sort(buf)
+	old := append(r.old[:0], row...)
 	for i, k := range buf {
-		row[i], pos[k.v] = k.v, float64(i)
+		v := old[k&(1<<rankPosBits-1)]
+		row[i], pos[v] = v, float64(i)
 	}
-	return buf
+	r.keys, r.old = buf, old
 }
+
+// rowSorter holds sortRow's scratch space, from one row to the next.
+type rowSorter struct {
+	keys []uint64
+	old  []int32
+}
+
+// The parts of sortRow's key: the mean, to 1/rankScale, over the
+// position before, in rankPosBits bits (rows of up to 16M vertices and
+// means below 2^24).
+const (
+	rankScale   = 1 << 16
+	rankPosBits = 24
+)
 
 func cloneRows(rows [][]int32) [][]int32 {
 	out := make([][]int32, len(rows))

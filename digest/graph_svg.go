@@ -100,9 +100,23 @@ func (w *svgWriter) text(s string) *svgWriter {
 	return w.raw(html.EscapeString(s))
 }
 
-// num appends a coordinate, to a tenth.
+// num appends a coordinate, to a tenth: 12, 12.5, -3.2 (as
+// strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) would, in
+// integers).
 func (w *svgWriter) num(v float64) *svgWriter {
-	w.buf = strconv.AppendFloat(w.buf, math.Round(v*10)/10, 'f', -1, 64)
+	tenths := math.Round(v * 10)
+	if math.Abs(tenths) >= 1<<53 || math.IsNaN(tenths) {
+		w.buf = strconv.AppendFloat(w.buf, tenths/10, 'f', -1, 64)
+		return w
+	}
+	t := int64(tenths)
+	if t < 0 {
+		w.buf, t = append(w.buf, '-'), -t
+	}
+	w.buf = strconv.AppendInt(w.buf, t/10, 10)
+	if t%10 != 0 {
+		w.buf = append(w.buf, '.', byte('0'+t%10))
+	}
 	return w
 }
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -298,6 +300,19 @@ func TestGraph_DamagedTitle(t *testing.T) {
 		}
 		if !strings.Contains(s, want) {
 			t.Errorf("%s lacks the escaped title:\n%q", name, s)
+		}
+	}
+}
+
+func TestSVGWriter_Num(t *testing.T) {
+	for _, v := range []float64{0, 12, 12.5, 12.04, 12.06, -3.2, -0.04, -0.06, 0.95, 1e6 + 0.3, 1e20, 123456789.15} {
+		var w svgWriter
+		want := strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+		if want == "-0" {
+			want = "0"
+		}
+		if got := string(w.num(v).buf); got != want {
+			t.Errorf("num(%v) = %s, want %s", v, got, want)
 		}
 	}
 }
