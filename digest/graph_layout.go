@@ -30,11 +30,11 @@ const (
 	layoutBudget = 40_000
 )
 
-// rounds is how many rounds of at most max a graph of v vertices gets
+// rounds is how many rounds, limit at most, a graph of v vertices gets
 // within layoutBudget, one at least.
 func rounds(limit, v int) int { return max(1, min(limit, layoutBudget/max(v, 1))) }
 
-// layout is a laid-out graph: the Sugiyama method, in four steps. Cycles
+// layout is a laid-out graph: the Sugiyama method, step by step. Cycles
 // are broken (a depth-first search marks its back edges, which only a
 // damaged file can have, and leaves them out); layers are the longest
 // path from a source; an edge spanning several layers gets a dummy
