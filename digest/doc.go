@@ -7,6 +7,22 @@ It also holds the smaller digests the CLI prints: Stats (success and
 elapsed time of the exec records, per command, task and tool), Diff (what
 changed between two points, entity by entity) and Describe (one line of
 text per event, for flowctl watch; Subject and Summary are its parts).
+Graph is the task dependency graph, laid out in layers (ReadGraph,
+NewGraph), rendered as text, Mermaid, DOT and SVG (its JSON is the graph
+itself); the project report embeds its Mermaid form.
+
+# Graph layout
+
+A graph is laid out by the Sugiyama method (graph_layout.go): the back
+edges of a depth-first search are marked broken (a dependency cycle, which
+only a damaged file holds) and left out; layers are the longest path
+from a task that depends on nothing; an edge that spans layers gets a bend
+in each; barycenter sweeps order each layer, keeping the order with the
+fewest crossings; x is pulled towards each vertex's neighbours without
+overlap. The sweeps and pulls visit a bounded number of vertices in all
+(layoutBudget), so a large graph gets fewer of them and stays fast. The
+layout depends only on the tasks, never on map order: the same tasks give
+the same bytes in every format.
 
 # Reads
 

@@ -28,6 +28,9 @@ const (
 	reportOutputLines     = 10 // lines of an exec record's stdout/stderr head
 	reportOutputBytes     = 1000
 	reportSummary         = 120 // runes of a timeline summary
+	// ReportGraphTasks is how many tasks a project report's dependency
+	// graph draws at most: the first by layer.
+	ReportGraphTasks = 40
 )
 
 // TaskReport is the report of one task: Markdown is the document, the
@@ -50,7 +53,8 @@ type TaskReport struct {
 // pending ones and the last ReportRecentApprovals, by id; Execs the last
 // ReportRecentExecs records recorded, by id; Timeline the last
 // ReportTimeline events, oldest first. PlanTasks counts the tasks of each plan shown, and how
-// many of them are done.
+// many of them are done. Graph is the dependency graph of the open tasks
+// and the tasks they depend on, its first ReportGraphTasks by layer.
 type ProjectReport struct {
 	Markdown  string                 `json:"markdown"`
 	Project   *projection.Project    `json:"project"`
@@ -61,6 +65,7 @@ type ProjectReport struct {
 	Execs     []*projection.Exec     `json:"execs"`
 	Timeline  []ReportEvent          `json:"timeline"`
 	PlanTasks map[string]PlanTasks   `json:"plan_tasks"`
+	Graph     *Graph                 `json:"graph"`
 }
 
 // PlanTasks counts a plan's tasks.
@@ -307,6 +312,9 @@ func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.T
 	}); err != nil {
 		return err
 	}
+	if err := r.readGraph(src, project); err != nil {
+		return err
+	}
 	if err := r.readPlans(src, project); err != nil {
 		return err
 	}
@@ -323,6 +331,30 @@ func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.T
 		return err
 	}
 	r.Tasks, r.Plans, r.Approvals, r.Execs = reportList(r.Tasks), reportList(r.Plans), reportList(r.Approvals), reportList(r.Execs)
+	return nil
+}
+
+// readGraph builds the graph of the open tasks (read before) and the
+// tasks they depend on, read by id: as the rest of the report, it reads
+// the open work and not the whole project.
+func (r *ProjectReport) readGraph(src *flow.Reader, project string) error {
+	tasks := slices.Clone(r.Tasks)
+	open := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		open[t.ID] = true
+	}
+	var deps []string
+	for _, t := range r.Tasks {
+		deps = append(deps, keepIf(t.Deps, func(d string) bool { return !open[d] })...)
+	}
+	closed, err := readAll(slices.Compact(slices.SortedFunc(slices.Values(deps), projection.CompareIDs)), func(id string) (*projection.Task, error) {
+		return src.Task(project, id)
+	})
+	if err != nil {
+		return err
+	}
+	r.Graph = NewGraph(project, append(tasks, closed...)).Limit(ReportGraphTasks)
+	r.Graph.HeadSeq = src.Head()
 	return nil
 }
 
@@ -721,6 +753,7 @@ func (r *ProjectReport) markdown() string {
 	c := r.Status.Tasks
 	d.section(fmt.Sprintf("Open tasks (%d of %d; flowctl task ls lists them all)", len(r.Tasks), c.Total))
 	d.table("No open tasks.", []string{"id", "status", "pri", "plan", "owner", "steps", "deps", "title"}, taskRows(r.Tasks))
+	writeGraph(&d, r.Graph)
 	d.section(fmt.Sprintf("Open plans (%d of %d)", len(r.Plans), r.Status.Plans.Open+r.Status.Plans.Closed))
 	d.table("No open plans.", []string{"id", "status", "tasks done", "title"}, planRows(r.Plans, r.PlanTasks))
 	d.section("Approvals (pending, and the last " + strconv.Itoa(ReportRecentApprovals) + ")")
@@ -730,6 +763,20 @@ func (r *ProjectReport) markdown() string {
 	d.section(fmt.Sprintf("Timeline (last %d events up to seq %d)", len(r.Timeline), r.Status.HeadSeq))
 	d.table("No events.", []string{"seq", "time", "actor", "subject", "type", "summary"}, timelineRows(r.Timeline, true))
 	return d.String()
+}
+
+// writeGraph writes the dependency graph of the open tasks as a Mermaid
+// flowchart, saying when it shows only the first of them.
+func writeGraph(d *mdDoc, g *Graph) {
+	d.section("Dependency graph (open tasks and what they depend on)")
+	if len(g.Nodes) == 0 {
+		d.line("_No open tasks._")
+		return
+	}
+	if len(g.Nodes) < g.Tasks {
+		d.line("_The first %d of %d tasks by layer; flowctl graph draws the whole project._\n", len(g.Nodes), g.Tasks)
+	}
+	d.code("mermaid", g.Mermaid())
 }
 
 func writeStatus(d *mdDoc, s *flow.Status) {

@@ -172,6 +172,29 @@ func checkProjectReport(rt *rapid.T, e *flow.Engine) {
 	same("approvals", ids(len(r.Approvals), func(i int) string { return r.Approvals[i].ID }), ids(len(shown), func(i int) string { return shown[i].ID }))
 	execs = execs[max(0, len(execs)-ReportRecentExecs):] // by id: the last recorded
 	same("execs", ids(len(r.Execs), func(i int) string { return r.Execs[i].ID }), ids(len(execs), func(i int) string { return execs[i].ID }))
+	checkReportGraph(rt, r.Graph, tasks, open)
+}
+
+// checkReportGraph: the report's graph is the graph of the open tasks
+// and every task one of them depends on, from the full task list, cut to
+// its first ReportGraphTasks by layer.
+func checkReportGraph(rt *rapid.T, g *Graph, tasks, open []*projection.Task) {
+	drawn := map[string]bool{}
+	for _, t := range open {
+		drawn[t.ID] = true
+		for _, d := range t.Deps {
+			drawn[d] = true
+		}
+	}
+	want := NewGraph("p", keepIf(tasks, func(t *projection.Task) bool { return drawn[t.ID] })).Limit(ReportGraphTasks)
+	want.HeadSeq = g.HeadSeq
+	a, b := primeMust(json.Marshal(g)).in(rt), primeMust(json.Marshal(want)).in(rt)
+	if string(a) != string(b) {
+		rt.Fatalf("project report graph differs from the full read's:\n%s\n%s", a, b)
+	}
+	if len(g.Nodes) > ReportGraphTasks || (g.Tasks > ReportGraphTasks) != (len(g.Nodes) < g.Tasks) {
+		rt.Fatalf("report graph draws %d of %d tasks (limit %d)", len(g.Nodes), g.Tasks, ReportGraphTasks)
+	}
 }
 
 // randomRollbacks rolls project p, or one of its tasks, back a few times

@@ -151,6 +151,8 @@ func TestEngine_ProjectReport(t *testing.T) {
 			"## Recent exec records (2 of 2)",
 			"| seq | time | actor | subject | type | summary |",
 			"| tester | alpha | project.created | project alpha created |",
+			"## Dependency graph (open tasks and what they depend on)\n\n```mermaid\nflowchart TD\n",
+			"  T1 --> T2\n",
 		} {
 			if !strings.Contains(r.Markdown, want) {
 				t.Errorf("markdown lacks %q:\n%s", want, r.Markdown)
@@ -179,6 +181,28 @@ func TestEngine_ProjectReport(t *testing.T) {
 		if len(r.Timeline) != ReportTimeline || r.Timeline[len(r.Timeline)-1].Seq != all[len(all)-1].Seq ||
 			r.Timeline[0].Seq != all[len(all)-ReportTimeline].Seq {
 			t.Errorf("timeline = %d events ending at %d, want the last %d of alpha", len(r.Timeline), r.Timeline[len(r.Timeline)-1].Seq, ReportTimeline)
+		}
+	})
+	t.Run("GraphLimit", func(t *testing.T) {
+		e := flowtest.Open(t)
+		statusProject(t, e, "alpha")
+		statusTask(t, e, "alpha", "first")
+		statusMove(t, e, "alpha", "T-1", "doing", "done")
+		for range ReportGraphTasks + 4 {
+			statusTask(t, e, "alpha", "next", "T-1")
+		}
+		statusTask(t, e, "alpha", "unrelated, done")
+		statusMove(t, e, "alpha", "T-46", "doing", "done")
+		r, err := ReportProject(e, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := r.Graph
+		if g.Tasks != ReportGraphTasks+5 || len(g.Nodes) != ReportGraphTasks || g.Nodes[0].ID != "T-1" || g.Nodes[0].Status != "done" {
+			t.Errorf("graph of %d tasks draws %d from %+v; want the open ones and T-1 (not T-46), the first %d", g.Tasks, len(g.Nodes), g.Nodes[0], ReportGraphTasks)
+		}
+		if want := "_The first 40 of 45 tasks by layer; flowctl graph draws the whole project._"; !strings.Contains(r.Markdown, want) {
+			t.Errorf("markdown does not say the graph is cut:\n%s", r.Markdown)
 		}
 	})
 	t.Run("TimelineBehindOtherProjects", func(t *testing.T) {
@@ -211,6 +235,9 @@ func TestEngine_ProjectReport(t *testing.T) {
 		r, err := ReportProject(e, "alpha")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.Count(r.Markdown, "_No open tasks._") != 2 || strings.Contains(r.Markdown, "```mermaid") {
+			t.Errorf("an empty project's report draws a graph:\n%s", r.Markdown)
 		}
 		for _, want := range []string{"_No open tasks._", "_No open plans._", "_No approvals._", "_No exec records._", "- ready: none"} {
 			if !strings.Contains(r.Markdown, want) {

@@ -16,6 +16,7 @@ var atReads = [][]string{
 	{"ctx", "get", "T-1", "--key", "branch"},
 	{"status"},
 	{"ready", "--explain"},
+	{"graph"},
 }
 
 func atArgs(args []string, more ...string) []string {

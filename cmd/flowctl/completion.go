@@ -33,7 +33,7 @@ var argCompleters = map[string]completer{
 	"dep ls": completeTasks, "ctx get": completeTasks, "ctx merge": completeTasks,
 	"ctx replace": completeTasks, "ctx set": completeTasks, "ctx unset": completeTasks,
 	"ctx history": completeTasks, "step add": completeTasks, "step ls": completeTasks,
-	"report":     completeTasks,
+	"report": completeTasks, "graph": completeTasks,
 	"step start": completeSteps, "step progress": completeSteps, "step done": completeSteps,
 	"step fail": completeSteps, "step skip": completeSteps,
 	"approval show": completeApprovals, "approval grant": completeApprovals,

@@ -53,7 +53,7 @@ var globalUses = map[string]uses{
 	"approval request": writes, "approval grant": writes, "approval deny": writes,
 	"approval ls": reads, "approval show": reads, "approval wait": reads, "approval check": reads,
 	"exec run": writes, "exec record": writes, "exec ls": reads, "exec show": reads,
-	"status": asking, "report": asking, "stats": reads, "prime": writes, "diff": reads,
+	"status": asking, "report": asking, "stats": reads, "prime": writes, "diff": reads, "graph": reads,
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
 	"mcp": writes, "serve": writes,
