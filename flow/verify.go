@@ -55,6 +55,9 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if !ok {
 		return VerifyReport{}, fmt.Errorf("%w: this store cannot verify itself", ErrInvalid)
 	}
+	if t, ok := e.log.(trimmer); ok {
+		defer t.KeepTrimmed()()
+	}
 	out := VerifyReport{Projections: "stale"}
 	var warnings []string
 	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
@@ -82,6 +85,13 @@ func (e *Engine) Verify() (VerifyReport, error) {
 // goes on. each, when not nil, is lent every record the walk has checked.
 type overlapVerifier interface {
 	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
+}
+
+// trimmer is a store that can keep the part of its file held in memory
+// small while a function runs (eventlog's logStore): Verify reads the
+// whole file, the projections' check part of it again after the walk.
+type trimmer interface {
+	KeepTrimmed() (stop func())
 }
 
 // fed is what the store's record walk feeds for checkDerived: the log
