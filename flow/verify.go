@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,7 +67,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if ov, ok := v.(overlapVerifier); ok {
 		rep, err, derr = e.verifyOverlapped(ov, &out, warn)
 	} else if rep, err = v.Verify(); err == nil {
-		derr = e.log.View(func(tx store.Tx) error { return checkDerived(tx, &out, warn, nil) })
+		derr = e.log.View(func(tx store.Tx) error { return checkDerived(tx, e.log.View, &out, warn, nil) })
 	}
 	for _, w := range warnings {
 		e.warn("%s", w)
@@ -124,7 +125,7 @@ func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn fu
 				if serr != nil {
 					return serr
 				}
-				return checkDerived(tx, out, warn, f)
+				return checkDerived(tx, e.log.View, out, warn, f)
 			})
 			send(nil) // a View that could not begin
 			done <- err
@@ -175,8 +176,9 @@ func (f *fed) setup(tx store.Tx) error {
 // the rollback index, the digest log index, the snapshots (counted), the
 // projections and the log index, setting out's Projections and
 // Snapshots. With f, the store's walk feeds the log index's check: it is
-// compared once the walk has ended.
-func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any), f *fed) error {
+// compared once the walk has ended. view begins the transactions of the
+// projections' check's other workers (verifyProjections).
+func checkDerived(tx store.Tx, view func(func(store.Tx) error) error, out *VerifyReport, warn func(string, ...any), f *fed) error {
 	if err := history.CheckIndex(tx); err != nil {
 		return err
 	}
@@ -197,17 +199,18 @@ func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any), f *
 		return nil
 	}
 	out.Projections = "ok"
-	if err := verifyProjections(tx, warn); err != nil {
+	if err := verifyProjections(tx, view, warn); err != nil {
 		return err
 	}
 	return verifyLogIndex(tx, f)
 }
 
 // verifyProjections compares the stored projections and the digest log
-// index with a replay of the log: project by project, or, when the
-// projects' events are not the whole log, all at once.
-func verifyProjections(tx store.Tx, warn func(string, ...any)) error {
-	settled, err := projstore.VerifyByProject(tx, warn)
+// index with a replay of the log: project by project, a project on each
+// CPU (the others' in transactions view begins), or, when the projects'
+// events are not the whole log, all at once.
+func verifyProjections(tx store.Tx, view func(func(store.Tx) error) error, warn func(string, ...any)) error {
+	settled, err := projstore.VerifyProjects(tx, view, runtime.GOMAXPROCS(0), warn)
 	if err != nil || settled {
 		return err
 	}
