@@ -35,7 +35,8 @@ type VerifyReport struct {
 
 // Verify checks the whole store (store.Verifier; for a file see
 // eventlog.Log.Verify), then the stored projections against a replay of
-// the log, project by project (projstore.VerifyByProject), and the log
+// the log, project by project, a project on each CPU
+// (projstore.VerifyProjects), and the log
 // index against the log (logidx.Compare). It returns a
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
@@ -47,7 +48,10 @@ type VerifyReport struct {
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
 // (logidx.Checker, compared once the walk has ended). A problem in the
-// log is reported before one in the projections either way.
+// log is reported before one in the projections either way. A store that
+// can (trimmer) keeps the part of its file held in memory small
+// throughout: the peak resident memory is then that of the projects
+// being compared, not of the file.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
