@@ -48,13 +48,27 @@ func (l *Log) VerifyWith(checked func(), each func(*Record) error) (Report, erro
 	return rep, err
 }
 
-// checkPages runs bbolt's check of the page structure, trimming the pages
-// it reads every trimEvery, and returns its first error as corruption.
-func checkPages(btx *bolt.Tx, pg *pager) error {
+// KeepTrimmed keeps the resident part of the file's memory map small, as
+// VerifyWith's walk does (pager), until stop is called: for a caller whose
+// own reads beside or after the walk (the engine's check of its
+// projections) cover the file again, so that the process's peak resident
+// memory does not grow with the file either.
+func (s logStore) KeepTrimmed() (stop func()) { return s.l.keepTrimmed() }
+
+func (l *Log) keepTrimmed() (stop func()) {
+	var pg *pager
+	_ = l.view(func(btx *bolt.Tx) error { pg = l.newPager(btx); return nil })
+	if pg == nil {
+		return func() {}
+	}
+	return trimEach(pg, trimEvery)
+}
+
+// trimEach trims pg's pages every d until stop is called.
+func trimEach(pg *pager, d time.Duration) (stop func()) {
 	done := make(chan struct{})
-	defer close(done)
 	go func() {
-		t := time.NewTicker(trimEvery)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -65,6 +79,13 @@ func checkPages(btx *bolt.Tx, pg *pager) error {
 			}
 		}
 	}()
+	return func() { close(done) }
+}
+
+// checkPages runs bbolt's check of the page structure, trimming the pages
+// it reads every trimEvery, and returns its first error as corruption.
+func checkPages(btx *bolt.Tx, pg *pager) error {
+	defer trimEach(pg, trimEvery)()
 	var first error
 	for err := range btx.Check() { // drain: Check's goroutine sends every error
 		if first == nil {

@@ -11,7 +11,7 @@ import (
 
 // residentLimit is how much of the file's memory map Verify lets stay
 // resident before it gives the pages back.
-const residentLimit = 256 << 20
+const residentLimit = 64 << 20
 
 // newPager returns a pager over the part of the file's memory map that
 // btx can see.

@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,8 @@ type VerifyReport struct {
 
 // Verify checks the whole store (store.Verifier; for a file see
 // eventlog.Log.Verify), then the stored projections against a replay of
-// the log, project by project (projstore.VerifyByProject), and the log
+// the log, project by project, a project on each CPU
+// (projstore.VerifyProjects), and the log
 // index against the log (logidx.Compare). It returns a
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
@@ -46,7 +48,10 @@ type VerifyReport struct {
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
 // (logidx.Checker, compared once the walk has ended). A problem in the
-// log is reported before one in the projections either way.
+// log is reported before one in the projections either way. A store that
+// can (trimmer) keeps the part of its file held in memory small
+// throughout: the peak resident memory is then that of the projects
+// being compared, not of the file.
 func (e *Engine) Verify() (VerifyReport, error) {
 	if err := e.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -54,6 +59,9 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	v, ok := e.log.(store.Verifier)
 	if !ok {
 		return VerifyReport{}, fmt.Errorf("%w: this store cannot verify itself", ErrInvalid)
+	}
+	if t, ok := e.log.(trimmer); ok {
+		defer t.KeepTrimmed()()
 	}
 	out := VerifyReport{Projections: "stale"}
 	var warnings []string
@@ -63,7 +71,7 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	if ov, ok := v.(overlapVerifier); ok {
 		rep, err, derr = e.verifyOverlapped(ov, &out, warn)
 	} else if rep, err = v.Verify(); err == nil {
-		derr = e.log.View(func(tx store.Tx) error { return checkDerived(tx, &out, warn, nil) })
+		derr = e.log.View(func(tx store.Tx) error { return checkDerived(tx, e.log.View, &out, warn, nil) })
 	}
 	for _, w := range warnings {
 		e.warn("%s", w)
@@ -82,6 +90,13 @@ func (e *Engine) Verify() (VerifyReport, error) {
 // goes on. each, when not nil, is lent every record the walk has checked.
 type overlapVerifier interface {
 	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
+}
+
+// trimmer is a store that can keep the part of its file held in memory
+// small while a function runs (eventlog's logStore): Verify reads the
+// whole file, the projections' check part of it again after the walk.
+type trimmer interface {
+	KeepTrimmed() (stop func())
 }
 
 // fed is what the store's record walk feeds for checkDerived: the log
@@ -114,7 +129,7 @@ func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn fu
 				if serr != nil {
 					return serr
 				}
-				return checkDerived(tx, out, warn, f)
+				return checkDerived(tx, e.log.View, out, warn, f)
 			})
 			send(nil) // a View that could not begin
 			done <- err
@@ -165,8 +180,9 @@ func (f *fed) setup(tx store.Tx) error {
 // the rollback index, the digest log index, the snapshots (counted), the
 // projections and the log index, setting out's Projections and
 // Snapshots. With f, the store's walk feeds the log index's check: it is
-// compared once the walk has ended.
-func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any), f *fed) error {
+// compared once the walk has ended. view begins the transactions of the
+// projections' check's other workers (verifyProjections).
+func checkDerived(tx store.Tx, view func(func(store.Tx) error) error, out *VerifyReport, warn func(string, ...any), f *fed) error {
 	if err := history.CheckIndex(tx); err != nil {
 		return err
 	}
@@ -187,17 +203,18 @@ func checkDerived(tx store.Tx, out *VerifyReport, warn func(string, ...any), f *
 		return nil
 	}
 	out.Projections = "ok"
-	if err := verifyProjections(tx, warn); err != nil {
+	if err := verifyProjections(tx, view, warn); err != nil {
 		return err
 	}
 	return verifyLogIndex(tx, f)
 }
 
 // verifyProjections compares the stored projections and the digest log
-// index with a replay of the log: project by project, or, when the
-// projects' events are not the whole log, all at once.
-func verifyProjections(tx store.Tx, warn func(string, ...any)) error {
-	settled, err := projstore.VerifyByProject(tx, warn)
+// index with a replay of the log: project by project, a project on each
+// CPU (the others' in transactions view begins), or, when the projects'
+// events are not the whole log, all at once.
+func verifyProjections(tx store.Tx, view func(func(store.Tx) error) error, warn func(string, ...any)) error {
+	settled, err := projstore.VerifyProjects(tx, view, runtime.GOMAXPROCS(0), warn)
 	if err != nil || settled {
 		return err
 	}
