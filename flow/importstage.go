@@ -394,7 +394,9 @@ func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkSta
 			ev := ie.event
 			stored, dup := here[ev.ID]
 			seq := uint64(0)
-			if !dup {
+			if !dup && ev.Time.Before(last) {
+				// An event at or after the file's time is appended as it
+				// is (asImported): only an earlier one is looked up.
 				seq = tx.SeqOf(ev.ID)
 			}
 			switch {
@@ -511,28 +513,13 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 		}
 	}
 	projects := slices.Sorted(maps.Keys(st.projects))
-	type folded struct {
-		project string
-		mem     *projection.Memory
-		unknown map[string]int
-		err     error
-	}
 	work := make(chan string)
-	done := make(chan folded)
+	done := make(chan *foldedProject)
 	workers := min(len(projects), max(1, runtime.GOMAXPROCS(0)))
 	for range workers {
 		go func() {
 			for p := range work {
-				f := folded{project: p, mem: projection.NewMemory(), unknown: map[string]int{}}
-				f.err = e.log.View(func(tx store.Tx) error {
-					return tx.ReplayProject(p, 1, func(r *store.Record) error {
-						if err := foldInto(f.mem, r, f.unknown); err != nil {
-							return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
-						}
-						return nil
-					})
-				})
-				done <- f
+				done <- e.foldProject(p)
 			}
 		}()
 	}
@@ -553,7 +540,7 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 				if err := projstore.WriteProject(tx, f.mem); err != nil {
 					return err
 				}
-				return projstore.IndexDigestLog(tx, f.project) // as a command would: prime reads it
+				return f.digest.Flush(tx) // as a command would: prime reads it
 			})
 		}
 		for typ, n := range f.unknown {
@@ -561,4 +548,43 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 		}
 	}
 	return err
+}
+
+// foldedProject is what foldProject made of one project's events.
+type foldedProject struct {
+	project string
+	mem     *projection.Memory
+	digest  projstore.DigestWriter // the project's digest log index, counted as it was folded
+	unknown map[string]int
+	err     error
+}
+
+// trimEvery is how many records a fold of an import reads between two
+// checks of the file pages it holds (residentTrimmer).
+const trimEvery = 1 << 13
+
+// A residentTrimmer gives back the pages of the file's memory map that a
+// long read made resident (eventlog's Tx): an import's fold reads every
+// page of the file, which would otherwise stay in its resident set.
+type residentTrimmer interface{ TrimResident() }
+
+// foldProject folds the events of project, read back from the log in a
+// read transaction, into a state in memory, and counts its digest log
+// index on the way.
+func (e *Engine) foldProject(project string) *foldedProject {
+	f := &foldedProject{project: project, mem: projection.NewMemory(), unknown: map[string]int{}}
+	n := 0
+	f.err = e.log.View(func(tx store.Tx) error {
+		trim, _ := tx.(residentTrimmer)
+		return tx.ReplayProject(project, 1, func(r *store.Record) error {
+			if err := foldInto(f.mem, r, f.unknown); err != nil {
+				return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
+			}
+			if n++; trim != nil && n%trimEvery == 0 {
+				trim.TrimResident()
+			}
+			return f.digest.Add(tx, r)
+		})
+	})
+	return f
 }
