@@ -238,11 +238,13 @@ func (p *parsedBatches) stop() {
 // line (names); any other line is read by parseImportLine, which words
 // the errors.
 func (in *importReader) parseLine(b []byte) (importEvent, error) {
-	if err := check.JSONDepth(b, MaxJSONDepth+eventview.Depth); err != nil {
-		return importEvent{}, err
-	}
 	var l eventview.Line
 	if !eventview.ParseLine(b, &l) || l.Raw == nil || l.Stream == nil || l.Type == nil || l.Version == 0 || l.Time == nil {
+		return parseImportLine(b)
+	}
+	// ParseLine checked the line but for its "data", one level down in
+	// it: the line is JSON within parseImportLine's depth when that is.
+	if l.Data != nil && check.JSONDepth(l.Data, MaxJSONDepth+eventview.Depth-1) != nil {
 		return parseImportLine(b)
 	}
 	var t time.Time
