@@ -41,8 +41,8 @@ const stageSuffix = ".compact-import-"
 // names). On any failure the copy is removed and the file is as it was.
 // Batches are parsed on a goroutine of their own while the previous one
 // is appended. Into an empty file the batches append the log alone
-// (bulkImport), and the projections are folded at the end, a project at
-// a time (foldBulk).
+// (bulkImport), and the projections are folded at the end, each project
+// a few batches of its events at a time (foldBulk).
 //
 // A store that is not a file (New's, a view) takes every batch in one
 // transaction instead: all or nothing, memory unbounded.
@@ -360,7 +360,8 @@ type bulkState struct {
 
 // bulkImport reports whether an import into e (a staged copy) appends
 // the log alone, AppendBulk a batch a transaction, and folds the
-// projections at the end, a project at a time (foldBulk): when e has no
+// projections at the end, a few batches of a project's events at a time
+// (foldBulk): when e has no
 // event, so that the fold of every project starts from nothing, and its
 // store is a store.BulkAppender. nil: an Append and a fold per event.
 func (e *Engine) bulkImport() (*bulkState, error) {
