@@ -48,6 +48,12 @@ func (tx *Tx) AppendBulk(events []BulkEvent) (BulkAppended, error) {
 	heads := map[string]uint64{} // stream -> version, of the streams appended to
 	here := make(map[ID]int, len(events))
 	entries := make([]indexEntry, 0, len(events))
+	recs := make([]Record, 0, len(events))
+	// No stored id is after the last key of the id index: an event with a
+	// later id (a UUIDv7 of a later time, the common case of an import) is
+	// not looked up.
+	lastID, _ := tx.bucket(bucketIDs).Cursor().Last()
+	lastID = bytes.Clone(lastID)
 	fail := func(i int, err error) (BulkAppended, error) { return out, &store.BulkError{Index: i, Err: err} }
 	for i := range events {
 		e := &events[i]
@@ -71,11 +77,13 @@ func (tx *Tx) AppendBulk(events []BulkEvent) (BulkAppended, error) {
 			out.Seqs[i], out.Duplicate[i] = out.Seqs[j], true
 			continue
 		}
-		if dup, err := tx.bulkDuplicate(e.Stream, &ev); err != nil {
-			return fail(i, err)
-		} else if dup != 0 {
-			out.Seqs[i], out.Duplicate[i] = dup, true
-			continue
+		if lastID != nil && bytes.Compare(ev.ID[:], lastID) <= 0 {
+			if dup, err := tx.bulkDuplicate(e.Stream, &ev); err != nil {
+				return fail(i, err)
+			} else if dup != 0 {
+				out.Seqs[i], out.Duplicate[i] = dup, true
+				continue
+			}
 		}
 		version, ok := heads[e.Stream]
 		if !ok {
@@ -87,24 +95,47 @@ func (tx *Tx) AppendBulk(events []BulkEvent) (BulkAppended, error) {
 			return fail(i, &VersionConflict{Stream: e.Stream, Expected: e.Version - 1, Actual: version})
 		}
 		seq++
-		r := Record{Seq: seq, Stream: e.Stream, Version: e.Version, Event: ev, Prev: prev}
+		r := Record{Seq: seq, Stream: e.Stream, Version: e.Version, Event: ev}
 		r.Time = notBefore(r.Time, last)
 		last = r.Time
-		if err := logB.Put(seqKey(seq), tx.log.format.encode(&r)); err != nil {
-			return out, err
-		}
+		recs = append(recs, r)
 		entries = append(entries, indexEntry{seq: seq, id: r.ID, stream: e.Stream, version: e.Version, project: r.Project})
-		heads[e.Stream], here[ev.ID], out.Seqs[i], prev = e.Version, i, seq, r.Hash
+		heads[e.Stream], here[ev.ID], out.Seqs[i] = e.Version, i, seq
 	}
 	if len(entries) == 0 {
 		return out, nil
 	}
-	if err := tx.bulkMerge(entries); err != nil {
+	if prev, err = tx.bulkPut(logB, recs, entries, prev); err != nil {
 		return out, err
 	}
 	tx.headSeq, tx.headHash, tx.headDirty, tx.wrote = seq, prev, true, true
 	tx.headTime, tx.timeLoaded = last, true
 	return out, nil
+}
+
+// bulkPut puts recs, chained to prev, into the log bucket b, and their
+// index entries into the indexes (bulkMerge), and returns the hash of
+// the last. The records are encoded and hashed on a goroutine of their
+// own while the indexes merge, which needs no hash: the chain is
+// sequential, but not with the index writes.
+func (tx *Tx) bulkPut(b *bolt.Bucket, recs []Record, entries []indexEntry, prev Hash) (Hash, error) {
+	encoded := make(chan []byte, len(recs))
+	go func(f format) {
+		for i := range recs {
+			recs[i].Prev = prev
+			encoded <- f.encode(&recs[i])
+			prev = recs[i].Hash
+		}
+		close(encoded)
+	}(tx.log.format)
+	err := tx.bulkMerge(entries)
+	for i := range recs {
+		v := <-encoded // every one, so that the goroutine ends
+		if err == nil {
+			err = b.Put(seqKey(recs[i].Seq), v)
+		}
+	}
+	return recs[len(recs)-1].Hash, err
 }
 
 // bulkDuplicate is duplicate for one event while the tail is empty: the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
@@ -40,8 +41,8 @@ const stageSuffix = ".compact-import-"
 // names). On any failure the copy is removed and the file is as it was.
 // Batches are parsed on a goroutine of their own while the previous one
 // is appended. Into an empty file the batches append the log alone
-// (bulkImport), and the projections are folded at the end, a project at
-// a time (foldBulk).
+// (bulkImport), and the projections are folded at the end, each project
+// a few batches of its events at a time (foldBulk).
 //
 // A store that is not a file (New's, a view) takes every batch in one
 // transaction instead: all or nothing, memory unbounded.
@@ -100,6 +101,9 @@ func (e *Engine) importInto(path string, batches *parsedBatches, in *importReade
 	var res ImportResult
 	unknown := map[string]int{}
 	bulk, err := staged.bulkImport()
+	if bulk != nil {
+		bulk.chunk = foldBatches * in.lim.batch
+	}
 	if err == nil {
 		err = func() error {
 			for {
@@ -238,11 +242,13 @@ func (p *parsedBatches) stop() {
 // line (names); any other line is read by parseImportLine, which words
 // the errors.
 func (in *importReader) parseLine(b []byte) (importEvent, error) {
-	if err := check.JSONDepth(b, MaxJSONDepth+eventview.Depth); err != nil {
-		return importEvent{}, err
-	}
 	var l eventview.Line
 	if !eventview.ParseLine(b, &l) || l.Raw == nil || l.Stream == nil || l.Type == nil || l.Version == 0 || l.Time == nil {
+		return parseImportLine(b)
+	}
+	// ParseLine checked the line but for its "data", one level down in
+	// it: the line is JSON within parseImportLine's depth when that is.
+	if l.Data != nil && check.JSONDepth(l.Data, MaxJSONDepth+eventview.Depth-1) != nil {
 		return parseImportLine(b)
 	}
 	var t time.Time
@@ -349,11 +355,13 @@ type bulkState struct {
 	loose    *projection.Memory // events of no project, folded as they are appended
 	folded   bool               // loose holds what the fold made of one
 	unknown  map[string]int     // loose's events of types this binary does not know
+	chunk    int                // events of a project foldBulk folds a transaction
 }
 
 // bulkImport reports whether an import into e (a staged copy) appends
 // the log alone, AppendBulk a batch a transaction, and folds the
-// projections at the end, a project at a time (foldBulk): when e has no
+// projections at the end, a few batches of a project's events at a time
+// (foldBulk): when e has no
 // event, so that the fold of every project starts from nothing, and its
 // store is a store.BulkAppender. nil: an Append and a fold per event.
 func (e *Engine) bulkImport() (*bulkState, error) {
@@ -394,7 +402,9 @@ func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkSta
 			ev := ie.event
 			stored, dup := here[ev.ID]
 			seq := uint64(0)
-			if !dup {
+			if !dup && ev.Time.Before(last) {
+				// An event at or after the file's time is appended as it
+				// is (asImported): only an earlier one is looked up.
 				seq = tx.SeqOf(ev.ID)
 			}
 			switch {
@@ -476,8 +486,9 @@ func isKnown(typ string) bool {
 	return ok
 }
 
-// foldInto is foldRecord into a state in memory.
-func foldInto(mem *projection.Memory, r *store.Record, unknown map[string]int) error {
+// foldInto is foldRecord into any projection store, an ErrInvalid for
+// an event the fold refuses.
+func foldInto(mem projection.Store, r *store.Record, unknown map[string]int) error {
 	err := checkPlacement(mem, r)
 	if err == nil {
 		err = projection.Apply(mem, r)
@@ -493,11 +504,12 @@ func foldInto(mem *projection.Memory, r *store.Record, unknown map[string]int) e
 }
 
 // foldBulk folds the events of each project a bulk import appended, read
-// back through the project index, into a state in memory, and writes it
-// as the project's projections: the projects two at a time, each folded
-// in a read transaction of its own while another writes. What an import
-// holds is the state of the largest project or two, never the whole
-// file's. An event the fold refuses fails the import with its id.
+// back through the project index, and writes them as the project's
+// projections: the projects on a goroutine per CPU, each folded in read
+// transactions of st.chunk events (foldProject) while the caller
+// writes what the others folded, one write transaction a chunk. What an
+// import holds is a chunk's entities or two, never a whole project's or
+// the file's. An event the fold refuses fails the import with its id.
 func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 	if err := e.acquire(); err != nil {
 		return err
@@ -511,54 +523,121 @@ func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
 		}
 	}
 	projects := slices.Sorted(maps.Keys(st.projects))
-	type folded struct {
-		project string
-		mem     *projection.Memory
-		unknown map[string]int
-		err     error
-	}
 	work := make(chan string)
-	done := make(chan folded)
+	chunks := make(chan *foldChunk)
+	quit := make(chan struct{})
 	workers := min(len(projects), max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
 	for range workers {
-		go func() {
+		wg.Go(func() {
 			for p := range work {
-				f := folded{project: p, mem: projection.NewMemory(), unknown: map[string]int{}}
-				f.err = e.log.View(func(tx store.Tx) error {
-					return tx.ReplayProject(p, 1, func(r *store.Record) error {
-						if err := foldInto(f.mem, r, f.unknown); err != nil {
-							return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
-						}
-						return nil
-					})
-				})
-				done <- f
+				e.foldProject(p, max(1, st.chunk), chunks, quit)
 			}
-		}()
+		})
 	}
 	go func() {
+		defer close(chunks)
+		defer wg.Wait()
 		defer close(work)
 		for _, p := range projects {
-			work <- p
+			select {
+			case work <- p:
+			case <-quit:
+				return
+			}
 		}
 	}()
 	var err error
-	for range projects {
-		f := <-done
+	for c := range chunks {
 		if err == nil {
-			err = f.err
+			err = c.err
 		}
 		if err == nil {
 			err = e.update(func(tx store.Tx) error {
-				if err := projstore.WriteProject(tx, f.mem); err != nil {
+				if err := c.st.FlushInto(tx); err != nil || c.digest == nil {
 					return err
 				}
-				return projstore.IndexDigestLog(tx, f.project) // as a command would: prime reads it
+				return c.digest.Flush(tx) // as a command would: prime reads it
 			})
 		}
-		for typ, n := range f.unknown {
+		for typ, n := range c.unknown {
 			unknown[typ] += n
 		}
+		if err != nil && c.done != nil {
+			select {
+			case <-quit:
+			default:
+				close(quit)
+			}
+		}
+		c.done <- err
 	}
 	return err
+}
+
+// foldBatches is how many batches of events an import's fold of a
+// project reads in one read transaction and writes in one write
+// transaction (60,000 events).
+const foldBatches = 3
+
+// foldChunk is a run of one project's events folded, for foldBulk to
+// write and report back on done.
+type foldChunk struct {
+	st      *projstore.Tx
+	digest  *projstore.DigestWriter // on the project's last chunk: its digest log index
+	unknown map[string]int
+	err     error
+	done    chan error
+}
+
+// trimEvery is how many records a fold of an import reads between two
+// checks of the file pages it holds (residentTrimmer).
+const trimEvery = 1 << 13
+
+// A residentTrimmer gives back the pages of the file's memory map that a
+// long read made resident (eventlog's Tx): an import's fold reads every
+// page of the file, which would otherwise stay in its resident set.
+type residentTrimmer interface{ TrimResident() }
+
+// foldProject folds the events of project, read back from the log, a
+// chunk of size of them a read transaction, through the
+// projections that the chunks before left (projstore.Tx), and sends each
+// chunk to out, waiting for it to be written before it reads the next.
+// It counts the project's digest log index on the way, and sends it with
+// the last chunk. It stops at the first error, or when quit closes.
+func (e *Engine) foldProject(project string, size int, out chan<- *foldChunk, quit <-chan struct{}) {
+	var digest projstore.DigestWriter
+	for from, more := uint64(1), true; more; {
+		c := &foldChunk{unknown: map[string]int{}, done: make(chan error, 1)}
+		more = false
+		n := 0
+		c.err = e.log.View(func(tx store.Tx) error {
+			c.st, _ = projstore.Writer(tx) // keeps the entities it reads
+			trim, _ := tx.(residentTrimmer)
+			return tx.ReplayProject(project, from, func(r *store.Record) error {
+				if n == size {
+					from, more = r.Seq, true
+					return store.ErrStop
+				}
+				if n++; trim != nil && n%trimEvery == 0 {
+					trim.TrimResident()
+				}
+				if err := foldInto(c.st, r, c.unknown); err != nil {
+					return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
+				}
+				return digest.Add(tx, r)
+			})
+		})
+		if !more {
+			c.digest = &digest
+		}
+		select {
+		case out <- c:
+		case <-quit:
+			return
+		}
+		if err := <-c.done; err != nil || c.err != nil {
+			return
+		}
+	}
 }

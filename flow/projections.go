@@ -141,6 +141,20 @@ func (e *Engine) RebuildProject(project string) (RebuildReport, error) {
 	return rep, err
 }
 
+// Replay folds the whole log into memory as Rebuild does, projects on a
+// goroutine per CPU (projstore.Replay), in a read transaction, and writes
+// nothing: the fold of a rebuild alone, which flowbench measures on one
+// core and on all of them (its replay_parallel row).
+func (e *Engine) Replay() (RebuildReport, error) {
+	var rep RebuildReport
+	err := e.view(func(tx store.Tx) error {
+		var err error
+		_, rep, err = e.replay(tx)
+		return err
+	})
+	return rep, err
+}
+
 // replay folds the whole log into memory, warning once per event type
 // the fold does not know.
 func (e *Engine) replay(tx store.Tx) (*projection.Memory, RebuildReport, error) {

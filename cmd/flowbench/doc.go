@@ -57,6 +57,7 @@ included, when Go's build cache is warm).
 	append_group8          events/s, 8 goroutines appending        events/s, 1 goroutine appending          ratio >= 5
 	replay                 events/s, decode + fold of the file     events/s, bbolt cursor over the log      value >= 1000000
 	replay_1core           events/s, replay with GOMAXPROCS 1      replay's value                           value >= 1000000
+	replay_parallel        events/s, Engine.Replay on every core   the same with GOMAXPROCS 1               ratio >= 1.7 (2+ cores)
 	read_decode            events/s, decode only                   the same bbolt scan                      -
 	read_checked           events/s, decode + SHA-256 check        read_decode's value                      -
 	sqlite_read_decode     events/s, SELECT all rows + decode      read_decode's value                      -
@@ -112,6 +113,13 @@ which times it and reads its ru_maxrss: Linux counts the memory a process
 had before its exec in its peak, and Go starts children by vfork, so a
 command flowbench started directly would report flowbench's own tens of
 MiB. The spawner's few MiB are the floor of what a row can report.
+
+replay_parallel is issue 15's "every core" row: the engine's replay of
+the whole file (Engine.Replay, the fold of a rebuild without its writes),
+which hands each project's events to one of a goroutine per CPU, on
+every core against the same on one (GOMAXPROCS 1, one goroutine), in
+turns; its ratio is the speedup. On a machine of one core it has no
+target.
 
 DESIGN.md's replay target is "on one core": replay runs the decode and
 the fold on one goroutine, with the garbage collector free to use the

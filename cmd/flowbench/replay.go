@@ -59,14 +59,47 @@ func (b *bench) replayRows() ([]Row, error) {
 		return nil, err
 	}
 	b.replayRate, b.checkedRate = m[2], m[5]
+	parallel, err := b.parallelReplayRow(n)
+	if err != nil {
+		return nil, err
+	}
 	return []Row{
 		newRow("replay", m[2], m[0], "events/s", atLeast("value", 1_000_000)),
 		newRow("replay_1core", m[6], m[2], "events/s", atLeast("value", 1_000_000)),
+		parallel,
 		newRow("read_decode", m[1], m[0], "events/s", nil),
 		newRow("read_checked", m[5], m[1], "events/s", nil),
 		newRow("sqlite_read_decode", m[3], m[1], "events/s", nil),
 		newRow("sqlite_replay", m[4], m[2], "events/s", nil),
 	}, nil
+}
+
+// parallelReplayRow measures the engine's whole-file replay (Engine.Replay:
+// the fold of a rebuild, projects on a goroutine per CPU) on every core
+// against the same on one (GOMAXPROCS 1), in turns: issue 15's speedup,
+// at least 1.7 on two cores. A machine of one core has no target.
+func (b *bench) parallelReplayRow(events int) (Row, error) {
+	e, err := flow.Open(b.gen, flow.Options{ReadOnly: true, Actor: "bench", Session: "bench"})
+	if err != nil {
+		return Row{}, err
+	}
+	defer e.Close()
+	replay := func() error {
+		rep, err := e.Replay()
+		if err == nil && rep.Events != uint64(events) {
+			err = fmt.Errorf("the replay folded %d events, want %d", rep.Events, events)
+		}
+		return err
+	}
+	m, err := interleave(b.ctx, b.size.replayRounds, rate(events, replay), rate(events, oneCore(replay)))
+	if err != nil {
+		return Row{}, err
+	}
+	var target *goal
+	if runtime.NumCPU() >= 2 {
+		target = atLeast("ratio", 1.7)
+	}
+	return newRow("replay_parallel", m[0], m[1], "events/s", target), nil
 }
 
 // replayers hold the generated file open three ways, all read-only.

@@ -37,7 +37,7 @@ func TestRun_QuickJSON(t *testing.T) {
 		checkRowJSON(t, r)
 		byName[r["name"].(string)] = r
 	}
-	for _, name := range []string{"append_single", "append_group8", "replay", "point_in_time", "bytes_per_event",
+	for _, name := range []string{"append_single", "append_group8", "replay", "replay_parallel", "point_in_time", "bytes_per_event",
 		"bytes_per_event_gen", "cache_hit", "cli_task_show", "cli_status", "cli_ready", "cli_task_add",
 		"sqlite_append_single", "sqlite_replay", "gen"} {
 		if byName[name] == nil {

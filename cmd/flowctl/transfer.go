@@ -61,7 +61,7 @@ func (a *app) runExport(since uint64, oneProject bool) (err error) {
 }
 
 func (a *app) importCommand() *cobra.Command {
-	var from string
+	var from, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "import FILE|DIR [--from events|workflow-json|history-json|context-dir|exec-jsonl]",
 		Short: "Append the events of an export (all or nothing, idempotent)",
@@ -86,11 +86,18 @@ func (a *app) importCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	enumVar(cmd.Flags(), &from, "from", "events", append([]string{"events"}, legacy.Formats()...), "input format: events (the JSONL of export), "+strings.Join(legacy.Formats(), ", "))
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the import to this file")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
 			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session"); err != nil {
 				return err
 			}
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return a.runImport(args[0])
 		}
 		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))

@@ -3,6 +3,7 @@ package eventview
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Line is the fields of one line of an export (an event as JSON, in the
@@ -24,8 +25,11 @@ type Line struct {
 // escapes and without null, numbers as unsigned integers. It reports
 // false for any other line, which the caller decodes the general way
 // (encoding/json): ParseLine takes a subset of the lines that way takes,
-// and reads them as it does. b must be valid JSON (check.JSONDepth): the
-// value of "data" is skipped by its brackets and strings only.
+// and reads them as it does. What it takes is valid JSON but for the
+// value of "data", which it skips by its brackets and strings only: the
+// caller checks l.Data (check.JSONDepth), and the line is valid JSON when
+// that is. Its strings are valid UTF-8 without control characters, its
+// numbers without leading zeros.
 func ParseLine(b []byte, l *Line) bool {
 	*l = Line{}
 	p := lineParser{b: b}
@@ -90,7 +94,7 @@ func (p *lineParser) str() ([]byte, bool) {
 		return nil, false
 	}
 	s := p.b[p.i : p.i+n]
-	if bytes.IndexByte(s, '\\') >= 0 {
+	if bytes.IndexByte(s, '\\') >= 0 || !plain(s) {
 		return nil, false
 	}
 	p.i += n + 1
@@ -107,8 +111,25 @@ func (p *lineParser) uint(bits int) (uint64, bool) {
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		return 0, false
 	}
+	if p.i-start > 1 && p.b[start] == '0' { // JSON has no leading zeros
+		return 0, false
+	}
 	n, err := strconv.ParseUint(string(p.b[start:p.i]), 10, bits)
 	return n, err == nil && p.i > start
+}
+
+// plain reports whether s is the body of a JSON string as it is: valid
+// UTF-8 without control characters (s has no escape).
+func plain(s []byte) bool {
+	for i, c := range s {
+		if c < 0x20 {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(s[i:]) && bytes.IndexFunc(s[i:], func(r rune) bool { return r < 0x20 }) < 0
+		}
+	}
+	return true
 }
 
 // skip steps over the JSON value at i, known to be valid.

@@ -388,6 +388,14 @@ func (s *Tx) Flush() error {
 	return counts.write(s.raw)
 }
 
+// FlushInto is Flush into tx rather than the transaction s was made on,
+// which s then reads through too: a fold read in a read transaction
+// (which cannot write) is written by a write transaction after it.
+func (s *Tx) FlushInto(tx store.Tx) error {
+	s.tx, s.raw = tx, tx
+	return s.Flush()
+}
+
 // putEntity writes the entity v, sealed, under key in bucket.
 func (s *Tx) putEntity(bucket, key string, v any) error {
 	b, err := s.enc.encode(key, v)
