@@ -1,6 +1,7 @@
 package snapstore
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
@@ -28,19 +29,24 @@ import (
 // kinds are the buckets of the listed kinds, in the body's order.
 var kinds = [5]string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs, projstore.BucketCheckpts}
 
-// rawEntity is one entity: its id, its encoding and its fingerprint.
+// rawEntity is one entity: its id, its encoding and its fingerprint;
+// read from the store (readRaw), also the SHA-256 of its stored value
+// (sealed: checksum and all), which names its encoding (see readRaw).
 type rawEntity struct {
-	id string
-	b  []byte
-	fp [32]byte
+	id  string
+	b   []byte
+	fp  [32]byte
+	sfp [32]byte // zero: not read from the store
 }
 
 // rawState is a project's whole state: the project entity (b nil when
-// there is none) and each kind's entities in id order.
+// there is none) and each kind's entities in id order; read from the
+// store, also in key order (scan), as the buckets list them.
 type rawState struct {
 	project rawEntity
 	lists   [5][]rawEntity
-	trusted bool // encoded here (rawOf): canonical
+	scan    [5][]rawEntity // readRaw's: key order; nil when encoded here
+	trusted bool           // encoded here (rawOf): canonical
 }
 
 // scope is s as a snapshot.RawScope.
@@ -55,14 +61,22 @@ func (s *rawState) scope() *snapshot.RawScope {
 	return r
 }
 
-// prints is what Put keeps of a state: the fingerprints of its entities.
+// prints is what Put keeps of a state: the fingerprints of its entities
+// (lists, in id order, without their bytes) and, when the state was read
+// from the store and the Cache had room for it, its entities as read
+// (scan, in key order, with their bytes and stored values' fingerprints),
+// which the next readRaw takes instead of encoding again the entities
+// whose stored values did not change.
 type prints struct {
 	project rawEntity // b nil
 	lists   [5][]rawEntity
+	scan    [5][]rawEntity // nil: none kept
+	size    int            // the bytes scan holds
 }
 
-// printsOf keeps s's fingerprints.
-func printsOf(s *rawState) *prints {
+// printsOf keeps s's fingerprints and, with bytes, its entities as read
+// (whose bytes must be s's own, not a transaction's).
+func printsOf(s *rawState, bytes bool) *prints {
 	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}}
 	for i, l := range s.lists {
 		p.lists[i] = make([]rawEntity, len(l))
@@ -70,13 +84,29 @@ func printsOf(s *rawState) *prints {
 			p.lists[i][j] = rawEntity{id: e.id, fp: e.fp}
 		}
 	}
+	if bytes && s.scan[0] != nil {
+		p.scan = s.scan
+		for _, l := range s.scan {
+			for _, e := range l {
+				p.size += len(e.b)
+			}
+		}
+	}
 	return p
 }
 
 // readRaw reads project's state from the inline projection's buckets
 // through tx, every record's checksum checked (a damaged one is a
-// projstore.ErrDamaged), in id order. The bytes are valid for tx.
-func readRaw(tx store.Tx, project string) (*rawState, error) {
+// projstore.ErrDamaged), in id order. The bytes are valid for tx, or,
+// with reuse (the entities of a state read before, kept by printsOf), the
+// state's own: an entity whose stored value is, byte for byte (by its
+// SHA-256), the one reuse read under its key is not read again, but
+// given reuse's encoding and fingerprint. A stored value names its
+// encoding: an entity's body is its encoding packed, and an exec stored
+// by reference names its event, which the log never changes (reuse must
+// come from a transaction that committed, or this one: see Cache). With
+// own, the bytes read are copied out of tx, so that printsOf may keep them.
+func readRaw(tx store.Tx, project string, reuse *prints, own bool) (*rawState, error) {
 	s := &rawState{}
 	v, err := tx.Get(projstore.BucketProjects, []byte(project))
 	if err != nil || v == nil {
@@ -88,16 +118,37 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 	s.project.id, s.project.fp = project, sha256.Sum256(s.project.b)
 	prefix := project + "/"
 	for i, bucket := range kinds {
-		l := []rawEntity{}
+		var old []rawEntity
+		if reuse != nil {
+			old = reuse.scan[i]
+		}
+		l := make([]rawEntity, 0, len(old)+16)
 		err := tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+			id := k[len(prefix):]
+			sfp := sha256.Sum256(v)
+			for len(old) > 0 && old[0].id < string(id) {
+				old = old[1:]
+			}
+			if len(old) > 0 && old[0].id == string(id) && old[0].sfp == sfp {
+				l = append(l, old[0])
+				old = old[1:]
+				return nil
+			}
 			body, err := projstore.EntityMsgpack(tx, bucket, k, v)
-			l = append(l, rawEntity{id: string(k[len(prefix):]), b: body, fp: sha256.Sum256(body)})
-			return err
+			if err != nil {
+				return err
+			}
+			if own {
+				body = bytes.Clone(body)
+			}
+			l = append(l, rawEntity{id: string(id), b: body, fp: sha256.Sum256(body), sfp: sfp})
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		s.lists[i] = sortByID(l)
+		s.scan[i] = l
+		s.lists[i] = sortByID(l) // a new slice: l stays in key order
 	}
 	return s, nil
 }
@@ -416,10 +467,23 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 // and state hash, its chain's headers checked): a transaction that rolled
 // back, or a snapshot written by another process, makes it miss. A nil
 // *Cache keeps nothing. It is safe for concurrent use.
+//
+// With the fingerprints, it keeps the entities of each snapshot's state as
+// Put read them from the store (their bytes, and the fingerprints of their
+// stored values), up to MaxCacheBytes of them in all, so that the next Put
+// of the project reads again only the entities whose stored values
+// changed since (readRaw): a snapshot costs about the entities the
+// project changed, not its whole state, but for hashing the state.
 type Cache struct {
 	mu    sync.Mutex
 	bases map[string]cached
+	size  int // the bytes of the entities kept
 }
+
+// MaxCacheBytes bounds the bytes of the entities a Cache keeps: a state
+// that would take it over is kept as fingerprints only (its next Put reads
+// the whole state again).
+const MaxCacheBytes = 512 << 20
 
 type cached struct {
 	seq   uint64
@@ -442,6 +506,27 @@ func (c *Cache) get(project string, seq uint64, hash [32]byte) *prints {
 	return nil
 }
 
+// newest returns the prints the cache keeps of project's newest stored
+// snapshot before the head of tx, if it keeps that one's (its seq and
+// state hash); else nil. Its entities were read in a transaction that
+// committed (or tx itself): that snapshot is stored.
+func (c *Cache) newest(tx store.Tx, project string) (*prints, error) {
+	if c == nil {
+		return nil, nil
+	}
+	seq, _ := tx.Head()
+	prefix := Prefix(project)
+	k, v, err := tx.Last(Bucket, prefix, Key(project, seq-1))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return nil, err
+	}
+	h, err := snapshot.Frame(v)
+	if err != nil {
+		return nil, nil // damaged: Put writes a full snapshot
+	}
+	return c.get(project, binary.BigEndian.Uint64(k[len(prefix):]), h.StateHash), nil
+}
+
 func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 	if c == nil {
 		return
@@ -451,12 +536,21 @@ func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 	if c.bases == nil {
 		c.bases = map[string]cached{}
 	}
-	if _, ok := c.bases[project]; !ok && len(c.bases) >= maxCached {
-		for k := range c.bases { // any one: the cache is an optimisation
+	old, ok := c.bases[project]
+	if !ok && len(c.bases) >= maxCached {
+		for k, e := range c.bases { // any one: the cache is an optimisation
+			c.size -= e.state.size
 			delete(c.bases, k)
 			break
 		}
 	}
+	if ok {
+		c.size -= old.state.size
+	}
+	if c.size+p.size > MaxCacheBytes {
+		p.scan, p.size = [5][]rawEntity{}, 0
+	}
+	c.size += p.size
 	c.bases[project] = cached{seq: seq, hash: hash, state: p}
 }
 
@@ -539,7 +633,7 @@ func baseOf(tx store.Tx, project string, c chainOf, v []byte, cache *Cache) (*pr
 	if err != nil {
 		return nil, err
 	}
-	return printsOf(rawOf(Normalize(r.State))), nil
+	return printsOf(rawOf(Normalize(r.State)), false), nil
 }
 
 // putRaw stores the snapshot of state cur at the head of tx: a delta on
@@ -563,7 +657,7 @@ func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte,
 			return nh.StateHash, full, err
 		}
 	}
-	cache.put(project, seq, nh.StateHash, printsOf(cur))
+	cache.put(project, seq, nh.StateHash, printsOf(cur, true))
 	return nh.StateHash, full, tx.Put(Bucket, Key(project, seq), b)
 }
 
