@@ -75,24 +75,34 @@ type prints struct {
 }
 
 // printsOf keeps s's fingerprints and, with bytes, its entities as read
-// (whose bytes must be s's own, not a transaction's).
+// (whose bytes must be s's own, not a transaction's): then s's lists
+// themselves, which share the bytes, else copies without them.
 func printsOf(s *rawState, bytes bool) *prints {
-	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}}
-	for i, l := range s.lists {
-		p.lists[i] = make([]rawEntity, len(l))
-		for j, e := range l {
-			p.lists[i][j] = rawEntity{id: e.id, fp: e.fp}
-		}
+	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}, lists: s.lists}
+	if !bytes || s.scan[0] == nil {
+		p.strip()
+		return p
 	}
-	if bytes && s.scan[0] != nil {
-		p.scan = s.scan
-		for _, l := range s.scan {
-			for _, e := range l {
-				p.size += len(e.b)
-			}
+	p.scan = s.scan
+	for _, l := range s.scan {
+		for _, e := range l {
+			p.size += len(e.b)
 		}
 	}
 	return p
+}
+
+// strip makes p keep fingerprints only: its lists copied without their
+// bytes, no entities as read.
+func (p *prints) strip() {
+	for i, l := range p.lists {
+		out := make([]rawEntity, len(l))
+		for j, e := range l {
+			out[j] = rawEntity{id: e.id, fp: e.fp}
+		}
+		p.lists[i] = out
+	}
+	p.scan, p.size = [5][]rawEntity{}, 0
 }
 
 // readRaw reads project's state from the inline projection's buckets
@@ -166,31 +176,48 @@ func sortByID(l []rawEntity) []rawEntity {
 	return compareSort(l)
 }
 
-// groupByID is sortByID for lists whose ids are all PREFIX-N.
+// groupByID is sortByID for lists whose ids are all PREFIX-N: a
+// counting sort of l by prefix and number of digits, stable.
 func groupByID(l []rawEntity) ([]rawEntity, bool) {
 	type group struct {
 		prefix string
 		digits int
+		n      int // entities, then where the group starts in the output
 	}
-	var order []group
-	runs := map[group][]rawEntity{}
-	for _, e := range l {
+	var groups []group // few: one per prefix and length
+	at := make([]int32, len(l))
+	last := -1
+	for i, e := range l {
 		prefix, num, ok := strings.Cut(e.id, "-")
 		if !ok || len(num) == 0 || num[0] == '0' || len(num) > 18 || strings.TrimLeft(num, "0123456789") != "" {
 			return nil, false
 		}
-		g := group{prefix, len(num)}
-		if _, seen := runs[g]; !seen {
-			order = append(order, g)
+		if last < 0 || groups[last].prefix != prefix || groups[last].digits != len(num) {
+			last = slices.IndexFunc(groups, func(g group) bool { return g.prefix == prefix && g.digits == len(num) })
+			if last < 0 {
+				groups, last = append(groups, group{prefix: prefix, digits: len(num)}), len(groups)
+			}
 		}
-		runs[g] = append(runs[g], e)
+		groups[last].n++
+		at[i] = int32(last)
 	}
-	slices.SortFunc(order, func(a, b group) int {
-		return cmp.Or(strings.Compare(a.prefix, b.prefix), cmp.Compare(a.digits, b.digits))
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(groups[a].prefix, groups[b].prefix), cmp.Compare(groups[a].digits, groups[b].digits))
 	})
-	out := make([]rawEntity, 0, len(l))
+	start := 0
 	for _, g := range order {
-		out = append(out, runs[g]...)
+		n := groups[g].n
+		groups[g].n, start = start, start+n
+	}
+	out := make([]rawEntity, len(l))
+	for i, e := range l {
+		g := &groups[at[i]]
+		out[g.n] = e
+		g.n++
 	}
 	return out, true
 }
@@ -548,7 +575,7 @@ func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 		c.size -= old.state.size
 	}
 	if c.size+p.size > MaxCacheBytes {
-		p.scan, p.size = [5][]rawEntity{}, 0
+		p.strip()
 	}
 	c.size += p.size
 	c.bases[project] = cached{seq: seq, hash: hash, state: p}
