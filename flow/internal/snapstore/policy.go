@@ -142,7 +142,7 @@ func Put(tx store.Tx, src Source, project string, cache *Cache) error {
 	if err != nil {
 		return err
 	}
-	cur, err := readRaw(tx, project, reuse, cache != nil)
+	cur, err := readRaw(tx, project, reuse)
 	if err != nil {
 		return err
 	}

@@ -107,16 +107,15 @@ func (p *prints) strip() {
 
 // readRaw reads project's state from the inline projection's buckets
 // through tx, every record's checksum checked (a damaged one is a
-// projstore.ErrDamaged), in id order. The bytes are valid for tx, or,
-// with reuse (the entities of a state read before, kept by printsOf), the
-// state's own: an entity whose stored value is, byte for byte (by its
+// projstore.ErrDamaged), in id order, its bytes its own (which printsOf
+// may keep). With reuse (the entities of a state read before, kept by
+// printsOf), an entity whose stored value is, byte for byte (by its
 // SHA-256), the one reuse read under its key is not read again, but
 // given reuse's encoding and fingerprint. A stored value names its
 // encoding: an entity's body is its encoding packed, and an exec stored
 // by reference names its event, which the log never changes (reuse must
-// come from a transaction that committed, or this one: see Cache). With
-// own, the bytes read are copied out of tx, so that printsOf may keep them.
-func readRaw(tx store.Tx, project string, reuse *prints, own bool) (*rawState, error) {
+// come from a transaction that committed, or this one: see Cache).
+func readRaw(tx store.Tx, project string, reuse *prints) (*rawState, error) {
 	s := &rawState{}
 	v, err := tx.Get(projstore.BucketProjects, []byte(project))
 	if err != nil || v == nil {
@@ -133,7 +132,7 @@ func readRaw(tx store.Tx, project string, reuse *prints, own bool) (*rawState, e
 			old = reuse.scan[i]
 		}
 		l := make([]rawEntity, 0, len(old)+16)
-		err := tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+		err := store.ScanShared(tx, bucket, []byte(prefix), func(k, v []byte) error {
 			id := k[len(prefix):]
 			sfp := sha256.Sum256(v)
 			for len(old) > 0 && old[0].id < string(id) {
@@ -148,9 +147,7 @@ func readRaw(tx store.Tx, project string, reuse *prints, own bool) (*rawState, e
 			if err != nil {
 				return err
 			}
-			if own {
-				body = bytes.Clone(body)
-			}
+			body = bytes.Clone(body) // the scan's are valid for the call only (ScanShared)
 			l = append(l, rawEntity{id: string(id), b: body, fp: sha256.Sum256(body), sfp: sfp})
 			return nil
 		})
@@ -220,6 +217,35 @@ func groupByID(l []rawEntity) ([]rawEntity, bool) {
 		g.n++
 	}
 	return out, true
+}
+
+// compareIDs is projection.CompareIDs, without parsing the numbers of
+// ids of the form PREFIX-N (N without a leading zero): two such numbers
+// compare as their lengths, then their digits.
+func compareIDs(a, b string) int {
+	if a == b {
+		return 0
+	}
+	pa, na, oka := strings.Cut(a, "-")
+	pb, nb, okb := strings.Cut(b, "-")
+	if !oka || !okb || !plainNumber(na) || !plainNumber(nb) {
+		return projection.CompareIDs(a, b)
+	}
+	return cmp.Or(strings.Compare(pa, pb), cmp.Compare(len(na), len(nb)), strings.Compare(na, nb))
+}
+
+// plainNumber reports whether n is a number of at most 18 digits without
+// a leading zero (so strconv.Atoi reads it, and its digits order it).
+func plainNumber(n string) bool {
+	if len(n) == 0 || len(n) > 18 || n[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compareSort sorts l in id order by comparison, each id split once.
@@ -398,7 +424,7 @@ func diffList(project string, i int, base, cur []rawEntity) (changed [][]byte, d
 	changed, deleted = [][]byte{}, []string{}
 	j := 0
 	for _, e := range cur {
-		for j < len(base) && projection.CompareIDs(base[j].id, e.id) < 0 {
+		for j < len(base) && compareIDs(base[j].id, e.id) < 0 {
 			deleted = append(deleted, base[j].id)
 			j++
 		}
@@ -465,7 +491,7 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 		for i < len(base) || j < len(changed) {
 			var e rawEntity
 			switch {
-			case j == len(changed) || (i < len(base) && projection.CompareIDs(base[i].id, changed[j].id) < 0):
+			case j == len(changed) || (i < len(base) && compareIDs(base[i].id, changed[j].id) < 0):
 				e, i = base[i], i+1
 			case i < len(base) && base[i].id == changed[j].id:
 				e, i, j = changed[j], i+1, j+1

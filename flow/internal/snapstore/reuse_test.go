@@ -45,7 +45,7 @@ func TestReadRaw_ReusesUnchangedEntities(t *testing.T) {
 		for _, id := range []string{"T-1", "T-2", "T-3", "T-10"} {
 			putEntity(t, tx, projstore.BucketTasks, "p/"+id, task(id, "first"))
 		}
-		first, err := readRaw(tx, "p", nil, true)
+		first, err := readRaw(tx, "p", nil)
 		if err != nil {
 			return err
 		}
@@ -64,11 +64,11 @@ func TestReadRaw_ReusesUnchangedEntities(t *testing.T) {
 		if err := tx.Delete(projstore.BucketTasks, []byte("p/T-1")); err != nil {
 			return err
 		}
-		got, err := readRaw(tx, "p", reuse, true)
+		got, err := readRaw(tx, "p", reuse)
 		if err != nil {
 			return err
 		}
-		fresh, err := readRaw(tx, "p", nil, false)
+		fresh, err := readRaw(tx, "p", nil)
 		if err != nil {
 			return err
 		}
