@@ -506,6 +506,22 @@ func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) err
 	return nil
 }
 
+// ScanShared is Scan without the copies (store.SharedScanner): k and v
+// are bbolt's, valid until fn returns, not to be changed.
+func (tx *Tx) ScanShared(bucket string, prefix []byte, fn func(k, v []byte) error) error {
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
+		return err
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return stopped(err)
+		}
+	}
+	return nil
+}
+
 // cloneKV copies k and v into one allocation (a Scan of a large bucket
 // made two per entry), k capped so that appending to it cannot overwrite
 // v.

@@ -22,6 +22,7 @@ type genOptions struct {
 	projects int
 	seed     uint64
 	force    bool
+	curve    uint64 // report every curve events on stderr (0: never)
 }
 
 func (o *genOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,6 +31,8 @@ func (o *genOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.projects, "projects", 10, "how many projects take turns")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random choices (same seed, same shape)")
 	fs.BoolVar(&o.force, "force", false, "overwrite an existing file")
+	fs.Uint64Var(&o.curve, "curve", 0, "print a line on stderr every N events: the rate of the last N, by the clock and by CPU time")
+	_ = fs.MarkHidden("curve")
 }
 
 func (o *genOptions) validate() error {
@@ -63,7 +66,11 @@ func genCommand(env env) *cobra.Command {
 		if err := prepareTarget(o.db, o.force); err != nil {
 			return err
 		}
-		res, err := generate(cmd.Context(), o, progressTo(env))
+		progress := progressTo(env)
+		if o.curve > 0 {
+			progress = curveTo(env, o.curve)
+		}
+		res, err := generate(cmd.Context(), o, progress)
 		if err != nil {
 			return err
 		}
@@ -121,6 +128,30 @@ func progressTo(env env) progressFunc {
 		if done >= total {
 			fmt.Fprintln(env.stderr)
 		}
+	}
+}
+
+// curveTo reports, on stderr, a line every every events: the events
+// written, the seconds since the start by the clock and of CPU time (user
+// and system), and the rate of the last every events by each: how the
+// write rate goes as the file grows, on a machine whose other load makes
+// the clock's rate noisy.
+func curveTo(env env, every uint64) progressFunc {
+	start, startCPU := time.Now(), cpuTime()
+	var next uint64 = every
+	lastWall, lastCPU, lastDone := time.Duration(0), time.Duration(0), uint64(0)
+	return func(done, total uint64) {
+		if done < next && done < total {
+			return
+		}
+		for next <= done {
+			next += every
+		}
+		wall, cpu := time.Since(start), cpuTime()-startCPU
+		n := float64(done - lastDone)
+		fmt.Fprintf(env.stderr, "curve: %d events, %.1f s, cpu %.1f s, last %d: %.0f events/s, %.0f events/cpu-s\n",
+			done, wall.Seconds(), cpu.Seconds(), done-lastDone, n/(wall-lastWall).Seconds(), n/(cpu-lastCPU).Seconds())
+		lastWall, lastCPU, lastDone = wall, cpu, done
 	}
 }
 

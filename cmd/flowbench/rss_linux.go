@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // peakRSS is the peak resident set of a finished process in KiB (Linux's
@@ -15,4 +16,14 @@ func peakRSS(ps *os.ProcessState) int64 {
 		return ru.Maxrss
 	}
 	return 0
+}
+
+// cpuTime is the CPU time (user and system) this process has used so far;
+// 0 when it is not known.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -40,3 +40,20 @@ type BulkError struct {
 
 func (e *BulkError) Error() string { return fmt.Sprintf("event %d: %v", e.Index, e.Err) }
 func (e *BulkError) Unwrap() error { return e.Err }
+
+// SharedScanner is a Tx that scans without copying: ScanShared is Scan
+// but for the keys and values fn gets, which are the store's own, valid
+// only until fn returns and never to be changed. A reader that keeps
+// little of what it scans (a fingerprint, a decoded value) saves a copy
+// of every record. A Tx that is not one takes Scan.
+type SharedScanner interface {
+	ScanShared(bucket string, prefix []byte, fn func(k, v []byte) error) error
+}
+
+// ScanShared is tx's ScanShared when it has one, else its Scan.
+func ScanShared(tx Tx, bucket string, prefix []byte, fn func(k, v []byte) error) error {
+	if s, ok := tx.(SharedScanner); ok {
+		return s.ScanShared(bucket, prefix, fn)
+	}
+	return tx.Scan(bucket, prefix, fn)
+}

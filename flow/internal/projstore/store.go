@@ -201,6 +201,15 @@ func (p *Pending) Scan(bucket string, prefix []byte, fn func(k, v []byte) error)
 	return p.Tx.Scan(bucket, prefix, fn)
 }
 
+// ScanShared is Scan without copies, when the transaction p wraps has it
+// (store.SharedScanner).
+func (p *Pending) ScanShared(bucket string, prefix []byte, fn func(k, v []byte) error) error {
+	if err := p.settle(bucket); err != nil {
+		return err
+	}
+	return store.ScanShared(p.Tx, bucket, prefix, fn)
+}
+
 func (p *Pending) Last(bucket string, prefix, max []byte) (k, v []byte, err error) {
 	if err := p.settle(bucket); err != nil {
 		return nil, nil, err

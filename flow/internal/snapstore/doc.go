@@ -67,6 +67,18 @@ hold (else Put reads the state decoded, ScopeOf, as before); the others
 are byte for byte the base's. The delta is the changed entities' bytes
 and the deleted ids; the full snapshot the whole state's bytes.
 
+The Cache also keeps the entities of each snapshot's state as Put read
+them (up to MaxCacheBytes in all): their encodings and the SHA-256 of each
+stored value. The next Put of the project, when the newest stored
+snapshot is that one, scans the buckets without copying them
+(store.SharedScanner) and encodes again only the entities whose stored
+values changed: a stored value names its encoding (an entity's packed
+body, or the reference to the event that made an exec, which the log
+never changes). So a snapshot costs what the project changed since the
+last one, plus a scan of its stored values and the SHA-256 of the whole
+state (the state hash), not a decode of every entity (an exec's event
+read back from the log).
+
 The formats older binaries wrote (versions 1 and 2) are read as they
 are, and new deltas chain on them.
 

@@ -138,7 +138,11 @@ func Normalize(s *projection.Scope) *projection.Scope {
 // of cache when it holds that snapshot, else its chain resolved. cache
 // (nil: none) is given the new snapshot's.
 func Put(tx store.Tx, src Source, project string, cache *Cache) error {
-	cur, err := readRaw(tx, project)
+	reuse, err := cache.newest(tx, project)
+	if err != nil {
+		return err
+	}
+	cur, err := readRaw(tx, project, reuse)
 	if err != nil {
 		return err
 	}

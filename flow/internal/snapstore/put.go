@@ -1,6 +1,7 @@
 package snapstore
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
@@ -28,19 +29,24 @@ import (
 // kinds are the buckets of the listed kinds, in the body's order.
 var kinds = [5]string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs, projstore.BucketCheckpts}
 
-// rawEntity is one entity: its id, its encoding and its fingerprint.
+// rawEntity is one entity: its id, its encoding and its fingerprint;
+// read from the store (readRaw), also the SHA-256 of its stored value
+// (sealed: checksum and all), which names its encoding (see readRaw).
 type rawEntity struct {
-	id string
-	b  []byte
-	fp [32]byte
+	id  string
+	b   []byte
+	fp  [32]byte
+	sfp [32]byte // zero: not read from the store
 }
 
 // rawState is a project's whole state: the project entity (b nil when
-// there is none) and each kind's entities in id order.
+// there is none) and each kind's entities in id order; read from the
+// store, also in key order (scan), as the buckets list them.
 type rawState struct {
 	project rawEntity
 	lists   [5][]rawEntity
-	trusted bool // encoded here (rawOf): canonical
+	scan    [5][]rawEntity // readRaw's: key order; nil when encoded here
+	trusted bool           // encoded here (rawOf): canonical
 }
 
 // scope is s as a snapshot.RawScope.
@@ -55,28 +61,61 @@ func (s *rawState) scope() *snapshot.RawScope {
 	return r
 }
 
-// prints is what Put keeps of a state: the fingerprints of its entities.
+// prints is what Put keeps of a state: the fingerprints of its entities
+// (lists, in id order, without their bytes) and, when the state was read
+// from the store and the Cache had room for it, its entities as read
+// (scan, in key order, with their bytes and stored values' fingerprints),
+// which the next readRaw takes instead of encoding again the entities
+// whose stored values did not change.
 type prints struct {
 	project rawEntity // b nil
 	lists   [5][]rawEntity
+	scan    [5][]rawEntity // nil: none kept
+	size    int            // the bytes scan holds
 }
 
-// printsOf keeps s's fingerprints.
-func printsOf(s *rawState) *prints {
-	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}}
-	for i, l := range s.lists {
-		p.lists[i] = make([]rawEntity, len(l))
-		for j, e := range l {
-			p.lists[i][j] = rawEntity{id: e.id, fp: e.fp}
+// printsOf keeps s's fingerprints and, with bytes, its entities as read
+// (whose bytes must be s's own, not a transaction's): then s's lists
+// themselves, which share the bytes, else copies without them.
+func printsOf(s *rawState, bytes bool) *prints {
+	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}, lists: s.lists}
+	if !bytes || s.scan[0] == nil {
+		p.strip()
+		return p
+	}
+	p.scan = s.scan
+	for _, l := range s.scan {
+		for _, e := range l {
+			p.size += len(e.b)
 		}
 	}
 	return p
 }
 
+// strip makes p keep fingerprints only: its lists copied without their
+// bytes, no entities as read.
+func (p *prints) strip() {
+	for i, l := range p.lists {
+		out := make([]rawEntity, len(l))
+		for j, e := range l {
+			out[j] = rawEntity{id: e.id, fp: e.fp}
+		}
+		p.lists[i] = out
+	}
+	p.scan, p.size = [5][]rawEntity{}, 0
+}
+
 // readRaw reads project's state from the inline projection's buckets
 // through tx, every record's checksum checked (a damaged one is a
-// projstore.ErrDamaged), in id order. The bytes are valid for tx.
-func readRaw(tx store.Tx, project string) (*rawState, error) {
+// projstore.ErrDamaged), in id order, its bytes its own (which printsOf
+// may keep). With reuse (the entities of a state read before, kept by
+// printsOf), an entity whose stored value is, byte for byte (by its
+// SHA-256), the one reuse read under its key is not read again, but
+// given reuse's encoding and fingerprint. A stored value names its
+// encoding: an entity's body is its encoding packed, and an exec stored
+// by reference names its event, which the log never changes (reuse must
+// come from a transaction that committed, or this one: see Cache).
+func readRaw(tx store.Tx, project string, reuse *prints) (*rawState, error) {
 	s := &rawState{}
 	v, err := tx.Get(projstore.BucketProjects, []byte(project))
 	if err != nil || v == nil {
@@ -88,16 +127,35 @@ func readRaw(tx store.Tx, project string) (*rawState, error) {
 	s.project.id, s.project.fp = project, sha256.Sum256(s.project.b)
 	prefix := project + "/"
 	for i, bucket := range kinds {
-		l := []rawEntity{}
-		err := tx.Scan(bucket, []byte(prefix), func(k, v []byte) error {
+		var old []rawEntity
+		if reuse != nil {
+			old = reuse.scan[i]
+		}
+		l := make([]rawEntity, 0, len(old)+16)
+		err := store.ScanShared(tx, bucket, []byte(prefix), func(k, v []byte) error {
+			id := k[len(prefix):]
+			sfp := sha256.Sum256(v)
+			for len(old) > 0 && old[0].id < string(id) {
+				old = old[1:]
+			}
+			if len(old) > 0 && old[0].id == string(id) && old[0].sfp == sfp {
+				l = append(l, old[0])
+				old = old[1:]
+				return nil
+			}
 			body, err := projstore.EntityMsgpack(tx, bucket, k, v)
-			l = append(l, rawEntity{id: string(k[len(prefix):]), b: body, fp: sha256.Sum256(body)})
-			return err
+			if err != nil {
+				return err
+			}
+			body = bytes.Clone(body) // the scan's are valid for the call only (ScanShared)
+			l = append(l, rawEntity{id: string(id), b: body, fp: sha256.Sum256(body), sfp: sfp})
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		s.lists[i] = sortByID(l)
+		s.scan[i] = l
+		s.lists[i] = sortByID(l) // a new slice: l stays in key order
 	}
 	return s, nil
 }
@@ -115,33 +173,79 @@ func sortByID(l []rawEntity) []rawEntity {
 	return compareSort(l)
 }
 
-// groupByID is sortByID for lists whose ids are all PREFIX-N.
+// groupByID is sortByID for lists whose ids are all PREFIX-N: a
+// counting sort of l by prefix and number of digits, stable.
 func groupByID(l []rawEntity) ([]rawEntity, bool) {
 	type group struct {
 		prefix string
 		digits int
+		n      int // entities, then where the group starts in the output
 	}
-	var order []group
-	runs := map[group][]rawEntity{}
-	for _, e := range l {
+	var groups []group // few: one per prefix and length
+	at := make([]int32, len(l))
+	last := -1
+	for i, e := range l {
 		prefix, num, ok := strings.Cut(e.id, "-")
 		if !ok || len(num) == 0 || num[0] == '0' || len(num) > 18 || strings.TrimLeft(num, "0123456789") != "" {
 			return nil, false
 		}
-		g := group{prefix, len(num)}
-		if _, seen := runs[g]; !seen {
-			order = append(order, g)
+		if last < 0 || groups[last].prefix != prefix || groups[last].digits != len(num) {
+			last = slices.IndexFunc(groups, func(g group) bool { return g.prefix == prefix && g.digits == len(num) })
+			if last < 0 {
+				groups, last = append(groups, group{prefix: prefix, digits: len(num)}), len(groups)
+			}
 		}
-		runs[g] = append(runs[g], e)
+		groups[last].n++
+		at[i] = int32(last)
 	}
-	slices.SortFunc(order, func(a, b group) int {
-		return cmp.Or(strings.Compare(a.prefix, b.prefix), cmp.Compare(a.digits, b.digits))
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(groups[a].prefix, groups[b].prefix), cmp.Compare(groups[a].digits, groups[b].digits))
 	})
-	out := make([]rawEntity, 0, len(l))
+	start := 0
 	for _, g := range order {
-		out = append(out, runs[g]...)
+		n := groups[g].n
+		groups[g].n, start = start, start+n
+	}
+	out := make([]rawEntity, len(l))
+	for i, e := range l {
+		g := &groups[at[i]]
+		out[g.n] = e
+		g.n++
 	}
 	return out, true
+}
+
+// compareIDs is projection.CompareIDs, without parsing the numbers of
+// ids of the form PREFIX-N (N without a leading zero): two such numbers
+// compare as their lengths, then their digits.
+func compareIDs(a, b string) int {
+	if a == b {
+		return 0
+	}
+	pa, na, oka := strings.Cut(a, "-")
+	pb, nb, okb := strings.Cut(b, "-")
+	if !oka || !okb || !plainNumber(na) || !plainNumber(nb) {
+		return projection.CompareIDs(a, b)
+	}
+	return cmp.Or(strings.Compare(pa, pb), cmp.Compare(len(na), len(nb)), strings.Compare(na, nb))
+}
+
+// plainNumber reports whether n is a number of at most 18 digits without
+// a leading zero (so strconv.Atoi reads it, and its digits order it).
+func plainNumber(n string) bool {
+	if len(n) == 0 || len(n) > 18 || n[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compareSort sorts l in id order by comparison, each id split once.
@@ -320,7 +424,7 @@ func diffList(project string, i int, base, cur []rawEntity) (changed [][]byte, d
 	changed, deleted = [][]byte{}, []string{}
 	j := 0
 	for _, e := range cur {
-		for j < len(base) && projection.CompareIDs(base[j].id, e.id) < 0 {
+		for j < len(base) && compareIDs(base[j].id, e.id) < 0 {
 			deleted = append(deleted, base[j].id)
 			j++
 		}
@@ -387,7 +491,7 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 		for i < len(base) || j < len(changed) {
 			var e rawEntity
 			switch {
-			case j == len(changed) || (i < len(base) && projection.CompareIDs(base[i].id, changed[j].id) < 0):
+			case j == len(changed) || (i < len(base) && compareIDs(base[i].id, changed[j].id) < 0):
 				e, i = base[i], i+1
 			case i < len(base) && base[i].id == changed[j].id:
 				e, i, j = changed[j], i+1, j+1
@@ -416,10 +520,23 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 // and state hash, its chain's headers checked): a transaction that rolled
 // back, or a snapshot written by another process, makes it miss. A nil
 // *Cache keeps nothing. It is safe for concurrent use.
+//
+// With the fingerprints, it keeps the entities of each snapshot's state as
+// Put read them from the store (their bytes, and the fingerprints of their
+// stored values), up to MaxCacheBytes of them in all, so that the next Put
+// of the project reads again only the entities whose stored values
+// changed since (readRaw): a snapshot costs about the entities the
+// project changed, not its whole state, but for hashing the state.
 type Cache struct {
 	mu    sync.Mutex
 	bases map[string]cached
+	size  int // the bytes of the entities kept
 }
+
+// MaxCacheBytes bounds the bytes of the entities a Cache keeps: a state
+// that would take it over is kept as fingerprints only (its next Put reads
+// the whole state again).
+const MaxCacheBytes = 512 << 20
 
 type cached struct {
 	seq   uint64
@@ -442,6 +559,27 @@ func (c *Cache) get(project string, seq uint64, hash [32]byte) *prints {
 	return nil
 }
 
+// newest returns the prints the cache keeps of project's newest stored
+// snapshot before the head of tx, if it keeps that one's (its seq and
+// state hash); else nil. Its entities were read in a transaction that
+// committed (or tx itself): that snapshot is stored.
+func (c *Cache) newest(tx store.Tx, project string) (*prints, error) {
+	if c == nil {
+		return nil, nil
+	}
+	seq, _ := tx.Head()
+	prefix := Prefix(project)
+	k, v, err := tx.Last(Bucket, prefix, Key(project, seq-1))
+	if err != nil || k == nil || len(k) != len(prefix)+8 {
+		return nil, err
+	}
+	h, err := snapshot.Frame(v)
+	if err != nil {
+		return nil, nil // damaged: Put writes a full snapshot
+	}
+	return c.get(project, binary.BigEndian.Uint64(k[len(prefix):]), h.StateHash), nil
+}
+
 func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 	if c == nil {
 		return
@@ -451,12 +589,21 @@ func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
 	if c.bases == nil {
 		c.bases = map[string]cached{}
 	}
-	if _, ok := c.bases[project]; !ok && len(c.bases) >= maxCached {
-		for k := range c.bases { // any one: the cache is an optimisation
+	old, ok := c.bases[project]
+	if !ok && len(c.bases) >= maxCached {
+		for k, e := range c.bases { // any one: the cache is an optimisation
+			c.size -= e.state.size
 			delete(c.bases, k)
 			break
 		}
 	}
+	if ok {
+		c.size -= old.state.size
+	}
+	if c.size+p.size > MaxCacheBytes {
+		p.strip()
+	}
+	c.size += p.size
 	c.bases[project] = cached{seq: seq, hash: hash, state: p}
 }
 
@@ -539,7 +686,7 @@ func baseOf(tx store.Tx, project string, c chainOf, v []byte, cache *Cache) (*pr
 	if err != nil {
 		return nil, err
 	}
-	return printsOf(rawOf(Normalize(r.State))), nil
+	return printsOf(rawOf(Normalize(r.State)), false), nil
 }
 
 // putRaw stores the snapshot of state cur at the head of tx: a delta on
@@ -563,7 +710,7 @@ func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte,
 			return nh.StateHash, full, err
 		}
 	}
-	cache.put(project, seq, nh.StateHash, printsOf(cur))
+	cache.put(project, seq, nh.StateHash, printsOf(cur, true))
 	return nh.StateHash, full, tx.Put(Bucket, Key(project, seq), b)
 }
 

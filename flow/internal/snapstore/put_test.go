@@ -30,3 +30,17 @@ func TestSortByID(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareIDs: compareIDs orders as projection.CompareIDs does.
+func TestCompareIDs(t *testing.T) {
+	ids := []string{"T-1", "T-2", "T-9", "T-10", "T-11", "T-99", "T-100", "T-", "T-01", "T-0", "x", "A-3", "A-20", "T-1a", "-1", "T-999999999999999999", "T-1000000000000000000"}
+	for _, a := range ids {
+		for _, b := range ids {
+			if got, want := sign(compareIDs(a, b)), sign(projection.CompareIDs(a, b)); got != want {
+				t.Errorf("compareIDs(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+func sign(n int) int { return min(max(n, -1), 1) }
