@@ -398,6 +398,17 @@ type PointScope struct {
 // not change between their points: the same pointer in both, which a
 // comparison may skip (digest.Diff does).
 func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
+	return e.scopes(project, snapstore.ScopesAt, points)
+}
+
+// ScopesUnordered is Scopes with each state's lists in no particular
+// order (snapstore.ListsAt): for a caller that matches entities by id
+// itself, so that no state's entities are sorted.
+func (e *Engine) ScopesUnordered(project string, points ...Point) ([]PointScope, error) {
+	return e.scopes(project, snapstore.ListsAt, points)
+}
+
+func (e *Engine) scopes(project string, read func(store.Tx, string, []uint64, func(string, ...any)) ([]*projection.Scope, error), points []Point) ([]PointScope, error) {
 	out := make([]PointScope, len(points))
 	err := e.view(func(tx store.Tx) error {
 		src := projstore.NewTx(tx)
@@ -417,7 +428,7 @@ func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 		for j, i := range order {
 			seqs[j] = out[i].Seq
 		}
-		states, err := snapstore.ScopesAt(tx, project, seqs, e.warn)
+		states, err := read(tx, project, seqs, e.warn)
 		if err != nil {
 			return err
 		}

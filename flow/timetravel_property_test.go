@@ -890,6 +890,17 @@ func (m *ttMachine) checkScopes(t *rapid.T, want map[string][][]byte) {
 					t.Fatalf("Scopes(%s, %d, %d): the state at %d differs from a full replay", p, a, b, seq)
 				}
 			}
+			anyOrder, err := m.e.ScopesUnordered(p, Point{Seq: a}, Point{Seq: b})
+			if err != nil {
+				t.Fatalf("ScopesUnordered(%s, %d, %d): %v", p, a, b, err)
+			}
+			for i, seq := range []uint64{a, b} {
+				sorted := projection.NewMemory()
+				sorted.Load(anyOrder[i].Scope)
+				if anyOrder[i].Seq != seq || !bytes.Equal(ttEncode(t, sorted.Scope(p)), want[p][seq]) {
+					t.Fatalf("ScopesUnordered(%s, %d, %d): the state at %d, sorted, differs from a full replay", p, a, b, seq)
+				}
+			}
 			diff := scopediff.Of(got[0].Scope, got[1].Scope)
 			if old := scopediff.Of(ttReplayScope(t, m.e, p, a), ttReplayScope(t, m.e, p, b)); !bytes.Equal(ttJSON(t, diff), ttJSON(t, old)) {
 				t.Fatalf("%s from %d to %d: %s, two replays give %s", p, a, b, ttJSON(t, diff), ttJSON(t, old))
