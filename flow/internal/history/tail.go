@@ -65,6 +65,11 @@ func buildTail(tx store.Tx, project string, seq uint64, warn func(string, ...any
 	at.entityOnly = true
 	ts := &tailStore{project: project, at: at, sum: sum,
 		v: &tailView{name: project, sum: sum, mem: projection.NewMemory(), before: map[string]string{}}}
+	p, err := ts.Project(project)
+	if err != nil || p == nil {
+		return nil, errors.Join(err, errWhole)
+	}
+	ts.counters = p.Counters
 	err = tx.ReplayProject(project, sum.Seq+1, func(r *store.Record) error {
 		switch {
 		case r.Seq > seq:
@@ -78,9 +83,6 @@ func buildTail(tx store.Tx, project string, seq uint64, warn func(string, ...any
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	if _, err := ts.Project(project); err != nil { // the project, though no event touched it
 		return nil, err
 	}
 	return ts.v, nil
@@ -256,10 +258,19 @@ func (v *tailView) claimed(now time.Time, task func(id string) (*projection.Task
 // time the fold reads, writes or deletes it, is read as it stood at S
 // (at, a Source that answers by entity only) and its status then kept.
 type tailStore struct {
-	project string
-	at      *Source
-	sum     *snapstore.Summary
-	v       *tailView
+	project  string
+	at       *Source
+	sum      *snapstore.Summary
+	v        *tailView
+	counters projection.Counters // the project's at S: an id past them was not issued yet
+}
+
+// unborn reports whether the id of prefix was issued after S: its
+// number is past the project's counter then (counters only grow, and
+// an id is never reused), so no entity had it at S.
+func unborn(prefix, id string, counter int) bool {
+	n, ok := projection.IDNumber(prefix, id)
+	return ok && n > counter
 }
 
 var _ projection.Store = (*tailStore)(nil)
@@ -309,7 +320,12 @@ func (s *tailStore) Project(name string) (*projection.Project, error) {
 }
 
 func (s *tailStore) Plan(project, id string) (*projection.Plan, error) {
-	err := load(s, project, projstore.BucketPlans, id, func(a *Source) (*projection.Plan, error) { return a.Plan(project, id) }, shallow, s.v.mem.PutPlan)
+	err := load(s, project, projstore.BucketPlans, id, func(a *Source) (*projection.Plan, error) {
+		if unborn(projection.PrefixPlan, id, s.counters.Plans) {
+			return nil, nil
+		}
+		return a.Plan(project, id)
+	}, shallow, s.v.mem.PutPlan)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +333,12 @@ func (s *tailStore) Plan(project, id string) (*projection.Plan, error) {
 }
 
 func (s *tailStore) Task(project, id string) (*projection.Task, error) {
-	err := load(s, project, projstore.BucketTasks, id, func(a *Source) (*projection.Task, error) { return a.Task(project, id) }, (*projection.Task).Clone, s.v.mem.PutTask)
+	err := load(s, project, projstore.BucketTasks, id, func(a *Source) (*projection.Task, error) {
+		if unborn(projection.PrefixTask, id, s.counters.Tasks) {
+			return nil, nil
+		}
+		return a.Task(project, id)
+	}, (*projection.Task).Clone, s.v.mem.PutTask)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +346,12 @@ func (s *tailStore) Task(project, id string) (*projection.Task, error) {
 }
 
 func (s *tailStore) Approval(project, id string) (*projection.Approval, error) {
-	err := load(s, project, projstore.BucketApprovals, id, func(a *Source) (*projection.Approval, error) { return a.Approval(project, id) }, shallow, s.v.mem.PutApproval)
+	err := load(s, project, projstore.BucketApprovals, id, func(a *Source) (*projection.Approval, error) {
+		if unborn(projection.PrefixApproval, id, s.counters.Approvals) {
+			return nil, nil
+		}
+		return a.Approval(project, id)
+	}, shallow, s.v.mem.PutApproval)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +359,12 @@ func (s *tailStore) Approval(project, id string) (*projection.Approval, error) {
 }
 
 func (s *tailStore) Exec(project, id string) (*projection.Exec, error) {
-	err := load(s, project, projstore.BucketExecs, id, func(a *Source) (*projection.Exec, error) { return a.Exec(project, id) }, shallow, s.v.mem.PutExec)
+	err := load(s, project, projstore.BucketExecs, id, func(a *Source) (*projection.Exec, error) {
+		if unborn(projection.PrefixExec, id, s.counters.Execs) {
+			return nil, nil
+		}
+		return a.Exec(project, id)
+	}, shallow, s.v.mem.PutExec)
 	if err != nil {
 		return nil, err
 	}
@@ -346,6 +377,9 @@ func (s *tailStore) Exec(project, id string) (*projection.Exec, error) {
 // after the seq removed it) takes the whole state.
 func (s *tailStore) Checkpoint(project, id string) (*projection.Checkpoint, error) {
 	err := load(s, project, "c", id, func(a *Source) (*projection.Checkpoint, error) {
+		if unborn(projection.PrefixCheckpoint, id, s.counters.Checkpoints) {
+			return nil, nil
+		}
 		now, err := a.current()
 		if err != nil || now == nil {
 			return nil, errors.Join(err, errWhole)
