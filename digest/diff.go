@@ -18,18 +18,20 @@ type DiffResult struct {
 
 // Diff reports what changed in project between points a and b, entity by
 // entity (flow.Change), reading both states in one
-// flow.Engine.ScopesUnordered. It returns flow.ErrNotFound for an unknown
+// flow.Engine.DiffScopes. It returns flow.ErrNotFound for an unknown
 // project and the errors of a point that does not resolve.
 //
-// The read folds the later state on from the earlier one, so an entity
-// no event changed between the points is the same pointer in both, and
-// an entity a snapshot's delta brought back unchanged encodes to the
-// same bytes: such pairs are left out before the comparison (Changed),
-// which then flattens only what changed. The states' lists come in no
-// order: Changed matches entities by id and scopediff.Of sorts what is
-// left, so no state is sorted whole.
+// The read leaves out entities that are the same at both points by their
+// snapshots' encodings when the points read from different snapshots
+// (snapstore.DiffAt), or folds the later state on from the earlier one,
+// so an entity no event changed between the points is the same pointer in
+// both, and an entity a snapshot's delta brought back unchanged encodes
+// to the same bytes: such pairs are left out before the comparison
+// (Changed), which then flattens only what changed. The states' lists
+// come in no order: Changed matches entities by id and scopediff.Of sorts
+// what is left, so no state is sorted whole.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
-	s, err := e.ScopesUnordered(project, a, b)
+	s, err := e.DiffScopes(project, a, b)
 	if err != nil {
 		return nil, err
 	}

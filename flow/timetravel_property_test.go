@@ -916,8 +916,19 @@ func (m *ttMachine) checkScopes(t *rapid.T, want map[string][][]byte) {
 				}
 			}
 			diff := scopediff.Of(got[0].Scope, got[1].Scope)
-			if old := scopediff.Of(ttReplayScope(t, m.e, p, a), ttReplayScope(t, m.e, p, b)); !bytes.Equal(ttJSON(t, diff), ttJSON(t, old)) {
+			old := scopediff.Of(ttReplayScope(t, m.e, p, a), ttReplayScope(t, m.e, p, b))
+			if !bytes.Equal(ttJSON(t, diff), ttJSON(t, old)) {
 				t.Fatalf("%s from %d to %d: %s, two replays give %s", p, a, b, ttJSON(t, diff), ttJSON(t, old))
+			}
+			ds, err := m.e.DiffScopes(p, Point{Seq: a}, Point{Seq: b})
+			if err != nil {
+				t.Fatalf("DiffScopes(%s, %d, %d): %v", p, a, b, err)
+			}
+			if ds[0].Seq != a || ds[1].Seq != b {
+				t.Fatalf("DiffScopes(%s, %d, %d) at %d, %d", p, a, b, ds[0].Seq, ds[1].Seq)
+			}
+			if d := scopediff.Of(ds[0].Scope, ds[1].Scope); !bytes.Equal(ttJSON(t, d), ttJSON(t, old)) {
+				t.Fatalf("%s from %d to %d by DiffScopes: %s, two replays give %s", p, a, b, ttJSON(t, d), ttJSON(t, old))
 			}
 		}
 	}
