@@ -47,12 +47,36 @@ func DiffAt(tx store.Tx, project string, a, b uint64, warn func(format string, a
 var errRawPath = errors.New("snapstore: no raw read")
 
 func diffRaw2(tx store.Tx, project string, sa, a, sb, b uint64) (*projection.Scope, *projection.Scope, error) {
-	ra, err := lazyAt(tx, project, sa, a)
+	// the chains are read in tx, one after the other; their bodies are
+	// decoded (decompressed, hashed, split) at once, on two goroutines:
+	// pure work on bytes that stay valid while tx is open
+	ca, err := chainAt(tx, project, sa)
 	if err != nil {
 		return nil, nil, err
 	}
-	rb, err := lazyAt(tx, project, sb, b)
+	cb, err := chainAt(tx, project, sb)
 	if err != nil {
+		return nil, nil, err
+	}
+	var rb *lazy
+	var errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rb, errB = rawOfChain(project, cb)
+	}()
+	ra, err := rawOfChain(project, ca)
+	<-done
+	if err = errors.Join(err, errB); err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return nil, nil, errRawPath
+		}
+		return nil, nil, err
+	}
+	if _, err := FoldTo(tx, ra, project, sa, a); err != nil {
+		return nil, nil, err
+	}
+	if _, err := FoldTo(tx, rb, project, sb, b); err != nil {
 		return nil, nil, err
 	}
 	x := &projection.Scope{}
@@ -130,33 +154,24 @@ func differing[V any](ra, rb *lazy, i int, ma, mb map[string]*V, get func(*lazy,
 	return projection.NonNil(x), projection.NonNil(y), err
 }
 
-// lazyAt resolves project's snapshot at seq from raw and folds the
-// events after it up to to into it.
-func lazyAt(tx store.Tx, project string, from, to uint64) (*lazy, error) {
-	v, err := tx.Get(Bucket, Key(project, from))
+// chainAt returns the chain of project's snapshot at seq (links), or
+// errRawPath when it does not check.
+func chainAt(tx store.Tx, project string, seq uint64) ([]link, error) {
+	v, err := tx.Get(Bucket, Key(project, seq))
 	if err != nil || v == nil {
 		return nil, errors.Join(err, errRawPath)
 	}
-	l, err := resolveRaw(tx, project, from, v)
-	if err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return nil, errRawPath
-		}
-		return nil, err
+	chain, err := links(tx, project, seq, v)
+	if errors.Is(err, snapshot.ErrCorrupt) {
+		return nil, errRawPath
 	}
-	if _, err := FoldTo(tx, l, project, from, to); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return chain, err
 }
 
-// resolveRaw resolves the snapshot v stored as scope@seq as Resolve does,
-// each link checked the same way, into raw entities by id.
-func resolveRaw(tx store.Tx, scope string, seq uint64, v []byte) (*lazy, error) {
-	chain, err := links(tx, scope, seq, v)
-	if err != nil {
-		return nil, err
-	}
+// rawOfChain resolves a chain (links, each checked as Resolve checks
+// it) into raw entities by id, each body checked as DecodeRaw and
+// DecodeDeltaRaw check it.
+func rawOfChain(scope string, chain []link) (*lazy, error) {
 	_, full, err := snapshot.DecodeRaw(chain[len(chain)-1].v)
 	if err != nil {
 		return nil, err
