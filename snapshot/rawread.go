@@ -309,3 +309,31 @@ func skip(b []byte, at, depth int) (int, bool) {
 	}
 	return int(end), true
 }
+
+// StringFields returns the values of an entity encoding's string fields
+// keys ("" for one it does not have, or has as nil); ok false when the
+// encoding is not a map or one of them is not a string.
+func StringFields(e []byte, keys ...string) ([]string, bool) {
+	out := make([]string, len(keys))
+	n, at, ok := mapLen(e, 0)
+	if !ok {
+		return nil, false
+	}
+	for range n {
+		key, next, ok := str(e, at)
+		if !ok {
+			return nil, false
+		}
+		for i, k := range keys {
+			if k == key && next < len(e) && e[next] != 0xc0 {
+				if out[i], _, ok = str(e, next); !ok {
+					return nil, false
+				}
+			}
+		}
+		if at, ok = skip(e, next, 0); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}

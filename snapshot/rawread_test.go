@@ -65,6 +65,9 @@ func checkRawList[V interface{ EntityID() string }](t *testing.T, raw [][]byte, 
 	for i, e := range raw {
 		enc, _ := projection.AppendEntity(nil, want[i])
 		id, ok := snapshot.EntityID(e, false)
+		if f, fok := snapshot.StringFields(e, "id", "nosuch"); !fok || f[0] != id || f[1] != "" {
+			t.Fatalf("StringFields = %q, %v", f, fok)
+		}
 		if !bytes.Equal(e, enc) || !ok || id != want[i].EntityID() {
 			t.Fatalf("entity %d (%s): raw %q id %q, want %q", i, want[i].EntityID(), e, id, enc)
 		}

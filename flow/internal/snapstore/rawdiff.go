@@ -110,11 +110,34 @@ func diffRaw2(tx store.Tx, project string, sa, a, sb, b uint64) (*projection.Sco
 func differing[V any](ra, rb *lazy, i int, ma, mb map[string]*V, get func(*lazy, string, string) (*V, error)) ([]*V, []*V, error) {
 	var x, y []*V
 	var err error
+	// one that only one side has is named, not compared: its id and
+	// title are read from its encoding when it is still raw
+	one := func(l *lazy, other map[string]*V, id string) (*V, bool) {
+		e, raw := l.raw[i][id]
+		if _, there := other[projection.Key(l.project, id)]; !raw || there {
+			return nil, false
+		}
+		v, ok := named[V](i, id, e)
+		return v, ok
+	}
 	add := func(id string) {
 		if err != nil {
 			return
 		}
+		_, rawA := ra.raw[i][id]
+		_, rawB := rb.raw[i][id]
 		var u, v *V
+		var ok bool
+		switch {
+		case rawA && !rawB:
+			u, ok = one(ra, mb, id)
+		case rawB && !rawA:
+			v, ok = one(rb, ma, id)
+		}
+		if ok {
+			x, y = appendNonNil(x, u), appendNonNil(y, v)
+			return
+		}
 		if u, err = get(ra, ra.project, id); err == nil {
 			v, err = get(rb, rb.project, id)
 		}
@@ -363,4 +386,49 @@ func (l *lazy) Delete(kind, project, id string) error {
 	}
 	delete(l.raw[i], id)
 	return l.mem.Delete(kind, project, id)
+}
+
+func appendNonNil[V any](l []*V, v *V) []*V {
+	if v == nil {
+		return l
+	}
+	return append(l, v)
+}
+
+// named returns an entity of kind i (plans, tasks, approvals, execs)
+// holding only its id and what a diff titles it by (a plan's or task's
+// title, an approval's message, an exec record's command and code), read
+// from its encoding e; ok false when they do not read.
+func named[V any](i int, id string, e []byte) (*V, bool) {
+	var v any
+	switch i {
+	case 0:
+		f, ok := snapshot.StringFields(e, "title")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Plan{ID: id, Title: f[0]}
+	case 1:
+		f, ok := snapshot.StringFields(e, "title")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Task{ID: id, Title: f[0]}
+	case 2:
+		f, ok := snapshot.StringFields(e, "message")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Approval{ID: id, Message: f[0]}
+	case 3:
+		f, ok := snapshot.StringFields(e, "command", "code")
+		if !ok {
+			return nil, false
+		}
+		x := &projection.Exec{}
+		x.ID, x.Command, x.Code = id, f[0], f[1]
+		v = x
+	}
+	out, ok := v.(*V)
+	return out, ok
 }
