@@ -17,17 +17,21 @@ type DiffResult struct {
 }
 
 // Diff reports what changed in project between points a and b, entity by
-// entity (flow.Change), reading both states in one flow.Engine.Scopes.
-// It returns flow.ErrNotFound for an unknown project and the errors of a
-// point that does not resolve.
+// entity (flow.Change), reading both states in one
+// flow.Engine.DiffScopes. It returns flow.ErrNotFound for an unknown
+// project and the errors of a point that does not resolve.
 //
-// Scopes folds the later state on from the earlier one, so an entity no
-// event changed between the points is the same pointer in both, and an
-// entity a snapshot's delta brought back unchanged encodes to the same
-// bytes: such pairs are left out before the comparison (Changed), which
-// then flattens only what changed.
+// The read leaves out entities that are the same at both points by their
+// snapshots' encodings when the points read from different snapshots
+// (snapstore.DiffAt), or folds the later state on from the earlier one,
+// so an entity no event changed between the points is the same pointer in
+// both, and an entity a snapshot's delta brought back unchanged encodes
+// to the same bytes: such pairs are left out before the comparison
+// (Changed), which then flattens only what changed. The states' lists
+// come in no order: Changed matches entities by id and scopediff.Of sorts
+// what is left, so no state is sorted whole.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
-	s, err := e.Scopes(project, a, b)
+	s, err := e.DiffScopes(project, a, b)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +41,11 @@ func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) 
 
 // Changed returns a and b without the entities they share: those that
 // are the same pointer in both, or encode to the same bytes
-// (projection.AppendEntity: the same entity), in lists of the same kind.
-// What is left differs the same way: scopediff.Of(Changed(a, b)) is
-// scopediff.Of(a, b). The project is kept (it is compared by its fields,
-// and is one entity).
+// (projection.AppendEntity: the same entity), in lists of the same kind,
+// matched by id. What is left differs the same way:
+// scopediff.Of(Changed(a, b)) is scopediff.Of(a, b). The lists may come
+// in any order; what is left keeps it. The project is kept (it is
+// compared by its fields, and is one entity).
 func Changed(a, b *projection.Scope) (*projection.Scope, *projection.Scope) {
 	x := &projection.Scope{Project: a.Project}
 	y := &projection.Scope{Project: b.Project}
@@ -63,27 +68,31 @@ func (e *encoder) same(u, v any) bool {
 	return bytes.Equal(e.x, e.y)
 }
 
-// unshared returns the entities of a and of b, lists in id order, less
-// those that are the same pointer in both or encode alike, in their
-// order: a walk of the two lists side by side.
+// unshared returns the entities of a and of b less those that are the
+// same pointer in both or encode alike, each list in its own order: b's
+// entities indexed by id, a's looked up there.
 func unshared[V interface {
 	comparable
 	EntityID() string
 }](enc *encoder, a, b []V) ([]V, []V) {
+	at := make(map[string]int, len(b))
+	for j, v := range b {
+		at[v.EntityID()] = j
+	}
+	shared := make([]bool, len(b))
 	var x, y []V
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch c := projection.CompareIDs(a[i].EntityID(), b[j].EntityID()); {
-		case c < 0:
-			x, i = append(x, a[i]), i+1
-		case c > 0:
-			y, j = append(y, b[j]), j+1
-		default:
-			if a[i] != b[j] && !enc.same(a[i], b[j]) {
-				x, y = append(x, a[i]), append(y, b[j])
-			}
-			i, j = i+1, j+1
+	for _, u := range a {
+		j, ok := at[u.EntityID()]
+		if ok && (u == b[j] || enc.same(u, b[j])) {
+			shared[j] = true
+			continue
+		}
+		x = append(x, u)
+	}
+	for j, v := range b {
+		if !shared[j] {
+			y = append(y, v)
 		}
 	}
-	return projection.NonNil(append(x, a[i:]...)), projection.NonNil(append(y, b[j:]...))
+	return projection.NonNil(x), projection.NonNil(y)
 }

@@ -151,3 +151,19 @@ func TestChanged_LeavesOutEqualCopies(t *testing.T) {
 		t.Errorf("Changed = %v, %v; want only T-2's pair", x.Tasks, y.Tasks)
 	}
 }
+
+// TestChanged_AnyOrder: Changed matches entities by id, so lists in any
+// order leave out the same pairs, each side keeping its own order.
+func TestChanged_AnyOrder(t *testing.T) {
+	one, two, three := &projection.Task{ID: "T-1"}, &projection.Task{ID: "T-2"}, &projection.Task{ID: "T-3"}
+	twoCopy, threeNew, four := &projection.Task{ID: "T-2"}, &projection.Task{ID: "T-3", Title: "x"}, &projection.Task{ID: "T-4"}
+	a := &projection.Scope{Tasks: []*projection.Task{three, one, two}}
+	b := &projection.Scope{Tasks: []*projection.Task{four, twoCopy, threeNew}}
+	x, y := Changed(a, b)
+	if len(x.Tasks) != 2 || x.Tasks[0] != three || x.Tasks[1] != one {
+		t.Errorf("from: %v", x.Tasks)
+	}
+	if len(y.Tasks) != 2 || y.Tasks[0] != four || y.Tasks[1] != threeNew {
+		t.Errorf("to: %v", y.Tasks)
+	}
+}

@@ -88,6 +88,7 @@ are written in the transaction of the events they follow.
 	proj_summary     the status index: counts, ids by status, live claims (projstore/summary.go)
 	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
+	snapshot_sums    as snapshots              -> the status summary at the snapshot's seq (internal/snapstore/summary.go)
 	rollback_idx     the project's whole-project rollbacks, for reads at a point (flow/internal/history)
 	idem             idempotency key           -> the command's hash and result (command.go)
 	log_idx          kind, term, first seq     -> posting list chunk: the seqs of a type (per project and across), actor or session (flow/internal/logidx)
@@ -113,7 +114,9 @@ events an older flowctl appended past the seq it lists are read from the
 log and listed by the next writable open.
 snapshots are checked on every load and skipped when damaged; the rollback
 index is checked by verify and ignored by reads when it disagrees with the
-log; snapshot_marks is advice to the snapshot policy only.
+log; snapshot_marks is advice to the snapshot policy only; snapshot_sums
+are checked like snapshots (fold version, chain hash, CRC) and skipped
+when they do not fit.
 
 # Entities are read-only
 

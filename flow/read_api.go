@@ -398,6 +398,46 @@ type PointScope struct {
 // not change between their points: the same pointer in both, which a
 // comparison may skip (digest.Diff does).
 func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
+	return e.scopes(project, snapstore.ScopesAt, points)
+}
+
+// ScopesUnordered is Scopes with each state's lists in no particular
+// order (snapstore.ListsAt): for a caller that matches entities by id
+// itself, so that no state's entities are sorted.
+func (e *Engine) ScopesUnordered(project string, points ...Point) ([]PointScope, error) {
+	return e.scopes(project, snapstore.ListsAt, points)
+}
+
+// DiffScopes resolves a and b (as Scopes does) and returns their seqs
+// and, for a diff, the project's entities at each less some that are the
+// same at both (snapstore.DiffAt), lists in no order: what is left
+// compares as the whole states do (digest.Diff). The earlier point comes
+// first whatever the order of a and b.
+func (e *Engine) DiffScopes(project string, a, b Point) ([2]PointScope, error) {
+	var out [2]PointScope
+	err := e.view(func(tx store.Tx) error {
+		src := projstore.NewTx(tx)
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		var err error
+		if out[0].Seq, err = resolvePoint(tx, src, project, a); err != nil {
+			return err
+		}
+		if out[1].Seq, err = resolvePoint(tx, src, project, b); err != nil {
+			return err
+		}
+		lo, hi := 0, 1
+		if out[1].Seq < out[0].Seq {
+			lo, hi = 1, 0
+		}
+		out[lo].Scope, out[hi].Scope, err = snapstore.DiffAt(tx, project, out[lo].Seq, out[hi].Seq, e.warn)
+		return err
+	})
+	return out, err
+}
+
+func (e *Engine) scopes(project string, read func(store.Tx, string, []uint64, func(string, ...any)) ([]*projection.Scope, error), points []Point) ([]PointScope, error) {
 	out := make([]PointScope, len(points))
 	err := e.view(func(tx store.Tx) error {
 		src := projstore.NewTx(tx)
@@ -417,7 +457,7 @@ func (e *Engine) Scopes(project string, points ...Point) ([]PointScope, error) {
 		for j, i := range order {
 			seqs[j] = out[i].Seq
 		}
-		states, err := snapstore.ScopesAt(tx, project, seqs, e.warn)
+		states, err := read(tx, project, seqs, e.warn)
 		if err != nil {
 			return err
 		}

@@ -825,8 +825,10 @@ func ttJSON(t ttTB, v any) []byte {
 // state at its seq.
 func (m *ttMachine) checkEverySeq(t *rapid.T) {
 	head := m.head(t)
-	want := map[string][][]byte{} // project -> seq -> encoded state
+	want := map[string][][]byte{}       // project -> seq -> encoded state
+	wantStatus := map[string][]string{} // project -> seq -> status JSON (or error) of the whole state
 	mem := projection.NewMemory()
+	now := m.clock
 	err := m.e.view(func(tx store.Tx) error {
 		for s := uint64(0); s <= head; s++ {
 			if s > 0 {
@@ -844,6 +846,7 @@ func (m *ttMachine) checkEverySeq(t *rapid.T) {
 					return err
 				}
 				want[p] = append(want[p], b)
+				wantStatus[p] = append(wantStatus[p], ttStatusJSON(statusOf(projstore.Mem{Memory: mem}, p, "tester", s, now)))
 			}
 		}
 		return nil
@@ -855,6 +858,17 @@ func (m *ttMachine) checkEverySeq(t *rapid.T) {
 		for s := uint64(0); s <= head; s++ {
 			if got := m.stateVia(t, p, Point{Seq: s}); !bytes.Equal(got, want[p][s]) {
 				t.Fatalf("project %s at seq %d (snapshots every %d): the snapshot path differs from a full replay", p, s, m.every)
+			}
+			var got string
+			err := m.e.At(p, Point{Seq: s}).readHead(func(src source, at uint64) error {
+				got = ttStatusJSON(statusOf(src, p, "tester", at, now))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != wantStatus[p][s] {
+				t.Fatalf("project %s at seq %d (snapshots every %d): status %s, the whole state's %s", p, s, m.every, got, wantStatus[p][s])
 			}
 		}
 		cps, err := m.e.Checkpoints(p)
@@ -890,9 +904,31 @@ func (m *ttMachine) checkScopes(t *rapid.T, want map[string][][]byte) {
 					t.Fatalf("Scopes(%s, %d, %d): the state at %d differs from a full replay", p, a, b, seq)
 				}
 			}
+			anyOrder, err := m.e.ScopesUnordered(p, Point{Seq: a}, Point{Seq: b})
+			if err != nil {
+				t.Fatalf("ScopesUnordered(%s, %d, %d): %v", p, a, b, err)
+			}
+			for i, seq := range []uint64{a, b} {
+				sorted := projection.NewMemory()
+				sorted.Load(anyOrder[i].Scope)
+				if anyOrder[i].Seq != seq || !bytes.Equal(ttEncode(t, sorted.Scope(p)), want[p][seq]) {
+					t.Fatalf("ScopesUnordered(%s, %d, %d): the state at %d, sorted, differs from a full replay", p, a, b, seq)
+				}
+			}
 			diff := scopediff.Of(got[0].Scope, got[1].Scope)
-			if old := scopediff.Of(ttReplayScope(t, m.e, p, a), ttReplayScope(t, m.e, p, b)); !bytes.Equal(ttJSON(t, diff), ttJSON(t, old)) {
+			old := scopediff.Of(ttReplayScope(t, m.e, p, a), ttReplayScope(t, m.e, p, b))
+			if !bytes.Equal(ttJSON(t, diff), ttJSON(t, old)) {
 				t.Fatalf("%s from %d to %d: %s, two replays give %s", p, a, b, ttJSON(t, diff), ttJSON(t, old))
+			}
+			ds, err := m.e.DiffScopes(p, Point{Seq: a}, Point{Seq: b})
+			if err != nil {
+				t.Fatalf("DiffScopes(%s, %d, %d): %v", p, a, b, err)
+			}
+			if ds[0].Seq != a || ds[1].Seq != b {
+				t.Fatalf("DiffScopes(%s, %d, %d) at %d, %d", p, a, b, ds[0].Seq, ds[1].Seq)
+			}
+			if d := scopediff.Of(ds[0].Scope, ds[1].Scope); !bytes.Equal(ttJSON(t, d), ttJSON(t, old)) {
+				t.Fatalf("%s from %d to %d by DiffScopes: %s, two replays give %s", p, a, b, ttJSON(t, d), ttJSON(t, old))
 			}
 		}
 	}
@@ -1046,4 +1082,13 @@ func TestAt_TimeResolvesToTheLastEventAtOrBeforeIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ttStatusJSON is a status as JSON, or its error's code.
+func ttStatusJSON(st *Status, err error) string {
+	if err != nil {
+		return "error " + string(ErrorCode(err))
+	}
+	b, _ := json.Marshal(st)
+	return string(b)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flowctl/flowctl/projection"
@@ -69,24 +70,44 @@ func Of(a, b *projection.Scope) []Change {
 var kindOrder = map[string]string{"project": "0", "plan": "1", "task": "2", "approval": "3", "exec": "4"}
 
 func sortedKeys(a, b map[string]item) []string {
-	var keys []string
+	// each key parsed once: kind order, then the id as CompareIDs orders
+	// it (prefix, number, string)
+	type sortKey struct {
+		key, order, prefix, id string
+		n                      int
+	}
+	keys := make([]sortKey, 0, len(a)+len(b))
+	add := func(k string) {
+		kind, id, _ := strings.Cut(k, "\x00")
+		prefix, num, _ := strings.Cut(id, "-")
+		n, _ := strconv.Atoi(num)
+		keys = append(keys, sortKey{key: k, order: kindOrder[kind], prefix: prefix, id: id, n: n})
+	}
 	for k := range a {
-		keys = append(keys, k)
+		add(k)
 	}
 	for k := range b {
 		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
+			add(k)
 		}
 	}
-	slices.SortFunc(keys, func(x, y string) int {
-		kx, ix, _ := strings.Cut(x, "\x00")
-		ky, iy, _ := strings.Cut(y, "\x00")
-		if c := strings.Compare(kindOrder[kx], kindOrder[ky]); c != 0 {
+	slices.SortFunc(keys, func(x, y sortKey) int {
+		if c := strings.Compare(x.order, y.order); c != 0 {
 			return c
 		}
-		return projection.CompareIDs(ix, iy)
+		if c := strings.Compare(x.prefix, y.prefix); c != 0 {
+			return c
+		}
+		if x.n != y.n {
+			return x.n - y.n
+		}
+		return strings.Compare(x.id, y.id)
 	})
-	return keys
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.key
+	}
+	return out
 }
 
 // items flattens the entities of a scope (checkpoints are markers of

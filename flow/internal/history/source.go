@@ -39,6 +39,10 @@ type Source struct {
 	checked bool                              // whether now was looked for
 	folds   map[string]*projection.Memory     // entity folds by stream
 	sums    map[string][]projstore.IndexEntry // summaries by bucket and project
+
+	tail       *tailView // the status from a summary and the tail (tail.go), once built
+	tailDone   bool      // whether tail was looked for
+	entityOnly bool      // answer by entity only: errWhole where the whole state would answer
 }
 
 var _ projstore.Source = (*Source)(nil)
@@ -56,6 +60,9 @@ func (a *Source) Whole() bool { return a.whole != nil }
 
 // state returns the project's whole state at seq, building it once.
 func (a *Source) state() (*projection.Memory, error) {
+	if a.entityOnly {
+		return nil, errWhole
+	}
 	if a.whole == nil {
 		mem, err := snapstore.StateAt(a.tx, a.project, a.seq, a.warn)
 		if err != nil {
@@ -110,7 +117,7 @@ func (a *Source) stream(stream string) (*projection.Memory, error) {
 	if mem, ok := a.folds[stream]; ok {
 		return mem, nil
 	}
-	if len(a.folds) >= maxEntityFolds {
+	if len(a.folds) >= maxEntityFolds && !a.entityOnly {
 		return nil, nil
 	}
 	mem, err := EntityAt(a.tx, a.project, stream, a.seq, a.warn)
@@ -124,6 +131,9 @@ func (a *Source) stream(stream string) (*projection.Memory, error) {
 // Task reads a task at seq: see Source.
 func (a *Source) Task(project, id string) (*projection.Task, error) {
 	if a.fast(project) {
+		if t, ok := a.tail.task(project, id); ok {
+			return t, nil
+		}
 		t, err := unchanged(a, func(s *projstore.Tx) (*projection.Task, error) { return s.Task(project, id) })
 		if err != nil || t != nil {
 			return t, err
@@ -175,6 +185,9 @@ func (a *Source) Plan(project, id string) (*projection.Plan, error) {
 // now, or has no task, is read from the whole state.
 func (a *Source) Approval(project, id string) (*projection.Approval, error) {
 	if a.fast(project) {
+		if v, ok := a.tail.approval(project, id); ok {
+			return v, nil
+		}
 		v, mem, err := taskPart(a, project, func(s *projstore.Tx) (*projection.Approval, error) { return s.Approval(project, id) },
 			func(v *projection.Approval) string { return v.Task })
 		if err != nil || v != nil {
@@ -257,9 +270,19 @@ func (a *Source) Checkpoint(project, id string) (*projection.Checkpoint, error) 
 	return mem.Checkpoint(project, id)
 }
 
-// Project reads the project from the whole state: its counters and event
-// count depend on every event.
+// Project reads the project from the summary and the tail (tail.go) or
+// else the whole state: its counters and event count depend on every
+// event.
 func (a *Source) Project(name string) (*projection.Project, error) {
+	if name == a.project {
+		v, err := a.tailState()
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			return v.mem.Projects[name], nil
+		}
+	}
 	mem, err := a.state()
 	if err != nil {
 		return nil, err

@@ -30,7 +30,21 @@ func (a *Source) summaries(bucket, project string) ([]projstore.IndexEntry, erro
 	return s, nil
 }
 
+// tailFor returns the tail view (tail.go) when it answers for project.
+func (a *Source) tailFor(project string) (*tailView, error) {
+	if project != a.project {
+		return nil, nil
+	}
+	return a.tailState()
+}
+
 func (a *Source) SummaryCounts(bucket, project string) (map[string]int, error) {
+	if v, err := a.tailFor(project); err != nil || v != nil {
+		if err != nil {
+			return nil, err
+		}
+		return v.counts(bucket), nil
+	}
 	s, err := a.summaries(bucket, project)
 	out := map[string]int{}
 	for _, e := range s {
@@ -40,6 +54,13 @@ func (a *Source) SummaryCounts(bucket, project string) (map[string]int, error) {
 }
 
 func (a *Source) SummaryIDs(bucket, project, status string) ([]string, error) {
+	v, err := a.tailFor(project)
+	if err != nil {
+		return nil, err
+	}
+	if ids, ok := v.idsOf(bucket, status); ok {
+		return ids, nil
+	}
 	s, err := a.summaries(bucket, project)
 	var out []string
 	for _, e := range s {
@@ -51,6 +72,16 @@ func (a *Source) SummaryIDs(bucket, project, status string) ([]string, error) {
 }
 
 func (a *Source) SummaryStatus(bucket, project, id string) (string, error) {
+	if v, err := a.tailFor(project); err != nil || v != nil && bucket == projstore.BucketTasks {
+		if err != nil {
+			return "", err
+		}
+		t, err := a.Task(project, id) // a touched one from the view, else read by id
+		if err != nil || t == nil {
+			return "", err
+		}
+		return t.Status, nil
+	}
 	mem, err := a.state()
 	if err != nil {
 		return "", err
@@ -70,6 +101,12 @@ func (a *Source) SummaryStatus(bucket, project, id string) (string, error) {
 // ClaimedTaskIDs lists the tasks of project whose claim holds at now, in
 // id order, as projstore.Mem does, without sorting every task first.
 func (a *Source) ClaimedTaskIDs(project string, now time.Time) ([]string, error) {
+	if v, err := a.tailFor(project); err != nil || v != nil {
+		if err != nil {
+			return nil, err
+		}
+		return v.claimed(now, func(id string) (*projection.Task, error) { return a.Task(project, id) })
+	}
 	mem, err := a.state()
 	if err != nil {
 		return nil, err

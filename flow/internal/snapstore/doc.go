@@ -96,6 +96,32 @@ folded or resolved on share every entity that did not change between
 them; a state read afresh shares none, and a comparison tells equal
 entities by their encodings (digest.Changed).
 
+# Status summaries
+
+Beside each snapshot it stores from the inline projections, Put stores
+the project's status summary at the same seq (summary.go: bucket
+snapshot_sums, the snapshot's key): the project entity, the status
+index's counts by status of plans, tasks, approvals and exec records,
+and the ids status decodes (tasks todo, blocked or holding a claim,
+approvals pending), read from the status index in a few small scans. A
+status at a point (history's tail view) starts from the summary of the
+newest snapshot at or below the point and folds the events after it over
+the entities they touch, each read as it stood at the summary's seq: so
+`status --at` costs the tail and what it touches, not the size of the
+state. A summary is derived data, checked as a snapshot's header is (the
+fold version, the log's chain hash at its seq) and by a CRC32C; one that
+fails is reported and the read takes the whole state. Files written
+before summaries existed have none: reads there take the whole state, as
+they did.
+
+Layout of a summary: byte 1 (its format), the uint32 BE fold version,
+the 32-byte chain hash, the project entity (uvarint length, bytes); for
+plans, tasks, approvals and execs in that order, a uvarint count of
+statuses and each status (uvarint length, bytes) with its uvarint count;
+four id lists (todo, blocked, pending, claimed), each a uvarint count and
+its ids (uvarint length, bytes); then the CRC32C (Castagnoli, uint32 BE)
+of all the bytes before it.
+
 # Checks
 
 Before a delta is stored, it is decoded, its entities re-encoded and

@@ -2,6 +2,7 @@ package snapstore
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -115,6 +116,23 @@ func (c *copies) Delete(kind, project, id string) error { return c.mem.Delete(ki
 // nothing with the states before): so no state folds more than about
 // MaxSnapshotGap seqs of events, wherever full snapshots cut the chains.
 func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format string, args ...any)) ([]*projection.Scope, error) {
+	return scopesAt(tx, project, seqs, warn, (*projection.Memory).Scope)
+}
+
+// ListsAt is ScopesAt with each state's lists in no particular order:
+// for a caller that matches entities by id itself (digest.Diff), which
+// so does not pay for sorting every entity of every state by id. The
+// states are the same states, sharing the same entities.
+func ListsAt(tx store.Tx, project string, seqs []uint64, warn func(format string, args ...any)) ([]*projection.Scope, error) {
+	return scopesAt(tx, project, seqs, warn, unorderedScope)
+}
+
+// scopesAt is ScopesAt with list taking each state's Scope. The Scope of
+// the snapshot a state started from (which jump applies deltas to, so in
+// id order) is taken only when a jump needs it: FoldForward changes none
+// of the snapshot's entities, so the Memory's lists of them are taken
+// before the fold (base) only as a map copy, cheap next to a sort.
+func scopesAt(tx store.Tx, project string, seqs []uint64, warn func(format string, args ...any), list func(*projection.Memory, string) *projection.Scope) ([]*projection.Scope, error) {
 	out := make([]*projection.Scope, len(seqs))
 	if len(seqs) == 0 {
 		return out, nil
@@ -123,7 +141,7 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 	if err != nil {
 		return nil, err
 	}
-	base := mem.Scope(project) // the snapshot's state: FoldForward changes none of its entities
+	base := lazyBase(mem, project) // the snapshot's state: FoldForward changes none of its entities
 	at := from
 	for i, seq := range seqs {
 		near, hasNear := newestAt(tx, project, seq)
@@ -131,7 +149,7 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 		if to, st, ok := jump(tx, project, from, base, at, seq, far); ok {
 			mem = projection.NewMemory()
 			mem.Load(st)
-			base, from, at = mem.Scope(project), to, to
+			base, from, at = lazyBase(mem, project), to, to
 		}
 		if far && near > at {
 			// no chain from the state before leads near seq: read it as
@@ -139,7 +157,7 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 			if mem, from, err = Nearest(tx, project, seq, warn); err != nil {
 				return nil, err
 			}
-			base, at = mem.Scope(project), from
+			base, at = lazyBase(mem, project), from
 		}
 		if seq > at {
 			if _, err := FoldForward(tx, mem, project, at, seq); err != nil {
@@ -147,9 +165,49 @@ func ScopesAt(tx store.Tx, project string, seqs []uint64, warn func(format strin
 			}
 			at = seq
 		}
-		out[i] = mem.Scope(project)
+		out[i] = list(mem, project)
 	}
 	return out, nil
+}
+
+// lazyBase returns the Scope, in id order, of mem's state as it is now,
+// taken the first time it is asked for: mem's maps are copied now (the
+// fold replaces their entries, never changes an entity they hold), and
+// sorted only then.
+func lazyBase(mem *projection.Memory, project string) func() *projection.Scope {
+	held := &projection.Memory{Projects: maps.Clone(mem.Projects), Plans: maps.Clone(mem.Plans), Tasks: maps.Clone(mem.Tasks),
+		Approvals: maps.Clone(mem.Approvals), Execs: maps.Clone(mem.Execs), Checkpoints: maps.Clone(mem.Checkpoints)}
+	var s *projection.Scope
+	return func() *projection.Scope {
+		if s == nil {
+			s = held.Scope(project)
+		}
+		return s
+	}
+}
+
+// unorderedScope is mem.Scope(project) with its lists in map order.
+func unorderedScope(mem *projection.Memory, project string) *projection.Scope {
+	return &projection.Scope{
+		Project:     mem.Projects[project],
+		Plans:       valuesOf(mem.Plans, project),
+		Tasks:       valuesOf(mem.Tasks, project),
+		Approvals:   valuesOf(mem.Approvals, project),
+		Execs:       valuesOf(mem.Execs, project),
+		Checkpoints: valuesOf(mem.Checkpoints, project),
+	}
+}
+
+// valuesOf lists the entities of project in m (keyed project/id), in no
+// order; never nil.
+func valuesOf[V any](m map[string]*V, project string) []*V {
+	out := make([]*V, 0, len(m))
+	for k, v := range m {
+		if len(k) > len(project) && k[len(project)] == '/' && k[:len(project)] == project {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // newestAt returns the seq of project's newest stored snapshot at or
@@ -165,13 +223,13 @@ func newestAt(tx store.Tx, project string, seq uint64) (uint64, bool) {
 
 // jump returns the state of the newest snapshot of project at or below
 // seq that a delta chain leads to from the snapshot at from (whose state
-// is base), and its seq, when it is more than MaxSnapshotGap seqs past at:
+// is scope's), and its seq, when it is more than MaxSnapshotGap seqs past at:
 // the chain's deltas applied to a copy of base's lists, every link
 // checked as Resolve checks it. ok is false when there is none (or a
 // check fails: the events answer then). With newestOnly, only the newest
 // snapshot at or below seq will do (else the caller reads it afresh).
-// base is not changed.
-func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, seq uint64, newestOnly bool) (uint64, *projection.Scope, bool) {
+// The state scope returns is not changed.
+func jump(tx store.Tx, project string, from uint64, scope func() *projection.Scope, at, seq uint64, newestOnly bool) (uint64, *projection.Scope, bool) {
 	if from == 0 {
 		return 0, nil, false
 	}
@@ -187,6 +245,7 @@ func jump(tx store.Tx, project string, from uint64, base *projection.Scope, at, 
 		}
 		chain, other, ok := chainFrom(tx, project, from, top, v)
 		if ok {
+			base := scope()
 			st := &projection.Scope{Project: base.Project, Plans: slices.Clone(base.Plans), Tasks: slices.Clone(base.Tasks),
 				Approvals: slices.Clone(base.Approvals), Execs: slices.Clone(base.Execs), Checkpoints: slices.Clone(base.Checkpoints)}
 			for i := len(chain) - 1; i >= 0; i-- {

@@ -173,6 +173,9 @@ func Put(tx store.Tx, src Source, project string, cache *Cache) error {
 	// stored whole or not, so that automatic snapshots are spaced as they
 	// were before deltas and packing, and a read folds no more events
 	// after one.
+	if err := putSummary(tx, src, project, cur.project.b); err != nil {
+		return err
+	}
 	seq, _ := tx.Head()
 	return putMark(tx, project, mark{seq: seq, events: p.Events, bytes: uint64(full)})
 }

@@ -16,6 +16,7 @@ import (
 var engineBuckets = []string{
 	"proj_project", "proj_plan", "proj_task", "proj_approval", "proj_exec", "proj_checkpoint",
 	"proj_meta", "proj_summary", "idem", "rollback_idx", "snapshots", "snapshot_marks",
+	"snapshot_sums",
 }
 
 func (s *suite) testBuckets(t *testing.T) {
