@@ -141,6 +141,13 @@ func (tb *tab) consoleErrors() []string {
 	return out
 }
 
+// forgetConsole drops the messages so far: those a test expects.
+func (tb *tab) forgetConsole() {
+	tb.mu.Lock()
+	tb.messages = nil
+	tb.mu.Unlock()
+}
+
 func (tb *tab) checkConsole() {
 	tb.t.Helper()
 	for _, m := range tb.consoleErrors() {
@@ -207,15 +214,27 @@ func eval[T any](tb *tab, expr string) T {
 
 // waitFor waits until a JavaScript expression is truthy in the page, and
 // fails the test after waitTimeout saying what it waited for and what the
-// page then showed.
+// page then showed. A navigation while it waits (a form, a link) destroys
+// the page's JavaScript context: the wait goes on in the next page.
 func (tb *tab) waitFor(what, expr string) {
 	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, waitTimeout+5*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(waitTimeout)))
-	if err != nil {
-		main, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 2000)`))
-		tb.t.Fatalf("waiting for %s (%s): %v\nthe page shows:\n%s", what, expr, err, main)
+	deadline := time.Now().Add(waitTimeout)
+	var err error
+	for left := waitTimeout; left > 0; left = time.Until(deadline) {
+		ctx, cancel := context.WithTimeout(tb.ctx, left+5*time.Second)
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(left)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if tb.ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the next page's context
 	}
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	main, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main')||document.body).innerText.slice(0, 2000)`))
+	tb.t.Fatalf("waiting for %s (%s): %v\nthe page shows:\n%s", what, expr, err, main)
 }
