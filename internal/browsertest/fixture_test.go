@@ -23,12 +23,12 @@ const (
 // file and returns its path: three plans, 15 tasks in every status, with
 // dependencies, steps in progress, a claim, context, exec records (one
 // failed), notes, a pending approval with its action, and two
-// checkpoints. Its events are spread over the last two hours, so that the
+// checkpoints. Its events are spread over the last 90 minutes, so that the
 // pages show plausible times.
 func newProject(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), flow.DefaultDir, flow.DefaultFile)
-	e, err := flow.Open(path, flow.Options{Create: true, NoSync: true, Actor: "ann", Session: "s-1", Now: spreadClock(2*time.Hour, 90*time.Second)})
+	e, err := flow.Open(path, flow.Options{Create: true, NoSync: true, Actor: "ann", Session: "s-1", Now: spreadClock(90*time.Minute, 90*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newProject(t testing.TB) string {
 	f.check(e.AddNote(flow.NewNote{Project: "web", Task: t9, Text: "Waiting for legal to sign off the data processing agreement."}))
 
 	f.move(t3, "doing")
-	f.check(e.ClaimTask(flow.Claim{Project: "web", ID: t3}))
+	f.check(e.ClaimTask(flow.Claim{Project: "web", ID: t3, Lease: 4 * time.Hour}))
 	f.check(e.MergeContext(flow.ContextPatch{Project: "web", ID: t3, Patch: `{"branch":"feat/header","preview":"https://preview.example/header","breakpoints":[640,1024,1280]}`}))
 	f.steps(t3, []string{"Markup and landmarks", "Responsive menu", "Keyboard navigation"}, 60)
 	f.check(e.RecordExec(flow.NewExec{Project: "web", Task: t3, Command: "npm run lint", ExitCode: 0, Success: true, ElapsedMS: 2300,
