@@ -106,6 +106,10 @@ func TestServe_ReadsEqualCLI(t *testing.T) {
 		{"/api/v1/projects/web/approvals?status=granted", []string{"approval", "ls", "--status", "granted"}},
 		{"/api/v1/projects/web/checkpoints", []string{"checkpoint", "ls"}},
 		{"/api/v1/projects/web/checkpoints?limit=1", []string{"checkpoint", "ls", "--limit", "1"}},
+		{"/api/v1/projects/web/graph", []string{"graph"}},
+		{"/api/v1/projects/web/graph?task=T-2", []string{"graph", "T-2"}},
+		{"/api/v1/projects/web/graph?at=C-1", []string{"graph", "--at", "C-1"}},
+		{"/api/v1/projects/web/graph?task=T-1&at=C-2", []string{"graph", "T-1", "--at", "C-2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
@@ -144,6 +148,7 @@ func TestServe_ErrorsEqualCLI(t *testing.T) {
 		{"/api/v1/projects/web/status?at=C-9", 404, []string{"status", "--at", "C-9"}},
 		{"/api/v1/projects/web/status?at=999", 400, []string{"status", "--at", "999"}},
 		{"/api/v1/projects/nope/status", 404, []string{"status", "--project", "nope"}},
+		{"/api/v1/projects/web/graph?task=T-99", 404, []string{"graph", "T-99"}},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {

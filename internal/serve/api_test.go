@@ -73,11 +73,49 @@ func TestRead_Errors(t *testing.T) {
 		{"/api/v1/projects/web/log?before=x", 400, "invalid"},
 		{"/api/v1/events?type=nothing", 400, "invalid"},
 		{"/api/v1/events?project=nope", 404, "not_found"},
-		{"/api/v1/projects/web/graph", 501, "not_implemented"},
+		{"/api/v1/projects/web/graph?task=T-9", 404, "not_found"},
+		{"/api/v1/projects/web/graph?task=X", 400, "invalid"},
+		{"/api/v1/projects/web/graph?at=C-9", 404, "not_found"},
+		{"/api/v1/projects/nope/graph", 404, "not_found"},
 		{"/api/v1/nothing", 404, "not_found"},
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) { wantStatus(t, do(h, "GET", c.target, ""), c.status, c.code) })
+	}
+}
+
+func TestRead_Graph(t *testing.T) {
+	h := mustServer(t, testConfig(mustFile(t))).handler()
+	cases := []struct{ target, root, nodes, edges string }{
+		{"/api/v1/projects/web/graph", "", "T-1 done,T-3 todo,T-2 todo", "T-1>T-2"},
+		{"/api/v1/projects/web/graph?task=T-2", "T-2", "T-1 done,T-2 todo", "T-1>T-2"},
+		{"/api/v1/projects/web/graph?task=t-3", "T-3", "T-3 todo", ""},
+		{"/api/v1/projects/web/graph?at=C-1", "", "T-1 todo", ""},
+		{"/api/v1/projects/web/graph?at=5&task=T-2", "T-2", "T-1 todo,T-2 todo", "T-1>T-2"},
+	}
+	for _, c := range cases {
+		t.Run(c.target, func(t *testing.T) {
+			w := do(h, "GET", c.target, "")
+			wantStatus(t, w, 200, "")
+			var g struct {
+				Project, Root string
+				Nodes         []struct{ ID, Status string }
+				Edges         []struct{ From, To string }
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &g); err != nil {
+				t.Fatal(err)
+			}
+			var nodes, edges []string
+			for _, n := range g.Nodes {
+				nodes = append(nodes, n.ID+" "+n.Status)
+			}
+			for _, e := range g.Edges {
+				edges = append(edges, e.From+">"+e.To)
+			}
+			if g.Project != "web" || g.Root != c.root || strings.Join(nodes, ",") != c.nodes || strings.Join(edges, ",") != c.edges {
+				t.Fatalf("project %q root %q nodes %v edges %v, want root %q nodes %s edges %s", g.Project, g.Root, nodes, edges, c.root, c.nodes, c.edges)
+			}
+		})
 	}
 }
 

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -168,10 +167,7 @@ func (s *server) routes() []route {
 		{"GET", "/api/v1/projects/{p}/diff", false, s.diff},
 		{"GET", "/api/v1/projects/{p}/approvals", false, s.approvals},
 		{"GET", "/api/v1/projects/{p}/checkpoints", false, s.checkpoints},
-		// TODO(graph helper): wire GET /api/v1/projects/{p}/graph to the
-		// digest graph (`flowctl graph --format json`) after its merge;
-		// until then it answers 501 and says so.
-		{"GET", "/api/v1/projects/{p}/graph", false, s.graphTODO},
+		{"GET", "/api/v1/projects/{p}/graph", false, s.graph},
 		{"POST", "/api/v1/projects/{p}/approvals/{id}/grant", true, s.decide(true)},
 		{"POST", "/api/v1/projects/{p}/approvals/{id}/deny", true, s.decide(false)},
 		{"POST", "/api/v1/projects/{p}/tasks/{id}/move", true, s.move},
@@ -196,9 +192,4 @@ func (s *server) handler() http.Handler {
 	}
 	mux.Handle("/", ui)
 	return s.secure(mux)
-}
-
-func (s *server) graphTODO(w http.ResponseWriter, _ *http.Request) {
-	s.fail(w, &httpError{status: http.StatusNotImplemented, code: "not_implemented",
-		err: errors.New("the dependency graph is not served yet")})
 }

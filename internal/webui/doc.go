@@ -54,8 +54,13 @@
 //     id="task-stats"; chart rows data-label;
 //   - diff: id="diff-form" (id="diff-a", "diff-b", "diff-go"), id="diff"
 //     data-from data-to, id="diff-error";
-//   - graph: id="graph" data-project data-at, left empty for the graph's
-//     SVG;
+//   - graph: id="graph" data-project data-at data-task data-shown
+//     data-total holding the SVG of package digest (svg.flow-graph, nodes
+//     a.node data-id="T-n" with class st-{status}, edges path.edge
+//     data-from data-to), styled by /assets/graph.css; id="graph-count",
+//     id="graph-summary", the task picker id="graph-form" (id="graph-task",
+//     "graph-go", "graph-all"); on a task page id="task-graph" links to
+//     its neighbourhood;
 //   - an error: id="error" data-status, id="error-message".
 //
 // A write form has data-api (its button may have its own); app.js posts

@@ -262,11 +262,6 @@ func (u *ui) diffPage(rq *request) error {
 	return err
 }
 
-func (u *ui) graphPage(rq *request) error {
-	rq.page.Name, rq.page.Title = "graph", "Graph · "+rq.project
-	return nil
-}
-
 // query is url.Values as a string for a link: "?" and the encoding, or
 // "" for none.
 func query(v url.Values) string {

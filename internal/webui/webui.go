@@ -41,6 +41,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	assets, _ := fs.Sub(assetFS, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetServer(http.FileServerFS(assets))))
+	mux.HandleFunc("GET /assets/graph.css", graphCSS)
 	mux.HandleFunc("GET /{$}", u.serve(false, u.projectsPage))
 	project := map[string]builder{
 		"":             u.overviewPage,
