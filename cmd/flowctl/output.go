@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,16 +72,8 @@ func (l *list) add(v any, text func(w io.Writer)) error {
 	return err
 }
 
-// marshalJSON is json.Marshal without HTML escaping.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshalJSON is view.Marshal: the JSON every front door writes.
+func marshalJSON(v any) ([]byte, error) { return view.Marshal(v) }
 
 func (l *list) end() error {
 	switch {

@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,16 +12,8 @@ import (
 // printable is view.Printable: text from the file cannot move a cursor.
 func printable(s string) string { return view.Printable(s) }
 
-// marshalJSON is json.Marshal without HTML escaping, as the CLI writes.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshalJSON is view.Marshal: the JSON every front door writes.
+func marshalJSON(v any) ([]byte, error) { return view.Marshal(v) }
 
 // The closed sets of arguments.
 var (

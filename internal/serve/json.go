@@ -54,16 +54,8 @@ func (a *answer) end() {
 	a.buf.WriteString("\n]\n")
 }
 
-// marshalJSON is json.Marshal without HTML escaping, as the CLI writes.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshalJSON is view.Marshal: the JSON every front door writes.
+func marshalJSON(v any) ([]byte, error) { return view.Marshal(v) }
 
 func (a *answer) write(w http.ResponseWriter, status int) {
 	h := w.Header()
