@@ -174,7 +174,7 @@ func (tb *tab) screenshot() {
 		}
 	}
 	name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(tb.t.Name())+".png")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
+	if err = os.MkdirAll(dir, 0o755); err == nil {
 		err = os.WriteFile(name, png, 0o644)
 	}
 	if err != nil {

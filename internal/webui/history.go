@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -260,13 +259,4 @@ func (u *ui) diffPage(rq *request) error {
 		v.Error, err = err.Error(), nil
 	}
 	return err
-}
-
-// query is url.Values as a string for a link: "?" and the encoding, or
-// "" for none.
-func query(v url.Values) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return "?" + v.Encode()
 }
