@@ -219,6 +219,7 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 	for _, v := range p.Execs {
 		taskOf(v.Task)
 	}
+	var owner owners
 	for _, rm := range p.Removed {
 		switch rm.Kind {
 		case projection.KindPlan:
@@ -226,7 +227,7 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 		case projection.KindTask:
 			touch(projection.TaskStream(project, rm.ID), true)
 		default:
-			taskOf(removedOwner(current, rm))
+			taskOf(owner.of(current, rm))
 		}
 	}
 	out := make([]streamMark, 0, len(removed))
@@ -236,18 +237,32 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 	return out
 }
 
-// removedOwner returns the task of an approval or exec record a rollback
-// removes ("" for one of no task).
-func removedOwner(current *projection.Scope, rm projection.Removed) string {
+// owners finds the task of an approval or exec record a rollback removes
+// ("" for one of no task), by maps of current's approvals and exec
+// records made at the first question: a rollback that removes thousands
+// of them would otherwise search the lists once for each.
+type owners struct {
+	approvals, execs map[string]string
+}
+
+func (o *owners) of(current *projection.Scope, rm projection.Removed) string {
 	switch rm.Kind {
 	case projection.KindApproval:
-		if i := slices.IndexFunc(current.Approvals, func(a *projection.Approval) bool { return a.ID == rm.ID }); i >= 0 {
-			return current.Approvals[i].Task
+		if o.approvals == nil {
+			o.approvals = make(map[string]string, len(current.Approvals))
+			for _, a := range current.Approvals {
+				o.approvals[a.ID] = a.Task
+			}
 		}
+		return o.approvals[rm.ID]
 	case projection.KindExec:
-		if i := slices.IndexFunc(current.Execs, func(x *projection.Exec) bool { return x.ID == rm.ID }); i >= 0 {
-			return current.Execs[i].Task
+		if o.execs == nil {
+			o.execs = make(map[string]string, len(current.Execs))
+			for _, x := range current.Execs {
+				o.execs[x.ID] = x.Task
+			}
 		}
+		return o.execs[rm.ID]
 	}
 	return ""
 }
