@@ -160,17 +160,23 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	if _, err := mustProject(src, in.Project); err != nil {
 		return nil, nil, err
 	}
-	seq, target, err := e.scopeAt(tx, src, in.Project, in.To)
+	seq, err := resolvePoint(tx, src, in.Project, in.To)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
 		return nil, nil, err
 	}
-	current, err := snapstore.ScopeOf(src, in.Project)
+	// Both states in one ScopesAt, as a diff reads them: the current one
+	// is folded on from the target, so an entity no event changed since
+	// is the same pointer in both, and is left out before they are
+	// compared (unsharedScopes) rather than encoded twice.
+	head, _ := tx.Head()
+	states, err := snapstore.ScopesAt(tx, in.Project, []uint64{seq, head}, e.warn)
 	if err != nil {
 		return nil, nil, err
 	}
+	target, current := states[0], states[1]
 	if in.Task != "" {
 		if err := begunAt(tx, projection.TaskStream(in.Project, in.Task), "task "+in.Task, seq); err != nil {
 			return nil, nil, fmt.Errorf("%w; cancel it instead", err)
@@ -179,6 +185,7 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 			return nil, nil, err
 		}
 	}
+	current, target = unsharedScopes(current, target)
 	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(scopediff.Of(current, target), current, target)}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
@@ -305,6 +312,46 @@ func streamPositions(tx store.Tx, project string, p *projection.RollbackApplied)
 	}
 }
 
+// unsharedScopes returns a and b without the plans, tasks, approvals and
+// exec records that are the same pointer in both: unchanged, so neither
+// a change nor something to restore. What is left gives the same changes
+// and the same restore. The project is kept, and checkpoints (a rollback
+// does not restore them) are left out.
+func unsharedScopes(a, b *projection.Scope) (*projection.Scope, *projection.Scope) {
+	x := &projection.Scope{Project: a.Project}
+	y := &projection.Scope{Project: b.Project}
+	x.Plans, y.Plans = unsharedList(a.Plans, b.Plans)
+	x.Tasks, y.Tasks = unsharedList(a.Tasks, b.Tasks)
+	x.Approvals, y.Approvals = unsharedList(a.Approvals, b.Approvals)
+	x.Execs, y.Execs = unsharedList(a.Execs, b.Execs)
+	return x, y
+}
+
+// unsharedList returns a and b, lists by id, without the entities that
+// are the same pointer in both.
+func unsharedList[V comparable](a, b []V) ([]V, []V) {
+	shared := make(map[V]bool, len(a))
+	for _, v := range a {
+		shared[v] = true
+	}
+	in := make(map[V]bool, len(b))
+	y := []V{}
+	for _, v := range b {
+		if shared[v] {
+			in[v] = true
+		} else {
+			y = append(y, v)
+		}
+	}
+	x := []V{}
+	for _, v := range a {
+		if !in[v] {
+			x = append(x, v)
+		}
+	}
+	return x, y
+}
+
 // taskScopes narrows both states to one task, its approvals and its exec
 // records. The task must have existed at the target.
 func taskScopes(target, current *projection.Scope, task string, seq uint64) (*projection.Scope, *projection.Scope, error) {
@@ -372,24 +419,31 @@ func restoreList[T any, P interface {
 	EntityID() string
 	EntityMeta() *projection.Meta
 }](current, target []P, kind string, removed *[]projection.Removed) ([]T, error) {
-	now := map[string][]byte{}
+	now := make(map[string]P, len(current))
 	for _, v := range current {
-		b, err := stateBytes[T, P](v)
-		if err != nil {
-			return nil, err
-		}
-		now[v.EntityID()] = b
+		now[v.EntityID()] = v
 	}
 	var out []T
 	for _, v := range target {
-		b, err := stateBytes[T, P](v)
-		if err != nil {
-			return nil, err
-		}
-		if cur, ok := now[v.EntityID()]; !ok || !bytes.Equal(cur, b) {
-			out = append(out, *v)
-		}
+		cur, ok := now[v.EntityID()]
 		delete(now, v.EntityID())
+		if ok && cur == v {
+			continue
+		}
+		if ok { // only an entity in both states is encoded, to compare
+			a, err := stateBytes[T, P](cur)
+			if err != nil {
+				return nil, err
+			}
+			b, err := stateBytes[T, P](v)
+			if err != nil {
+				return nil, err
+			}
+			if bytes.Equal(a, b) {
+				continue
+			}
+		}
+		out = append(out, *v)
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(now), projection.CompareIDs) {
 		*removed = append(*removed, projection.Removed{Kind: kind, ID: id})
