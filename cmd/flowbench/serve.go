@@ -28,8 +28,13 @@ const (
 	serveToken    = "flowbench-token-0123456789"
 )
 
-// serveCall is one request the serve rows time.
-type serveCall struct{ name, method, target, body string }
+// serveCall is one request the serve rows time; an informational one
+// (every task at once, which a client asks for only with limit=0) has
+// no target.
+type serveCall struct {
+	name, method, target, body string
+	informational              bool
+}
 
 // serveRows measures `flowctl serve`'s handler (the API and the pages,
 // as serve.New builds them with webui) on the generated file: the server
@@ -53,7 +58,11 @@ func (b *bench) serveRows() ([]Row, error) {
 	var rows []Row
 	for _, c := range serveCalls(p, task, cp) {
 		ms, err := timeCall(h, c, rounds)
-		row := newRow("serve_"+c.name, ms, serveTargetMS, "ms", atMost("value", serveTargetMS))
+		g := atMost("value", serveTargetMS)
+		if c.informational {
+			g = nil
+		}
+		row := newRow("serve_"+c.name, ms, serveTargetMS, "ms", g)
 		rows = append(rows, row.withError(err))
 	}
 	p50, err := sseDelivery(h, b.gen, p, rounds*3)
@@ -67,34 +76,35 @@ func serveCalls(p, task, cp string) []serveCall {
 	api := "/api/v1/projects/" + p
 	page := "/p/" + p
 	return []serveCall{
-		{"api_projects", "GET", "/api/v1/projects", ""},
-		{"api_status", "GET", api + "/status", ""},
-		{"api_status_at", "GET", api + "/status?at=" + cp, ""},
-		{"api_tasks", "GET", api + "/tasks", ""},
-		{"api_tasks_after", "GET", api + "/tasks?after=T-3000", ""},
-		{"api_tasks_doing", "GET", api + "/tasks?status=doing", ""},
-		{"api_task", "GET", api + "/tasks/" + task, ""},
-		{"api_task_at", "GET", api + "/tasks/T-1?at=" + cp, ""},
-		{"api_ready", "GET", api + "/ready?limit=50", ""},
-		{"api_log", "GET", api + "/log", ""},
-		{"api_log_before", "GET", api + "/log?before=500000", ""},
-		{"api_log_type", "GET", api + "/log?type=task.*&limit=50", ""},
-		{"api_log_task", "GET", api + "/log?task=" + task, ""},
-		{"api_approvals", "GET", api + "/approvals?status=pending&limit=50", ""},
-		{"api_checkpoints", "GET", api + "/checkpoints", ""},
-		{"api_graph", "GET", api + "/graph", ""},
-		{"api_diff", "GET", api + "/diff?a=" + cp, ""},
-		{"api_rollback_dry", "POST", api + "/rollback", `{"to":"` + cp + `","dry_run":true}`},
-		{"page_projects", "GET", "/", ""},
-		{"page_overview", "GET", page, ""},
-		{"page_overview_at", "GET", page + "?at=" + cp, ""},
-		{"page_board", "GET", page + "/board", ""},
-		{"page_task", "GET", page + "/tasks/" + task, ""},
-		{"page_log", "GET", page + "/log", ""},
-		{"page_approvals", "GET", page + "/approvals", ""},
-		{"page_checkpoints", "GET", page + "/checkpoints", ""},
-		{"page_stats", "GET", page + "/stats", ""},
-		{"page_graph", "GET", page + "/graph", ""},
+		{"api_projects", "GET", "/api/v1/projects", "", false},
+		{"api_status", "GET", api + "/status", "", false},
+		{"api_status_at", "GET", api + "/status?at=" + cp, "", false},
+		{"api_tasks", "GET", api + "/tasks", "", false},
+		{"api_tasks_all", "GET", api + "/tasks?limit=0", "", true},
+		{"api_tasks_after", "GET", api + "/tasks?after=T-3000", "", false},
+		{"api_tasks_doing", "GET", api + "/tasks?status=doing", "", false},
+		{"api_task", "GET", api + "/tasks/" + task, "", false},
+		{"api_task_at", "GET", api + "/tasks/T-1?at=" + cp, "", false},
+		{"api_ready", "GET", api + "/ready?limit=50", "", false},
+		{"api_log", "GET", api + "/log", "", false},
+		{"api_log_before", "GET", api + "/log?before=500000", "", false},
+		{"api_log_type", "GET", api + "/log?type=task.*&limit=50", "", false},
+		{"api_log_task", "GET", api + "/log?task=" + task, "", false},
+		{"api_approvals", "GET", api + "/approvals?status=pending&limit=50", "", false},
+		{"api_checkpoints", "GET", api + "/checkpoints", "", false},
+		{"api_graph", "GET", api + "/graph", "", false},
+		{"api_diff", "GET", api + "/diff?a=" + cp, "", false},
+		{"api_rollback_dry", "POST", api + "/rollback", `{"to":"` + cp + `","dry_run":true}`, false},
+		{"page_projects", "GET", "/", "", false},
+		{"page_overview", "GET", page, "", false},
+		{"page_overview_at", "GET", page + "?at=" + cp, "", false},
+		{"page_board", "GET", page + "/board", "", false},
+		{"page_task", "GET", page + "/tasks/" + task, "", false},
+		{"page_log", "GET", page + "/log", "", false},
+		{"page_approvals", "GET", page + "/approvals", "", false},
+		{"page_checkpoints", "GET", page + "/checkpoints", "", false},
+		{"page_stats", "GET", page + "/stats", "", false},
+		{"page_graph", "GET", page + "/graph", "", false},
 	}
 }
 
