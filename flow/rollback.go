@@ -460,6 +460,9 @@ func stateBytes[T any, P interface {
 	c := *v
 	m := P(&c).EntityMeta()
 	m.Version, m.Seq, m.UpdatedAt = 0, 0, 0
+	if b, ok := projection.AppendEntity(nil, P(&c)); ok { // the same bytes, without reflection
+		return b, nil
+	}
 	return marshal(&c)
 }
 
