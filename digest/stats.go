@@ -132,8 +132,21 @@ func computeStats(project string, alpha float64, execs []*projection.Exec, title
 	byCommand := map[string][]*projection.Exec{}
 	byTask := map[string][]*projection.Exec{}
 	byTool := map[string][]*projection.Exec{}
+	// Records repeat a few command lines: each is split once.
+	type line struct {
+		command string
+		code    bool
+	}
+	type keyTool struct{ key, tool string }
+	keys := map[line]keyTool{}
 	for _, x := range execs {
-		key, tool := CommandKey(x)
+		l := line{x.Command, x.Code != ""}
+		kt, ok := keys[l]
+		if !ok {
+			kt.key, kt.tool = CommandKey(x)
+			keys[l] = kt
+		}
+		key, tool := kt.key, kt.tool
 		byCommand[key] = append(byCommand[key], x)
 		byTask[x.Task] = append(byTask[x.Task], x)
 		byTool[tool] = append(byTool[tool], x)
