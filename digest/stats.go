@@ -111,30 +111,49 @@ func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error
 		if err != nil {
 			return err
 		}
-		tasks, err := r.Tasks(project)
-		out = computeStats(project, alpha, execs, tasks)
+		// Titles come from the status index: a task list would decode
+		// every task of the project for one string each.
+		tasks, err := r.TaskIndex(project)
+		titles := make(map[string]string, len(tasks))
+		for _, t := range tasks {
+			titles[t.ID] = t.Title
+		}
+		out = computeStats(project, alpha, execs, titles)
 		return err
 	})
 	return out, err
 }
 
 // computeStats is Stats on records already read.
-func computeStats(project string, alpha float64, execs []*projection.Exec, tasks []*projection.Task) *ExecStats {
+func computeStats(project string, alpha float64, execs []*projection.Exec, titles map[string]string) *ExecStats {
 	execs = slices.Clone(execs)
 	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
 	st := &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior}
 	byCommand := map[string][]*projection.Exec{}
 	byTask := map[string][]*projection.Exec{}
 	byTool := map[string][]*projection.Exec{}
+	// Records repeat a few command lines: each is split once.
+	type line struct {
+		command string
+		code    bool
+	}
+	type keyTool struct{ key, tool string }
+	keys := map[line]keyTool{}
 	for _, x := range execs {
-		key, tool := CommandKey(x)
+		l := line{x.Command, x.Code != ""}
+		kt, ok := keys[l]
+		if !ok {
+			kt.key, kt.tool = CommandKey(x)
+			keys[l] = kt
+		}
+		key, tool := kt.key, kt.tool
 		byCommand[key] = append(byCommand[key], x)
 		byTask[x.Task] = append(byTask[x.Task], x)
 		byTool[tool] = append(byTool[tool], x)
 	}
 	st.Total = outcomesOf(execs)
 	st.Commands = commandStats(byCommand)
-	st.Tasks = taskStats(byTask, tasks)
+	st.Tasks = taskStats(byTask, titles)
 	st.Tools = toolStats(byTool, alpha)
 	return st
 }
@@ -148,11 +167,7 @@ func commandStats(groups map[string][]*projection.Exec) []CommandStats {
 	return out
 }
 
-func taskStats(groups map[string][]*projection.Exec, tasks []*projection.Task) []TaskStats {
-	titles := make(map[string]string, len(tasks))
-	for _, t := range tasks {
-		titles[t.ID] = t.Title
-	}
+func taskStats(groups map[string][]*projection.Exec, titles map[string]string) []TaskStats {
 	out := []TaskStats{}
 	for id, xs := range groups {
 		out = append(out, TaskStats{Task: id, Title: titles[id], Outcomes: outcomesOf(xs)})

@@ -24,7 +24,10 @@ type walk[T any] struct {
 	status string                        // only this status (the index serves it); "" for all
 	maybe  func(body []byte) bool        // a cheap test of the stored body; nil: decode every one
 	match  func(*T) bool                 // the whole filter, status included; nil: all
+	after  int                           // only ids numbered above it (a page's cursor); 0: all
 	list   func(project string) ([]*T, error)
+	id     func(*T) string                      // the entity's id, for after
+	get    func(project, id string) (*T, error) // one entity, for after
 }
 
 // each calls fn with project's entities that match, in id order. On the
@@ -33,6 +36,11 @@ type walk[T any] struct {
 // a point) it filters w.list.
 func (w walk[T]) each(src source, project string, fn func(*T) error) error {
 	keep := func(v *T) error {
+		if w.after > 0 {
+			if n, _ := projection.IDNumber(w.prefix, w.id(v)); n <= w.after {
+				return nil
+			}
+		}
 		if w.match != nil && !w.match(v) {
 			return nil
 		}
@@ -42,6 +50,9 @@ func (w walk[T]) each(src source, project string, fn func(*T) error) error {
 		p, err := mustProject(src, project)
 		if err != nil {
 			return err
+		}
+		if w.after > 0 {
+			return w.eachAfter(tx, project, w.last(p.Counters), keep)
 		}
 		return projstore.Each(tx, w.bucket, project, w.status, w.prefix, w.last(p.Counters), w.maybe, keep)
 	}
@@ -57,11 +68,35 @@ func (w walk[T]) each(src source, project string, fn func(*T) error) error {
 	return err
 }
 
+// eachAfter is each's walk of the status index from w.after on: the ids
+// up to it are passed over undecoded, the others read one at a time as
+// projstore.Each reads them.
+func (w walk[T]) eachAfter(tx *projstore.Tx, project string, last int, keep func(*T) error) error {
+	err := tx.EachID(w.bucket, project, w.status, w.prefix, last, func(id string) error {
+		if n, _ := projection.IDNumber(w.prefix, id); n <= w.after {
+			return nil
+		}
+		v, err := w.get(project, id)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return projstore.DamagedEntry(w.bucket, projection.Key(project, id), "lists an entity the projections do not hold")
+		}
+		return keep(v)
+	})
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
+}
+
 // The walks of the kinds the status index covers; each Each function adds
 // its filter.
 func taskWalk(src source) walk[projection.Task] {
 	return walk[projection.Task]{bucket: projstore.BucketTasks, prefix: projection.PrefixTask, list: src.Tasks,
-		last: func(c projection.Counters) int { return c.Tasks }}
+		last: func(c projection.Counters) int { return c.Tasks },
+		id:   func(t *projection.Task) string { return t.ID }, get: src.Task}
 }
 
 func planWalk(src source) walk[projection.Plan] {

@@ -160,17 +160,23 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	if _, err := mustProject(src, in.Project); err != nil {
 		return nil, nil, err
 	}
-	seq, target, err := e.scopeAt(tx, src, in.Project, in.To)
+	seq, err := resolvePoint(tx, src, in.Project, in.To)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
 		return nil, nil, err
 	}
-	current, err := snapstore.ScopeOf(src, in.Project)
+	// Both states in one ScopesAt, as a diff reads them: the current one
+	// is folded on from the target, so an entity no event changed since
+	// is the same pointer in both, and is left out before they are
+	// compared (unsharedScopes) rather than encoded twice.
+	head, _ := tx.Head()
+	states, err := snapstore.ScopesAt(tx, in.Project, []uint64{seq, head}, e.warn)
 	if err != nil {
 		return nil, nil, err
 	}
+	target, current := states[0], states[1]
 	if in.Task != "" {
 		if err := begunAt(tx, projection.TaskStream(in.Project, in.Task), "task "+in.Task, seq); err != nil {
 			return nil, nil, fmt.Errorf("%w; cancel it instead", err)
@@ -179,6 +185,7 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 			return nil, nil, err
 		}
 	}
+	current, target = unsharedScopes(current, target)
 	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(scopediff.Of(current, target), current, target)}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
@@ -219,6 +226,7 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 	for _, v := range p.Execs {
 		taskOf(v.Task)
 	}
+	var owner owners
 	for _, rm := range p.Removed {
 		switch rm.Kind {
 		case projection.KindPlan:
@@ -226,7 +234,7 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 		case projection.KindTask:
 			touch(projection.TaskStream(project, rm.ID), true)
 		default:
-			taskOf(removedOwner(current, rm))
+			taskOf(owner.of(current, rm))
 		}
 	}
 	out := make([]streamMark, 0, len(removed))
@@ -236,18 +244,32 @@ func marksOf(project string, current *projection.Scope, p *projection.RollbackAp
 	return out
 }
 
-// removedOwner returns the task of an approval or exec record a rollback
-// removes ("" for one of no task).
-func removedOwner(current *projection.Scope, rm projection.Removed) string {
+// owners finds the task of an approval or exec record a rollback removes
+// ("" for one of no task), by maps of current's approvals and exec
+// records made at the first question: a rollback that removes thousands
+// of them would otherwise search the lists once for each.
+type owners struct {
+	approvals, execs map[string]string
+}
+
+func (o *owners) of(current *projection.Scope, rm projection.Removed) string {
 	switch rm.Kind {
 	case projection.KindApproval:
-		if i := slices.IndexFunc(current.Approvals, func(a *projection.Approval) bool { return a.ID == rm.ID }); i >= 0 {
-			return current.Approvals[i].Task
+		if o.approvals == nil {
+			o.approvals = make(map[string]string, len(current.Approvals))
+			for _, a := range current.Approvals {
+				o.approvals[a.ID] = a.Task
+			}
 		}
+		return o.approvals[rm.ID]
 	case projection.KindExec:
-		if i := slices.IndexFunc(current.Execs, func(x *projection.Exec) bool { return x.ID == rm.ID }); i >= 0 {
-			return current.Execs[i].Task
+		if o.execs == nil {
+			o.execs = make(map[string]string, len(current.Execs))
+			for _, x := range current.Execs {
+				o.execs[x.ID] = x.Task
+			}
 		}
+		return o.execs[rm.ID]
 	}
 	return ""
 }
@@ -288,6 +310,46 @@ func streamPositions(tx store.Tx, project string, p *projection.RollbackApplied)
 	for i := range p.Plans {
 		p.Plans[i].Version, _ = tx.StreamVersion(projection.PlanStream(project, p.Plans[i].ID))
 	}
+}
+
+// unsharedScopes returns a and b without the plans, tasks, approvals and
+// exec records that are the same pointer in both: unchanged, so neither
+// a change nor something to restore. What is left gives the same changes
+// and the same restore. The project is kept, and checkpoints (a rollback
+// does not restore them) are left out.
+func unsharedScopes(a, b *projection.Scope) (*projection.Scope, *projection.Scope) {
+	x := &projection.Scope{Project: a.Project}
+	y := &projection.Scope{Project: b.Project}
+	x.Plans, y.Plans = unsharedList(a.Plans, b.Plans)
+	x.Tasks, y.Tasks = unsharedList(a.Tasks, b.Tasks)
+	x.Approvals, y.Approvals = unsharedList(a.Approvals, b.Approvals)
+	x.Execs, y.Execs = unsharedList(a.Execs, b.Execs)
+	return x, y
+}
+
+// unsharedList returns a and b, lists by id, without the entities that
+// are the same pointer in both.
+func unsharedList[V comparable](a, b []V) ([]V, []V) {
+	shared := make(map[V]bool, len(a))
+	for _, v := range a {
+		shared[v] = true
+	}
+	in := make(map[V]bool, len(b))
+	y := []V{}
+	for _, v := range b {
+		if shared[v] {
+			in[v] = true
+		} else {
+			y = append(y, v)
+		}
+	}
+	x := []V{}
+	for _, v := range a {
+		if !in[v] {
+			x = append(x, v)
+		}
+	}
+	return x, y
 }
 
 // taskScopes narrows both states to one task, its approvals and its exec
@@ -357,24 +419,31 @@ func restoreList[T any, P interface {
 	EntityID() string
 	EntityMeta() *projection.Meta
 }](current, target []P, kind string, removed *[]projection.Removed) ([]T, error) {
-	now := map[string][]byte{}
+	now := make(map[string]P, len(current))
 	for _, v := range current {
-		b, err := stateBytes[T, P](v)
-		if err != nil {
-			return nil, err
-		}
-		now[v.EntityID()] = b
+		now[v.EntityID()] = v
 	}
 	var out []T
 	for _, v := range target {
-		b, err := stateBytes[T, P](v)
-		if err != nil {
-			return nil, err
-		}
-		if cur, ok := now[v.EntityID()]; !ok || !bytes.Equal(cur, b) {
-			out = append(out, *v)
-		}
+		cur, ok := now[v.EntityID()]
 		delete(now, v.EntityID())
+		if ok && cur == v {
+			continue
+		}
+		if ok { // only an entity in both states is encoded, to compare
+			a, err := stateBytes[T, P](cur)
+			if err != nil {
+				return nil, err
+			}
+			b, err := stateBytes[T, P](v)
+			if err != nil {
+				return nil, err
+			}
+			if bytes.Equal(a, b) {
+				continue
+			}
+		}
+		out = append(out, *v)
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(now), projection.CompareIDs) {
 		*removed = append(*removed, projection.Removed{Kind: kind, ID: id})
@@ -391,6 +460,9 @@ func stateBytes[T any, P interface {
 	c := *v
 	m := P(&c).EntityMeta()
 	m.Version, m.Seq, m.UpdatedAt = 0, 0, 0
+	if b, ok := projection.AppendEntity(nil, P(&c)); ok { // the same bytes, without reflection
+		return b, nil
+	}
 	return marshal(&c)
 }
 

@@ -35,3 +35,11 @@ func (e *Engine) index(bucket, project string) ([]IndexEntry, error) {
 	projstore.SortEntries(out)
 	return out, err
 }
+
+// TaskIndex lists project's tasks from the status index as r sees them,
+// in id order: their ids, statuses and titles without decoding a task.
+func (r *Reader) TaskIndex(project string) ([]IndexEntry, error) {
+	out, err := r.src.Summaries(projstore.BucketTasks, project)
+	projstore.SortEntries(out)
+	return out, err
+}

@@ -136,11 +136,15 @@ func loadTask(src source, k cacheKey) (*projection.Task, error) {
 }
 
 // TaskFilter selects tasks for Tasks. Zero fields match everything.
+// After (a task id, T-n) keeps only the tasks after it in id order, the
+// next page of a list that ended at it: those before it are skipped by
+// id, never read.
 type TaskFilter struct {
 	Status string
 	Plan   string
 	Owner  string
 	Tag    string
+	After  string
 }
 
 func (f TaskFilter) match(t *projection.Task) bool {
@@ -174,6 +178,7 @@ func (e *Engine) EachTask(project string, f TaskFilter, fn func(*projection.Task
 func (f TaskFilter) walk(src source) walk[projection.Task] {
 	w := taskWalk(src)
 	w.status, w.maybe, w.match = f.Status, containing(f.Plan, f.Owner, f.Tag), f.match
+	w.after, _ = projection.IDNumber(projection.PrefixTask, f.After)
 	return w
 }
 

@@ -41,7 +41,7 @@ new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
 every other file is removed. --only runs only the named workloads
 (append_single, append_group8, replay, bytes_per_event, point_in_time,
-cache_hit, cli, scale, bulk, rebuild: the groups of rows below, in order;
+cache_hit, cli, scale, bulk, rebuild, serve: the groups of rows below, in order;
 scale and bulk are the rows of issue 15); rows whose baseline another
 workload measures then have a baseline of 0. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
@@ -86,6 +86,9 @@ included, when Go's build cache is warm).
 	cli_rebuild_project    seconds of rebuild --project P          seconds to fold P's events at replay's   value <= P's events / 100000
 	gen                    events/s of gen, from the file's marker -                                        value >= 40000
 	rebuild                events/s of Engine.Rebuild (one run)    replay's value                           -
+	serve_api_*            median ms of an API call (serve.New)    50 ms                                    value <= 50
+	serve_page_*           median ms of a page (webui, the same)   50 ms                                    value <= 50
+	serve_sse_delivery     median ms, an append to its SSE event   100 ms                                   value <= 100
 
 The rows from cli_log_tail to gen are those of issue 15 ("read and bulk
 paths at scale"), with its targets. P is the first project (proj000), T
@@ -104,6 +107,19 @@ count process start in their rates: they read low. gen is the rate gen
 measured when it wrote the file, read from its marker (a reused file
 keeps the figure of the run that generated it). cli_rebuild_project and,
 like cli_task_add, the rebuild row write to the generated file.
+
+The serve rows are issue 16's: the handler `flowctl serve` runs (the API
+and webui's pages), called in-process with httptest on the generated
+file, which it opens and closes per call as the server does; the figure
+is server time, from the request to the answer's last byte, median of 7
+rounds (3 with --quick), on the project with the most tasks, its last
+task (T-1 at its first checkpoint) and its first checkpoint. A call that
+does not answer 200 fails its row with the answer. serve_sse_delivery
+opens GET /api/v1/events on a loopback server and appends 21 notes (9
+with --quick) from another engine opened and closed around each, at
+moments spread over the stream's poll interval: the time from the append
+to the note's id on the stream, median. It writes those notes to the
+generated file.
 
 Every row that runs flowctl reports the peak RSS of the process (the
 largest over its rounds; Linux only) and, where issue 15 sets one, its

@@ -227,7 +227,7 @@ type rowGroup struct {
 
 // workloadNames are the workloads' names, in order, for --only.
 var workloadNames = []string{"append_single", "append_group8", "replay", "bytes_per_event", "point_in_time",
-	"cache_hit", "cli", "scale", "bulk", "rebuild"}
+	"cache_hit", "cli", "scale", "bulk", "rebuild", "serve"}
 
 // workloads are the workloads in the order they run (replay before bytes,
 // bulk and rebuild, which use its figures; scale before bulk, which reads
@@ -237,6 +237,7 @@ func (b *bench) workloads() []rowGroup {
 		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
 		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
 		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
+		{"serve", b.serveRows},
 	}
 }
 

@@ -177,7 +177,9 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// GET /api/v1/projects/{p}/tasks: `task ls -o json` with its filters.
+// GET /api/v1/projects/{p}/tasks: `task ls -o json` with its filters,
+// in pages of DefaultTaskLimit tasks unless limit says otherwise (0: all);
+// after=T-n starts after that task (NextAfterHeader).
 func (s *server) tasks(w http.ResponseWriter, r *http.Request) {
 	s.serveRead(w, r, projectAt, func(c *call, a *answer) error {
 		f := flow.TaskFilter{Status: c.query("status"), Owner: c.query("owner"), Tag: c.query("tag")}
@@ -191,17 +193,18 @@ func (s *server) tasks(w http.ResponseWriter, r *http.Request) {
 			}
 			f.Plan = id
 		}
-		limit, err := intParam(r, "limit", 0)
+		if v := c.query("after"); v != "" {
+			id, err := flow.ParseTaskID(v)
+			if err != nil {
+				return err
+			}
+			f.After = id
+		}
+		limit, err := intParam(r, "limit", DefaultTaskLimit)
 		if err != nil {
 			return err
 		}
-		pg := &page{a: a, limit: limit}
-		err = c.eng.EachTask(c.project, f, func(t *projection.Task) error { return pg.add(t) })
-		if err != nil && !errors.Is(err, flow.ErrStop) {
-			return err
-		}
-		a.end()
-		return nil
+		return eachTaskPage(c, a, f, limit)
 	})
 }
 
