@@ -56,7 +56,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 		}
 		return a.withEngine(o.dryRun, func(s *session) error {
 			in.Project = s.project
-			if err := rollbackTaskExists(s, in.Task, in.To); err != nil {
+			if err := s.eng.CheckRollbackTask(s.project, in.Task, in.To); err != nil {
 				return err
 			}
 			res, err := s.eng.Rollback(in)
@@ -82,25 +82,6 @@ func (o *rollbackOptions) input() (flow.RollbackInput, error) {
 		}
 	}
 	return in, nil
-}
-
-// rollbackTaskExists refuses a task that exists neither now nor at the
-// point (not found, exit 3). One that exists now but not at the point is
-// the engine's to refuse (a conflict, exit 4); one that exists only at
-// the point (a rollback took it away) can be brought back.
-func rollbackTaskExists(s *session, task string, to flow.Point) error {
-	if task == "" {
-		return nil
-	}
-	_, errNow := s.eng.Task(s.project, task)
-	if !errors.Is(errNow, flow.ErrNotFound) {
-		return errNow
-	}
-	_, errThen := s.eng.At(s.project, to).Task(s.project, task)
-	if errors.Is(errThen, flow.ErrNotFound) {
-		return errNow
-	}
-	return errThen
 }
 
 // writeRollback prints the changes, then what was done.

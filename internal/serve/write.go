@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -185,7 +184,7 @@ func (s *server) rollback(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if err := taskExists(c, ri.Task, ri.To); err != nil {
+		if err := c.eng.CheckRollbackTask(c.project, ri.Task, ri.To); err != nil {
 			return err
 		}
 		res, err := c.eng.Rollback(ri)
@@ -218,21 +217,4 @@ func (b *rollbackBody) input(c *call) (flow.RollbackInput, error) {
 		}
 	}
 	return in, nil
-}
-
-// taskExists refuses a task that exists neither now nor at the point
-// (not found), as the CLI's rollback does.
-func taskExists(c *call, task string, to flow.Point) error {
-	if task == "" {
-		return nil
-	}
-	_, errNow := c.eng.Task(c.project, task)
-	if !errors.Is(errNow, flow.ErrNotFound) {
-		return errNow
-	}
-	_, errThen := c.eng.At(c.project, to).Task(c.project, task)
-	if errors.Is(errThen, flow.ErrNotFound) {
-		return errNow
-	}
-	return errThen
 }
