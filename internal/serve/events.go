@@ -21,6 +21,10 @@ import (
 // the request's context, so it ends when the client goes.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	f, onlyNew, err := s.eventFilter(r)
+	if err == nil && onlyNew {
+		f.SinceSeq, err = s.nextSeq(r)
+		onlyNew = false
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -36,6 +40,21 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(r.Context(), w, rc, f, onlyNew)
+}
+
+// nextSeq is the seq the next event appended will have: a stream of only
+// new events starts there, fixed before the client hears anything, so an
+// event appended once the connection is answered is never taken for an
+// old one (Follow's New would start wherever its first poll found the
+// head, which may come later).
+func (s *server) nextSeq(r *http.Request) (seq uint64, err error) {
+	err = s.with(r, true, wholeFile, func(c *call) error {
+		return c.eng.Read(func(rd *flow.Reader) error {
+			seq = rd.Head() + 1
+			return nil
+		})
+	})
+	return seq, err
 }
 
 // stream runs flow.Follow and writes what it delivers, with a comment
