@@ -353,20 +353,31 @@ func skipScalar(b []byte, at int, c byte) (int, bool) {
 
 // StringFields returns the values of an entity encoding's string fields
 // keys ("" for one it does not have, or has as nil); ok false when the
-// encoding is not a map or one of them is not a string.
+// encoding is not a map or one of them is not a string. The encoding is
+// read up to the last of keys it has, each key taken as an encoding has
+// it, once: what comes after is not read (a body whose hash checked holds
+// the encodings it was written with).
 func StringFields(e []byte, keys ...string) ([]string, bool) {
 	out := make([]string, len(keys))
 	n, at, ok := mapLen(e, 0)
 	if !ok {
 		return nil, false
 	}
+	found := 0 // the keys met (an encoding has each key once): the rest is not read
 	for range n {
+		if found == len(keys) {
+			return out, true
+		}
 		key, next, ok := strBytes(e, at)
 		if !ok {
 			return nil, false
 		}
 		for i, k := range keys {
-			if k == string(key) && next < len(e) && e[next] != 0xc0 {
+			if k != string(key) {
+				continue
+			}
+			found++
+			if next < len(e) && e[next] != 0xc0 {
 				if out[i], _, ok = str(e, next); !ok {
 					return nil, false
 				}
