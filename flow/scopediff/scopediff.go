@@ -41,9 +41,11 @@ const (
 // scope has it too (an added or removed entity is named, not compared).
 type item struct {
 	kind, id string
-	title    func() string // what the change is titled by
-	v        any           // what flatten reads
+	titleOf  func(any) string // v's title: what the change is titled by
+	v        any              // what flatten reads
 }
+
+func (it *item) title() string { return it.titleOf(it.v) }
 
 // pair is one id of a kind: its entity in a and in b (nil: not there).
 type pair struct {
@@ -85,23 +87,26 @@ func Of(a, b *projection.Scope) []Change {
 const kinds = 5
 
 // pairs matches the items of one kind by id (the last of an id in a list
-// wins) and sorts them: kind order is the caller's.
-func pairs(a, b []item) []pair {
-	at := make(map[string]int, len(a))
-	out := make([]pair, 0, len(a)+len(b))
+// wins) and sorts them: kind order is the caller's. Pointers are sorted,
+// not the pairs.
+func pairs(a, b []item) []*pair {
+	at := make(map[string]*pair, len(a))
+	all := make([]pair, 0, len(a)+len(b)) // never grown: out points into it
+	out := make([]*pair, 0, len(a)+len(b))
 	add := func(it *item, inB bool) {
-		j, ok := at[it.id]
-		if !ok {
-			j = len(out)
-			at[it.id] = j
+		p := at[it.id]
+		if p == nil {
 			prefix, num, _ := strings.Cut(it.id, "-")
 			n, _ := strconv.Atoi(num)
-			out = append(out, pair{id: it.id, prefix: prefix, n: n})
+			all = append(all, pair{id: it.id, prefix: prefix, n: n})
+			p = &all[len(all)-1]
+			at[it.id] = p
+			out = append(out, p)
 		}
 		if inB {
-			out[j].y = it
+			p.y = it
 		} else {
-			out[j].x = it
+			p.x = it
 		}
 	}
 	for i := range a {
@@ -110,7 +115,7 @@ func pairs(a, b []item) []pair {
 	for i := range b {
 		add(&b[i], true)
 	}
-	slices.SortFunc(out, func(x, y pair) int {
+	slices.SortFunc(out, func(x, y *pair) int {
 		if c := strings.Compare(x.prefix, y.prefix); c != 0 {
 			return c
 		}
@@ -132,10 +137,7 @@ func items(s *projection.Scope, k int) []item {
 			return nil
 		}
 		p := s.Project
-		return []item{{kind: "project", id: p.Name, title: func() string { return p.Description }, v: struct {
-			Description string `json:"description"`
-			Archived    bool   `json:"archived"`
-		}{p.Description, p.Archived}}}
+		return []item{{kind: "project", id: p.Name, titleOf: projectTitle, v: projectFields{p.Description, p.Archived}}}
 	case 1:
 		return itemsOf(s.Plans, "plan", func(p *projection.Plan) string { return p.Title })
 	case 2:
@@ -146,10 +148,19 @@ func items(s *projection.Scope, k int) []item {
 	return itemsOf(s.Execs, "exec", func(x *projection.Exec) string { return x.Command + x.Code })
 }
 
+// projectFields are what a diff compares of a project.
+type projectFields struct {
+	Description string `json:"description"`
+	Archived    bool   `json:"archived"`
+}
+
+func projectTitle(v any) string { return v.(projectFields).Description }
+
 func itemsOf[V interface{ EntityID() string }](list []V, kind string, title func(V) string) []item {
 	out := make([]item, len(list))
+	titleOf := func(v any) string { return title(v.(V)) }
 	for i, v := range list {
-		out[i] = item{kind: kind, id: v.EntityID(), title: func() string { return title(v) }, v: v}
+		out[i] = item{kind: kind, id: v.EntityID(), titleOf: titleOf, v: v}
 	}
 	return out
 }
