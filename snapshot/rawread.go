@@ -86,14 +86,14 @@ func splitScope(b []byte) (*RawScope, int, error) {
 	}
 	lists := s.Lists()
 	for range n {
-		key, next, ok := str(b, at)
+		key, next, ok := strBytes(b, at)
 		if !ok {
 			return nil, 0, corruptf("body is not a state")
 		}
 		at = next
 		i := -1
 		for j, k := range scopeKeys {
-			if k == key {
+			if k == string(key) {
 				i = j
 			}
 		}
@@ -142,11 +142,11 @@ func EntityID(e []byte, project bool) (string, bool) {
 		return "", false
 	}
 	for range n {
-		key, next, ok := str(e, at)
+		key, next, ok := strBytes(e, at)
 		if !ok {
 			return "", false
 		}
-		if key == want {
+		if string(key) == want {
 			id, _, ok := str(e, next)
 			return id, ok
 		}
@@ -211,8 +211,15 @@ func arrayLen(b []byte, at int) (n, next int, ok bool) {
 
 // str reads a string at b[at:].
 func str(b []byte, at int) (s string, next int, ok bool) {
+	v, next, ok := strBytes(b, at)
+	return string(v), next, ok
+}
+
+// strBytes reads a string at b[at:] as its bytes in b (a key compared
+// so is not copied).
+func strBytes(b []byte, at int) (s []byte, next int, ok bool) {
 	if at >= len(b) {
-		return "", 0, false
+		return nil, 0, false
 	}
 	c, n, start := b[at], 0, 0
 	switch {
@@ -222,49 +229,83 @@ func str(b []byte, at int) (s string, next int, ok bool) {
 		w := 1 << (c - 0xd9)
 		v, ok := be(b, at+1, w)
 		if !ok {
-			return "", 0, false
+			return nil, 0, false
 		}
 		n, start = int(v), at+1+w
 	default:
-		return "", 0, false
+		return nil, 0, false
 	}
 	if n < 0 || start+n > len(b) {
-		return "", 0, false
+		return nil, 0, false
 	}
-	return string(b[start : start+n]), start + n, true
+	return b[start : start+n], start + n, true
 }
 
-// skip returns the offset after the msgpack value at b[at:].
+// skip returns the offset after the msgpack value at b[at:], a value
+// nested at depth; one nested deeper than maxDepth does not read. It
+// walks the value without recursion: a count of the values left at each
+// open level, scalars read in place (splitting a snapshot's body into
+// its entities is most of a raw read).
 func skip(b []byte, at, depth int) (int, bool) {
-	if at >= len(b) || depth > maxDepth {
+	if depth > maxDepth {
 		return 0, false
 	}
-	c := b[at]
-	var size uint64 // bytes of data after the header
-	hdr := 1
-	switch {
-	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-	case c&0xe0 == 0xa0:
-		size = uint64(c & 0x1f)
-	case c&0xf0 == 0x80 || c&0xf0 == 0x90 || c == 0xdc || c == 0xdd || c == 0xde || c == 0xdf:
+	var left [maxDepth + 2]int // values still to read at each open level
+	top := 0
+	left[0] = 1
+	for {
+		for left[top] == 0 {
+			if top == 0 {
+				return at, true
+			}
+			top--
+		}
+		left[top]--
+		if at >= len(b) {
+			return 0, false
+		}
+		c := b[at]
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+			at++
+			continue
+		case c&0xe0 == 0xa0:
+			if at += 1 + int(c&0x1f); at > len(b) {
+				return 0, false
+			}
+			continue
+		}
 		var n, next int
 		var ok bool
-		isMap := c&0xf0 == 0x80 || c == 0xde || c == 0xdf
-		if isMap {
+		switch {
+		case c&0xf0 == 0x80 || c == 0xde || c == 0xdf:
 			n, next, ok = mapLen(b, at)
 			n *= 2
-		} else {
+		case c&0xf0 == 0x90 || c == 0xdc || c == 0xdd:
 			n, next, ok = arrayLen(b, at)
+		default:
+			next, ok = skipScalar(b, at, c)
 		}
 		if !ok {
 			return 0, false
 		}
-		for range n {
-			if next, ok = skip(b, next, depth+1); !ok {
+		if n > 0 {
+			if depth+top+1 > maxDepth {
 				return 0, false
 			}
+			top++
+			left[top] = n
 		}
-		return next, true
+		at = next
+	}
+}
+
+// skipScalar returns the offset after the msgpack scalar (not a fixint,
+// fixstr, nil or bool) whose first byte c is at b[at].
+func skipScalar(b []byte, at int, c byte) (int, bool) {
+	var size uint64 // bytes of data after the header
+	hdr := 1
+	switch {
 	case c == 0xcc || c == 0xd0:
 		size = 1
 	case c == 0xcd || c == 0xd1:
@@ -312,20 +353,31 @@ func skip(b []byte, at, depth int) (int, bool) {
 
 // StringFields returns the values of an entity encoding's string fields
 // keys ("" for one it does not have, or has as nil); ok false when the
-// encoding is not a map or one of them is not a string.
+// encoding is not a map or one of them is not a string. The encoding is
+// read up to the last of keys it has, each key taken as an encoding has
+// it, once: what comes after is not read (a body whose hash checked holds
+// the encodings it was written with).
 func StringFields(e []byte, keys ...string) ([]string, bool) {
 	out := make([]string, len(keys))
 	n, at, ok := mapLen(e, 0)
 	if !ok {
 		return nil, false
 	}
+	found := 0 // the keys met (an encoding has each key once): the rest is not read
 	for range n {
-		key, next, ok := str(e, at)
+		if found == len(keys) {
+			return out, true
+		}
+		key, next, ok := strBytes(e, at)
 		if !ok {
 			return nil, false
 		}
 		for i, k := range keys {
-			if k == key && next < len(e) && e[next] != 0xc0 {
+			if k != string(key) {
+				continue
+			}
+			found++
+			if next < len(e) && e[next] != 0xc0 {
 				if out[i], _, ok = str(e, next); !ok {
 					return nil, false
 				}

@@ -40,100 +40,127 @@ const (
 // item is one entity of a scope, flattened for comparison when the other
 // scope has it too (an added or removed entity is named, not compared).
 type item struct {
-	kind, id, title string
-	v               any // what flatten reads
+	kind, id string
+	titleOf  func(any) string // v's title: what the change is titled by
+	v        any              // what flatten reads
+}
+
+func (it *item) title() string { return it.titleOf(it.v) }
+
+// pair is one id of a kind: its entity in a and in b (nil: not there).
+type pair struct {
+	id     string
+	prefix string // the id parsed once, as projection.CompareIDs orders it
+	n      int
+	x, y   *item
 }
 
 // Of lists the entities that differ from a to b, by kind, then id; never
 // nil.
+//
+// Kinds come in their order (the project, plans, tasks, approvals,
+// execs), each kind's ids in the order of projection.CompareIDs (prefix,
+// number, then the id), matched within their kind: no key is built per
+// entity and only what differs is flattened.
 func Of(a, b *projection.Scope) []Change {
-	ia, ib := items(a), items(b)
 	var out []Change
-	for _, k := range sortedKeys(ia, ib) {
-		x, inA := ia[k]
-		y, inB := ib[k]
-		switch {
-		case !inA:
-			out = append(out, Change{Kind: y.kind, ID: y.id, Op: OpAdded, Title: y.title})
-		case !inB:
-			out = append(out, Change{Kind: x.kind, ID: x.id, Op: OpRemoved, Title: x.title})
-		default:
-			if fields := diffFields(flatten(x.v), flatten(y.v)); len(fields) > 0 {
-				out = append(out, Change{Kind: y.kind, ID: y.id, Op: OpChanged, Title: y.title, Fields: fields})
+	for k := range kinds {
+		ia, ib := items(a, k), items(b, k)
+		for _, p := range pairs(ia, ib) {
+			x, y := p.x, p.y
+			switch {
+			case x == nil:
+				out = append(out, Change{Kind: y.kind, ID: y.id, Op: OpAdded, Title: y.title()})
+			case y == nil:
+				out = append(out, Change{Kind: x.kind, ID: x.id, Op: OpRemoved, Title: x.title()})
+			default:
+				if fields := diffFields(flatten(x.v), flatten(y.v)); len(fields) > 0 {
+					out = append(out, Change{Kind: y.kind, ID: y.id, Op: OpChanged, Title: y.title(), Fields: fields})
+				}
 			}
 		}
 	}
 	return projection.NonNil(out)
 }
 
-// kindOrder orders changes: the project first, then its parts.
-var kindOrder = map[string]string{"project": "0", "plan": "1", "task": "2", "approval": "3", "exec": "4"}
+// kinds is how many kinds of entity a diff compares (items' k).
+const kinds = 5
 
-func sortedKeys(a, b map[string]item) []string {
-	// each key parsed once: kind order, then the id as CompareIDs orders
-	// it (prefix, number, string)
-	type sortKey struct {
-		key, order, prefix, id string
-		n                      int
-	}
-	keys := make([]sortKey, 0, len(a)+len(b))
-	add := func(k string) {
-		kind, id, _ := strings.Cut(k, "\x00")
-		prefix, num, _ := strings.Cut(id, "-")
-		n, _ := strconv.Atoi(num)
-		keys = append(keys, sortKey{key: k, order: kindOrder[kind], prefix: prefix, id: id, n: n})
-	}
-	for k := range a {
-		add(k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			add(k)
+// pairs matches the items of one kind by id (the last of an id in a list
+// wins) and sorts them: kind order is the caller's. Pointers are sorted,
+// not the pairs.
+func pairs(a, b []item) []*pair {
+	at := make(map[string]*pair, len(a))
+	all := make([]pair, 0, len(a)+len(b)) // never grown: out points into it
+	out := make([]*pair, 0, len(a)+len(b))
+	add := func(it *item, inB bool) {
+		p := at[it.id]
+		if p == nil {
+			prefix, num, _ := strings.Cut(it.id, "-")
+			n, _ := strconv.Atoi(num)
+			all = append(all, pair{id: it.id, prefix: prefix, n: n})
+			p = &all[len(all)-1]
+			at[it.id] = p
+			out = append(out, p)
+		}
+		if inB {
+			p.y = it
+		} else {
+			p.x = it
 		}
 	}
-	slices.SortFunc(keys, func(x, y sortKey) int {
-		if c := strings.Compare(x.order, y.order); c != 0 {
-			return c
-		}
+	for i := range a {
+		add(&a[i], false)
+	}
+	for i := range b {
+		add(&b[i], true)
+	}
+	slices.SortFunc(out, func(x, y *pair) int {
 		if c := strings.Compare(x.prefix, y.prefix); c != 0 {
 			return c
 		}
 		if x.n != y.n {
-			return x.n - y.n
+			return x.n - y.n // as projection.CompareIDs
 		}
 		return strings.Compare(x.id, y.id)
 	})
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.key
-	}
 	return out
 }
 
-// items flattens the entities of a scope (checkpoints are markers of
-// history, not state, and are left out).
-func items(s *projection.Scope) map[string]item {
-	out := map[string]item{}
-	add := func(kind, id, title string, v any) {
-		out[kind+"\x00"+id] = item{kind: kind, id: id, title: title, v: v}
+// items flattens the entities of kind k of a scope (0 the project, then
+// plans, tasks, approvals, execs; checkpoints are markers of history,
+// not state, and are left out).
+func items(s *projection.Scope, k int) []item {
+	switch k {
+	case 0:
+		if s.Project == nil {
+			return nil
+		}
+		p := s.Project
+		return []item{{kind: "project", id: p.Name, titleOf: projectTitle, v: projectFields{p.Description, p.Archived}}}
+	case 1:
+		return itemsOf(s.Plans, "plan", func(p *projection.Plan) string { return p.Title })
+	case 2:
+		return itemsOf(s.Tasks, "task", func(t *projection.Task) string { return t.Title })
+	case 3:
+		return itemsOf(s.Approvals, "approval", func(a *projection.Approval) string { return a.Message })
 	}
-	if s.Project != nil {
-		add("project", s.Project.Name, s.Project.Description, struct {
-			Description string `json:"description"`
-			Archived    bool   `json:"archived"`
-		}{s.Project.Description, s.Project.Archived})
-	}
-	for _, p := range s.Plans {
-		add("plan", p.ID, p.Title, p)
-	}
-	for _, t := range s.Tasks {
-		add("task", t.ID, t.Title, t)
-	}
-	for _, a := range s.Approvals {
-		add("approval", a.ID, a.Message, a)
-	}
-	for _, x := range s.Execs {
-		add("exec", x.ID, x.Command+x.Code, x)
+	return itemsOf(s.Execs, "exec", func(x *projection.Exec) string { return x.Command + x.Code })
+}
+
+// projectFields are what a diff compares of a project.
+type projectFields struct {
+	Description string `json:"description"`
+	Archived    bool   `json:"archived"`
+}
+
+func projectTitle(v any) string { return v.(projectFields).Description }
+
+func itemsOf[V interface{ EntityID() string }](list []V, kind string, title func(V) string) []item {
+	out := make([]item, len(list))
+	titleOf := func(v any) string { return title(v.(V)) }
+	for i, v := range list {
+		out[i] = item{kind: kind, id: v.EntityID(), titleOf: titleOf, v: v}
 	}
 	return out
 }

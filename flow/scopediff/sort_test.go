@@ -3,49 +3,54 @@ package scopediff
 import (
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flowctl/flowctl/projection"
 )
 
-// TestSortedKeys_OrdersAsCompareIDs: the keys come by kind, then by id as
-// projection.CompareIDs orders them, odd ids included.
-func TestSortedKeys_OrdersAsCompareIDs(t *testing.T) {
+// TestPairs_OrdersAsCompareIDs: a kind's ids come as
+// projection.CompareIDs orders them, odd ids included, each once, with
+// the item of each side (the last of an id in a list).
+func TestPairs_OrdersAsCompareIDs(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	kinds := []string{"project", "plan", "task", "approval", "exec", "other"}
-	ids := []string{"T-1", "T-2", "T-10", "T-01", "T-x", "T", "T-", "P-3", "A-1-2", "X-99999", "proj000", "-1", "T-1a"}
-	for range 200 {
-		a, b := map[string]item{}, map[string]item{}
-		for range r.IntN(12) {
-			k := kinds[r.IntN(len(kinds))] + "\x00" + ids[r.IntN(len(ids))]
+	ids := []string{"T-1", "T-2", "T-10", "T-01", "T-x", "T", "T-", "P-3", "A-1-2", "X-99999", "proj000", "-1", "T-1a", "T--5"}
+	for range 300 {
+		var a, b []item
+		lastA, lastB := map[string]*item{}, map[string]*item{}
+		for range r.IntN(14) {
+			it := item{id: ids[r.IntN(len(ids))], v: r.Int()}
 			if r.IntN(2) == 0 {
-				a[k] = item{}
+				a = append(a, it)
 			} else {
-				b[k] = item{}
+				b = append(b, it)
 			}
 		}
-		got := sortedKeys(a, b)
-		want := slices.Collect(func(yield func(string) bool) {
-			for k := range a {
-				yield(k)
+		for i := range a {
+			lastA[a[i].id] = &a[i]
+		}
+		for i := range b {
+			lastB[b[i].id] = &b[i]
+		}
+		got := pairs(a, b)
+		var want []string
+		for id := range lastA {
+			want = append(want, id)
+		}
+		for id := range lastB {
+			if lastA[id] == nil {
+				want = append(want, id)
 			}
-			for k := range b {
-				if _, ok := a[k]; !ok {
-					yield(k)
-				}
+		}
+		slices.SortFunc(want, projection.CompareIDs)
+		var gotIDs []string
+		for _, p := range got {
+			gotIDs = append(gotIDs, p.id)
+			if p.x != lastA[p.id] || p.y != lastB[p.id] {
+				t.Fatalf("%s: items %v %v, want %v %v", p.id, p.x, p.y, lastA[p.id], lastB[p.id])
 			}
-		})
-		slices.SortFunc(want, func(x, y string) int {
-			kx, ix, _ := strings.Cut(x, "\x00")
-			ky, iy, _ := strings.Cut(y, "\x00")
-			if c := strings.Compare(kindOrder[kx], kindOrder[ky]); c != 0 {
-				return c
-			}
-			return projection.CompareIDs(ix, iy)
-		})
-		if !slices.Equal(got, want) {
-			t.Fatalf("sortedKeys = %q, want %q", got, want)
+		}
+		if !slices.Equal(gotIDs, want) {
+			t.Fatalf("pairs = %q, want %q", gotIDs, want)
 		}
 	}
 }

@@ -106,75 +106,76 @@ func diffRaw2(tx store.Tx, project string, sa, a, sb, b uint64) (*projection.Sco
 
 // differing lists the entities of kind i at a (in ra) and at b (in rb)
 // but those both hold raw (no tail touched them) with the same encoding;
-// ma and mb are the decoded ones (the tails').
+// ma and mb are the decoded ones (the tails'). The lists come in no
+// order.
+//
+// An entity a tail touched (decoded on either side) is read from both
+// sides; one held raw on one side alone is named from its encoding
+// (named: id and title), not decoded; one held raw on both sides with
+// encodings that differ is decoded on both.
 func differing[V any](ra, rb *lazy, i int, ma, mb map[string]*V, get func(*lazy, string, string) (*V, error)) ([]*V, []*V, error) {
 	var x, y []*V
-	var err error
-	// one that only one side has is named, not compared: its id and
-	// title are read from its encoding when it is still raw
-	one := func(l *lazy, other map[string]*V, id string) (*V, bool) {
-		e, raw := l.raw[i][id]
-		if _, there := other[projection.Key(l.project, id)]; !raw || there {
-			return nil, false
-		}
-		v, ok := named[V](i, id, e)
-		return v, ok
-	}
-	add := func(id string) {
+	both := func(id string) error {
+		u, err := get(ra, ra.project, id)
 		if err != nil {
-			return
+			return err
 		}
-		_, rawA := ra.raw[i][id]
-		_, rawB := rb.raw[i][id]
-		var u, v *V
-		var ok bool
-		switch {
-		case rawA && !rawB:
-			u, ok = one(ra, mb, id)
-		case rawB && !rawA:
-			v, ok = one(rb, ma, id)
+		v, err := get(rb, rb.project, id)
+		if err != nil {
+			return err
 		}
-		if ok {
-			x, y = appendNonNil(x, u), appendNonNil(y, v)
-			return
-		}
-		if u, err = get(ra, ra.project, id); err == nil {
-			v, err = get(rb, rb.project, id)
-		}
-		if u != nil {
-			x = append(x, u)
-		}
-		if v != nil {
-			y = append(y, v)
+		x, y = appendNonNil(x, u), appendNonNil(y, v)
+		return nil
+	}
+	// the tails' first: an id among them is read from both sides, and
+	// left out of the raw ones below
+	touched := make(map[string]bool, len(ma)+len(mb))
+	for _, m := range []map[string]*V{ma, mb} {
+		for k := range m {
+			touched[k[len(ra.project)+1:]] = true
 		}
 	}
-	var ids []string
+	for id := range touched {
+		if err := both(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	// one held raw on one side alone, by no tail on the other: named
+	one := func(id string, e []byte, to *[]*V) error {
+		if v, ok := named[V](i, id, e); ok {
+			*to = append(*to, v)
+			return nil
+		}
+		return both(id)
+	}
+	var changed []string
 	for id, u := range ra.raw[i] {
-		if v, ok := rb.raw[i][id]; !ok || !bytes.Equal(u, v) {
-			ids = append(ids, id)
+		if touched[id] {
+			continue
+		}
+		v, ok := rb.raw[i][id]
+		switch {
+		case !ok:
+			if err := one(id, u, &x); err != nil {
+				return nil, nil, err
+			}
+		case !bytes.Equal(u, v):
+			changed = append(changed, id)
 		}
 	}
-	for id := range rb.raw[i] {
-		if _, ok := ra.raw[i][id]; !ok {
-			ids = append(ids, id)
+	for id, v := range rb.raw[i] {
+		if _, ok := ra.raw[i][id]; !ok && !touched[id] {
+			if err := one(id, v, &y); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	for k := range ma {
-		ids = append(ids, k[len(ra.project)+1:])
-	}
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			ids = append(ids, k[len(rb.project)+1:])
+	for _, id := range changed {
+		if err := both(id); err != nil {
+			return nil, nil, err
 		}
 	}
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			add(id)
-		}
-	}
-	return projection.NonNil(x), projection.NonNil(y), err
+	return projection.NonNil(x), projection.NonNil(y), nil
 }
 
 // chainAt returns the chain of project's snapshot at seq (links), or
