@@ -1,0 +1,156 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Store is a PostgreSQL database seen as a store.Store. It is safe for
+// concurrent use; several processes may hold one open on one database.
+type Store struct {
+	pool     *pgxpool.Pool
+	dsn      string
+	redacted string // dsn without its password
+	password string // scrubbed from every error
+	readOnly bool
+	timeout  time.Duration // lock_timeout of a write transaction
+	now      func() time.Time
+	progress func(done, total uint64)
+	closed   atomic.Bool
+}
+
+// maxAttempts bounds the runs of an Update that PostgreSQL aborted for a
+// serialization failure or a deadlock.
+const maxAttempts = 10
+
+// View runs fn in a read-only REPEATABLE READ transaction: one snapshot
+// of the database for all of fn's reads.
+func (s *Store) View(fn func(store.Tx) error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	ctx := context.Background()
+	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer ptx.Rollback(ctx)
+	tx := &Tx{s: s, tx: ptx, ctx: ctx}
+	if err := tx.loadHead(false); err != nil {
+		return s.wrap(err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return s.wrap(tx.err)
+}
+
+// Update runs fn in a write transaction that holds the head row: write
+// transactions take their turns, as the hash chain needs a total order
+// (doc.go, "Ordering"). A serialization failure or deadlock runs fn
+// again, up to maxAttempts; a lock wait past Options.Timeout is
+// store.ErrBusy.
+func (s *Store) Update(fn func(store.Tx) error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if s.readOnly {
+		return store.ErrReadOnly
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.update(fn)
+		if !retryable(err) || attempt == maxAttempts {
+			return s.wrap(err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond))))
+	}
+}
+
+func (s *Store) update(fn func(store.Tx) error) error {
+	ctx := context.Background()
+	ptx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ptx.Rollback(ctx)
+	if _, err := ptx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", s.timeout.Milliseconds())); err != nil {
+		return err
+	}
+	tx := &Tx{s: s, tx: ptx, ctx: ctx, writable: true}
+	if err := tx.loadHead(true); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if tx.err != nil {
+		return tx.err
+	}
+	if tx.headDirty {
+		if _, err := ptx.Exec(ctx, `UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`,
+			int64(tx.head), tx.headHash[:], tx.headTime); err != nil {
+			return err
+		}
+	}
+	return ptx.Commit(ctx)
+}
+
+// Close closes the connections. Calls after it return store.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	return nil
+}
+
+// retryable reports whether err is a PostgreSQL serialization failure
+// (40001) or deadlock (40P01): the transaction may succeed run again.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// wrap maps PostgreSQL's errors to the store's sentinels and takes the
+// password out of any error text. The store's own errors pass as they
+// are.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "55P03": // lock_not_available: lock_timeout passed
+			return fmt.Errorf("%w: the write lock of %s was not free within %s", store.ErrBusy, s.redacted, s.timeout)
+		case "23505": // unique_violation
+			if strings.Contains(pgErr.ConstraintName, "stream_version") {
+				return fmt.Errorf("%w: another writer appended to the stream first (%s)", store.ErrConflict, pgErr.Detail)
+			}
+			if strings.Contains(pgErr.ConstraintName, "_id_") {
+				return fmt.Errorf("%w: event id already stored (%s)", store.ErrConflict, pgErr.Detail)
+			}
+		case "25006": // read_only_sql_transaction
+			return fmt.Errorf("%w: %s", store.ErrReadOnly, pgErr.Message)
+		}
+		return err
+	}
+	if s.password != "" && strings.Contains(err.Error(), s.password) {
+		return errors.New(strings.ReplaceAll(err.Error(), s.password, "xxxxx"))
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return fmt.Errorf("pgstore: %s: %w", s.redacted, err)
+	}
+	return err
+}
