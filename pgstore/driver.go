@@ -65,11 +65,14 @@ func (Driver) Open(dsn string, o store.Options) (store.Store, error) {
 	s := &Store{
 		dsn:      dsn,
 		redacted: Redact(dsn),
-		password: cfg.ConnConfig.Password,
+		secrets:  passwords(dsn),
 		readOnly: o.ReadOnly,
 		timeout:  timeout,
 		now:      o.Now,
 		progress: o.Progress,
+	}
+	if pw := cfg.ConnConfig.Password; pw != "" {
+		s.secrets = append(s.secrets, pw)
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -181,9 +184,18 @@ func firstSchema(path string) string {
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		// Not a URL: say only its scheme, which holds no secret.
-		scheme, _, _ := strings.Cut(dsn, "://")
-		return scheme + "://(unparsable URL)"
+		// Not a URL that parses: mask what lies between the user's name
+		// and the host, the password of a URL.
+		scheme, rest, _ := strings.Cut(dsn, "://")
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+				rest = user + ":xxxxx" + rest[at:]
+			}
+		}
+		if strings.Contains(rest, "password=") {
+			return scheme + "://(a URL that does not parse)"
+		}
+		return scheme + "://" + rest
 	}
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
@@ -198,19 +210,34 @@ func Redact(dsn string) string {
 
 // scrubText removes the password of dsn from text.
 func scrubText(text, dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(an error about an unparsable URL)"
-	}
-	for _, pw := range []string{u.Query().Get("password"), userPassword(u)} {
-		if pw != "" {
-			text = strings.ReplaceAll(text, pw, "xxxxx")
-		}
+	for _, pw := range passwords(dsn) {
+		text = strings.ReplaceAll(text, pw, "xxxxx")
 	}
 	return text
 }
 
-func userPassword(u *url.URL) string {
-	pw, _ := u.User.Password()
-	return pw
+// passwords returns what in dsn may be a password: the user's, as the URL
+// or the raw text holds it, and a password parameter.
+func passwords(dsn string) []string {
+	var out []string
+	if u, err := url.Parse(dsn); err == nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			out = append(out, pw)
+		}
+		if pw := u.Query().Get("password"); pw != "" {
+			out = append(out, pw)
+		}
+	}
+	_, rest, _ := strings.Cut(dsn, "://")
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
+			out = append(out, pw)
+		}
+	}
+	if _, after, ok := strings.Cut(dsn, "password="); ok {
+		if pw, _, _ := strings.Cut(after, "&"); pw != "" {
+			out = append(out, pw)
+		}
+	}
+	return out
 }

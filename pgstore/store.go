@@ -20,8 +20,8 @@ import (
 type Store struct {
 	pool     *pgxpool.Pool
 	dsn      string
-	redacted string // dsn without its password
-	password string // scrubbed from every error
+	redacted string   // dsn without its password
+	secrets  []string // the password, as the URL and its config hold it: scrubbed from every error
 	readOnly bool
 	timeout  time.Duration // lock_timeout of a write transaction
 	now      func() time.Time
@@ -145,8 +145,10 @@ func (s *Store) wrap(err error) error {
 		}
 		return err
 	}
-	if s.password != "" && strings.Contains(err.Error(), s.password) {
-		return errors.New(strings.ReplaceAll(err.Error(), s.password, "xxxxx"))
+	for _, pw := range s.secrets {
+		if strings.Contains(err.Error(), pw) {
+			return errors.New(scrubText(strings.ReplaceAll(err.Error(), pw, "xxxxx"), s.dsn))
+		}
 	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) {

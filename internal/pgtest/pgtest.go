@@ -1,11 +1,12 @@
 // Package pgtest gives tests a PostgreSQL server to run against: the one
 // FLOWCTL_PG_URL names, or a throwaway cluster of Debian's postgresql
-// package that Main starts (initdb and pg_ctl as the postgres user, on a
-// temporary directory and a free port) and stops when the tests end.
+// package (initdb and pg_ctl as the postgres user, on a temporary
+// directory and a free port).
 //
-// A package's TestMain calls Main; its tests call DSN for a store of
-// their own (a schema, dropped when the test ends). Without a server the
-// tests skip, unless the environment sets CI, which makes them fail.
+// The first test that calls URL or DSN starts the cluster; the package's
+// TestMain calls Main, which stops it after the tests. Tests call DSN for
+// a store of their own (a schema, dropped when the test ends). Without a
+// server the tests skip, unless the environment sets CI: then they fail.
 // When FLOWCTL_PG_MARKER names a file, DSN appends the test's name to it:
 // CI checks that the PostgreSQL tests ran.
 package pgtest
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,28 +37,42 @@ const EnvURL = "FLOWCTL_PG_URL"
 // EnvMarker names the file DSN records the tests that ran in.
 const EnvMarker = "FLOWCTL_PG_MARKER"
 
-// why says why there is no server, for the skip message.
-var why string
+var (
+	startOnce sync.Once
+	started   *Cluster // the cluster URL started, stopped by Main
+	why       string   // why there is no server, for the skip message
+)
 
-// Main runs m with a server: FLOWCTL_PG_URL's, or a cluster it starts,
-// whose URL it then puts in FLOWCTL_PG_URL (so child processes of the
-// tests use it too) and which it stops after m.Run. It returns m.Run's
-// code, for os.Exit.
+// Main runs m, then stops the cluster a test started (URL). It returns
+// m.Run's code, for os.Exit. A package whose tests call URL or DSN calls
+// it from TestMain.
 func Main(m *testing.M) int {
-	if os.Getenv(EnvURL) != "" {
-		return m.Run()
-	}
-	c, err := Start()
-	if err != nil {
-		why = err.Error()
-		return m.Run()
-	}
-	os.Setenv(EnvURL, c.URL)
 	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
+	if started != nil {
+		if err := started.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+		}
 	}
 	return code
+}
+
+// server returns FLOWCTL_PG_URL, after starting a cluster and setting it
+// to the cluster's URL (which child processes of the tests then inherit)
+// when it was unset; "" when there is none.
+func server() string {
+	startOnce.Do(func() {
+		if os.Getenv(EnvURL) != "" {
+			return
+		}
+		c, err := Start()
+		if err != nil {
+			why = err.Error()
+			return
+		}
+		started = c
+		os.Setenv(EnvURL, c.URL)
+	})
+	return os.Getenv(EnvURL)
 }
 
 // Cluster is a throwaway PostgreSQL cluster.
@@ -150,11 +166,11 @@ func freePort() (int, error) {
 // without one. It records t in FLOWCTL_PG_MARKER's file.
 func URL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(EnvURL)
+	u := server()
 	if u == "" {
 		msg := "no PostgreSQL: " + why
 		if why == "" {
-			msg = "no PostgreSQL: " + EnvURL + " is not set and the package's TestMain does not call pgtest.Main"
+			msg = "no PostgreSQL: " + EnvURL + " is not set"
 		}
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
