@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,8 +77,31 @@ func TestPostgres_CLI(t *testing.T) {
 	if out := cli(0, "ready"); !strings.Contains(out, "T-2") {
 		t.Errorf("ready after T-1 is done printed %q", out)
 	}
-	cli(0, "verify")
+	head := cli(0, "verify", "-o", "json")
 	cli(2, "project", "switch", "web")
+
+	// Moving: an export imported into a file, and the file's export into a
+	// new database, end at the same head hash.
+	file := filepath.Join(t.TempDir(), "flow.db")
+	export := cli(0, "export")
+	stdout, stderr, code := runCLI(t, dir, export, "--db", file, "import", "-")
+	if code != 0 {
+		t.Fatalf("import into a file: exit %d: %s%s", code, stdout, stderr)
+	}
+	if stdout, _, _ := runCLI(t, dir, "", "--db", file, "verify", "-o", "json"); stdout != head {
+		t.Errorf("the file verifies as %s, the database as %s", stdout, head)
+	}
+	fromFile, _, _ := runCLI(t, dir, "", "--db", file, "export")
+	other, _ := pgURL(t)
+	stdout, stderr, code = runCLIEnv(t, dir, map[string]string{"FLOW_DB": other}, fromFile, "import", "-")
+	printed.WriteString(stdout + stderr)
+	if code != 0 {
+		t.Fatalf("import into a database: exit %d: %s%s", code, stdout, stderr)
+	}
+	if got := cli(0, "--db", other, "verify", "-o", "json"); got != head {
+		t.Errorf("the copy verifies as %s, the original as %s", got, head)
+	}
+
 	cli(3, "--db", strings.Replace(dsn, "/postgres?", "/no_such_database?", 1), "status")
 	if strings.Contains(printed.String(), pw) {
 		t.Errorf("flowctl printed the password:\n%s", printed.String())
