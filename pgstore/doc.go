@@ -76,7 +76,9 @@ ends at the same head hash.
 
 Not yet built (issue 17): watching by LISTEN/NOTIFY (watch and log
 --follow poll), migrate --to, Compact and Salvage (the server's own
-tools: VACUUM, backups), BulkAppender (an import appends event by event),
-and the README's least-privilege role.
+tools: VACUUM, backups), and the README's least-privilege role. Tx is a
+store.BulkAppender (COPY), but the engine's bulk import path is for files
+only: an import into a database appends and folds event by event, in one
+transaction.
 */
 package pgstore
