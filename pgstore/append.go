@@ -62,12 +62,13 @@ func (t *Tx) write(stream string, evs []store.Event, version uint64) (store.Appe
 	}
 	b.Queue(`INSERT INTO flow_streams (stream, version, seq) VALUES ($1, $2, $3)
 		ON CONFLICT (stream) DO UPDATE SET version = excluded.version, seq = excluded.seq`, stream, int64(version), int64(seq))
-	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+	b.Queue(`UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`, int64(seq), prev[:], last.UnixNano())
+	if err := t.q.SendBatch(t.ctx, &b).Close(); err != nil {
 		err = t.s.wrap(err)
 		t.fail(err) // PostgreSQL aborted the transaction: nothing more commits
 		return store.Appended{}, err
 	}
-	t.head, t.headHash, t.headTime, t.headDirty = seq, prev, last.UnixNano(), true
+	t.head, t.headHash, t.headTime = seq, prev, last.UnixNano()
 	out.Version = version
 	return out, nil
 }

@@ -97,7 +97,12 @@ func (t *Tx) AppendBulk(events []store.BulkEvent) (store.BulkAppended, error) {
 		t.fail(err)
 		return out, err
 	}
-	t.head, t.headHash, t.headTime, t.headDirty = seq, prev, last.UnixNano(), true
+	if _, err := t.q.Exec(t.ctx, `UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`, int64(seq), prev[:], last.UnixNano()); err != nil {
+		err = t.s.wrap(err)
+		t.fail(err)
+		return out, err
+	}
+	t.head, t.headHash, t.headTime = seq, prev, last.UnixNano()
 	return out, nil
 }
 
@@ -107,7 +112,7 @@ var columns = []string{"seq", "id", "stream", "version", "type", "schema", "time
 
 // writeBulk copies rows into flow_events and sets the stream heads.
 func (t *Tx) writeBulk(rows [][]any, heads map[string]uint64) error {
-	if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{"flow_events"}, columns, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := t.q.CopyFrom(t.ctx, pgx.Identifier{"flow_events"}, columns, pgx.CopyFromRows(rows)); err != nil {
 		return t.s.wrap(err)
 	}
 	names := make([]string, 0, len(heads))
@@ -116,7 +121,7 @@ func (t *Tx) writeBulk(rows [][]any, heads map[string]uint64) error {
 		names, versions = append(names, name), append(versions, int64(v))
 	}
 	// The seq of a stream's last event is the highest of its records.
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO flow_streams (stream, version, seq)
+	_, err := t.q.Exec(t.ctx, `INSERT INTO flow_streams (stream, version, seq)
 		SELECT h.stream, h.version, e.seq FROM unnest($1::text[], $2::bigint[]) AS h(stream, version)
 		JOIN flow_events e ON e.stream = h.stream AND e.version = h.version
 		ON CONFLICT (stream) DO UPDATE SET version = excluded.version, seq = excluded.seq`, names, versions)
@@ -125,7 +130,7 @@ func (t *Tx) writeBulk(rows [][]any, heads map[string]uint64) error {
 
 // recordsByID returns the stored records of ids, by id.
 func (t *Tx) recordsByID(ids [][]byte) (map[store.ID]*store.Record, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT `+recordColumns+` FROM flow_events WHERE id = ANY($1::bytea[])`, ids)
+	rows, err := t.q.Query(t.ctx, `SELECT `+recordColumns+` FROM flow_events WHERE id = ANY($1::bytea[])`, ids)
 	if err != nil {
 		return nil, t.s.wrap(err)
 	}
@@ -143,7 +148,7 @@ func (t *Tx) recordsByID(ids [][]byte) (map[store.ID]*store.Record, error) {
 
 // streamHeads returns the versions of streams, 0 for a new one.
 func (t *Tx) streamHeads(streams []string) (map[string]uint64, error) {
-	rows, err := t.tx.Query(t.ctx, `SELECT stream, version FROM flow_streams WHERE stream = ANY($1::text[])`, streams)
+	rows, err := t.q.Query(t.ctx, `SELECT stream, version FROM flow_streams WHERE stream = ANY($1::text[])`, streams)
 	if err != nil {
 		return nil, t.s.wrap(err)
 	}

@@ -39,16 +39,11 @@ func (s *Store) View(fn func(store.Tx) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	ctx := context.Background()
-	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, release, err := s.begin(false)
 	if err != nil {
 		return s.wrap(err)
 	}
-	defer ptx.Rollback(ctx)
-	tx := &Tx{s: s, tx: ptx, ctx: ctx}
-	if err := tx.loadHead(false); err != nil {
-		return s.wrap(err)
-	}
+	defer release()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -77,32 +72,60 @@ func (s *Store) Update(fn func(store.Tx) error) error {
 }
 
 func (s *Store) update(fn func(store.Tx) error) error {
-	ctx := context.Background()
-	ptx, err := s.pool.Begin(ctx)
+	tx, release, err := s.begin(true)
 	if err != nil {
 		return err
 	}
-	defer ptx.Rollback(ctx)
-	if _, err := ptx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", s.timeout.Milliseconds())); err != nil {
-		return err
-	}
-	tx := &Tx{s: s, tx: ptx, ctx: ctx, writable: true}
-	if err := tx.loadHead(true); err != nil {
-		return err
-	}
+	defer release()
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if tx.err != nil {
 		return tx.err
 	}
-	if tx.headDirty {
-		if _, err := ptx.Exec(ctx, `UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`,
-			int64(tx.head), tx.headHash[:], tx.headTime); err != nil {
-			return err
-		}
+	tag, err := tx.q.Exec(tx.ctx, "COMMIT")
+	if err == nil && tag.String() != "COMMIT" {
+		err = fmt.Errorf("pgstore: the transaction was rolled back (%s)", tag)
 	}
-	return ptx.Commit(ctx)
+	tx.done = err == nil
+	return err
+}
+
+// begin starts a transaction on a connection of the pool and reads the
+// head row (locked for a write transaction, under lock_timeout), all in
+// one round trip: BEGIN, SET LOCAL and the SELECT go as one pipelined
+// batch. release ends the transaction, unless it committed, and gives
+// the connection back.
+func (s *Store) begin(write bool) (tx *Tx, release func(), err error) {
+	ctx := context.Background()
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx = &Tx{s: s, q: c, ctx: ctx, writable: write}
+	release = func() {
+		if !tx.done {
+			// A failed ROLLBACK leaves the connection in a transaction (or
+			// closed), and the pool then drops it rather than reuse it.
+			c.Exec(ctx, "ROLLBACK")
+		}
+		c.Release()
+	}
+	var b pgx.Batch
+	head := `SELECT seq, hash, time_ns FROM flow_head`
+	if write {
+		b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+		b.Queue(fmt.Sprintf("SET LOCAL lock_timeout = %d", s.timeout.Milliseconds()))
+		head += ` FOR UPDATE`
+	} else {
+		b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	}
+	b.Queue(head).QueryRow(tx.scanHead)
+	if err := c.SendBatch(ctx, &b).Close(); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return tx, release, nil
 }
 
 // Close closes the connections. Calls after it return store.ErrClosed.

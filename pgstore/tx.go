@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Tx is a transaction of a Store: a store.Tx over one PostgreSQL
@@ -17,31 +18,37 @@ import (
 // received it.
 type Tx struct {
 	s        *Store
-	tx       pgx.Tx
+	q        querier // the connection, in the transaction
 	ctx      context.Context
 	writable bool
+	done     bool // committed
 
 	// The head row, read when the transaction began (and locked by a
-	// write transaction), moved by its appends, written at commit.
-	head      uint64
-	headHash  store.Hash
-	headTime  int64 // unix ns
-	headDirty bool
+	// write transaction), moved by its appends, which write it too.
+	head     uint64
+	headHash store.Hash
+	headTime int64 // unix ns
 
 	// err is the first error of a method that has no error result
-	// (StreamVersion, SeqOf): the transaction then fails with it.
+	// (StreamVersion, SeqOf), or of a write PostgreSQL aborted the
+	// transaction for: the transaction then fails with it.
 	err error
 }
 
-// loadHead reads the head row; forUpdate locks it for the transaction.
-func (t *Tx) loadHead(forUpdate bool) error {
-	q := `SELECT seq, hash, time_ns FROM flow_head`
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
+// querier is what a Tx needs of its connection (a *pgxpool.Conn).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error)
+}
+
+// scanHead reads the head row.
+func (t *Tx) scanHead(row pgx.Row) error {
 	var seq int64
 	var hash []byte
-	if err := t.tx.QueryRow(t.ctx, q).Scan(&seq, &hash, &t.headTime); err != nil {
+	if err := row.Scan(&seq, &hash, &t.headTime); err != nil {
 		return err
 	}
 	if len(hash) != len(t.headHash) {
@@ -80,7 +87,7 @@ func (t *Tx) StreamVersion(stream string) (version, seq uint64) {
 
 func (t *Tx) streamHead(stream string) (version, seq uint64, err error) {
 	var v, s int64
-	err = t.tx.QueryRow(t.ctx, `SELECT version, seq FROM flow_streams WHERE stream = $1`, stream).Scan(&v, &s)
+	err = t.q.QueryRow(t.ctx, `SELECT version, seq FROM flow_streams WHERE stream = $1`, stream).Scan(&v, &s)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, 0, nil
 	}
@@ -89,7 +96,7 @@ func (t *Tx) streamHead(stream string) (version, seq uint64, err error) {
 
 func (t *Tx) SeqOf(id store.ID) uint64 {
 	var seq int64
-	err := t.tx.QueryRow(t.ctx, `SELECT seq FROM flow_events WHERE id = $1`, id[:]).Scan(&seq)
+	err := t.q.QueryRow(t.ctx, `SELECT seq FROM flow_events WHERE id = $1`, id[:]).Scan(&seq)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return 0
@@ -139,7 +146,7 @@ func (t *Tx) Record(seq uint64) (*store.Record, error) {
 	if seq == 0 || seq > t.head {
 		return nil, nil
 	}
-	r, err := scanRecord(t.tx.QueryRow(t.ctx, `SELECT `+recordColumns+` FROM flow_events WHERE seq = $1`, int64(seq)))
+	r, err := scanRecord(t.q.QueryRow(t.ctx, `SELECT `+recordColumns+` FROM flow_events WHERE seq = $1`, int64(seq)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, &store.CorruptionError{Seq: seq, Reason: "the record is missing below the head"}
 	}
@@ -178,7 +185,7 @@ func (t *Tx) pages(where, column string, arg any, lo, hi uint64, desc bool, key 
 		if arg != nil {
 			args = append(args, arg)
 		}
-		rows, err := t.tx.Query(t.ctx, q+fmt.Sprint(size), args...)
+		rows, err := t.q.Query(t.ctx, q+fmt.Sprint(size), args...)
 		if err != nil {
 			return t.s.wrap(err)
 		}
@@ -282,7 +289,7 @@ func (t *Tx) Get(bucket string, key []byte) ([]byte, error) {
 		return nil, err
 	}
 	var v []byte
-	err := t.tx.QueryRow(t.ctx, `SELECT value FROM flow_kv WHERE bucket = $1 AND key = $2`, bucket, nonNil(key)).Scan(&v)
+	err := t.q.QueryRow(t.ctx, `SELECT value FROM flow_kv WHERE bucket = $1 AND key = $2`, bucket, nonNil(key)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -299,7 +306,7 @@ func (t *Tx) Put(bucket string, key, value []byte) error {
 	if len(key) == 0 {
 		return fmt.Errorf("%w: empty key", store.ErrInvalid)
 	}
-	_, err := t.tx.Exec(t.ctx, `INSERT INTO flow_kv (bucket, key, value) VALUES ($1, $2, $3)
+	_, err := t.q.Exec(t.ctx, `INSERT INTO flow_kv (bucket, key, value) VALUES ($1, $2, $3)
 		ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value`, bucket, key, nonNil(value))
 	return t.s.wrap(err)
 }
@@ -311,7 +318,7 @@ func (t *Tx) Delete(bucket string, key []byte) error {
 	if !t.writable {
 		return store.ErrReadOnly
 	}
-	_, err := t.tx.Exec(t.ctx, `DELETE FROM flow_kv WHERE bucket = $1 AND key = $2`, bucket, nonNil(key))
+	_, err := t.q.Exec(t.ctx, `DELETE FROM flow_kv WHERE bucket = $1 AND key = $2`, bucket, nonNil(key))
 	return t.s.wrap(err)
 }
 
@@ -322,7 +329,7 @@ func (t *Tx) DeleteBucket(bucket string) error {
 	if !t.writable {
 		return store.ErrReadOnly
 	}
-	_, err := t.tx.Exec(t.ctx, `DELETE FROM flow_kv WHERE bucket = $1`, bucket)
+	_, err := t.q.Exec(t.ctx, `DELETE FROM flow_kv WHERE bucket = $1`, bucket)
 	return t.s.wrap(err)
 }
 
@@ -334,7 +341,7 @@ func (t *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) erro
 	end := successor(prefix) // nil: no upper bound
 	from := nonNil(prefix)
 	for size := firstPage; ; size = min(2*size, lastPage) {
-		rows, err := t.tx.Query(t.ctx, `SELECT key, value FROM flow_kv WHERE bucket = $1 AND key >= $2
+		rows, err := t.q.Query(t.ctx, `SELECT key, value FROM flow_kv WHERE bucket = $1 AND key >= $2
 			AND ($3::bytea IS NULL OR key < $3) ORDER BY key LIMIT `+fmt.Sprint(size), bucket, from, end)
 		if err != nil {
 			return t.s.wrap(err)
@@ -373,7 +380,7 @@ func (t *Tx) Last(bucket string, prefix, max []byte) (k, v []byte, err error) {
 	if err := checkBucket(bucket); err != nil {
 		return nil, nil, err
 	}
-	err = t.tx.QueryRow(t.ctx, `SELECT key, value FROM flow_kv WHERE bucket = $1 AND key <= $2
+	err = t.q.QueryRow(t.ctx, `SELECT key, value FROM flow_kv WHERE bucket = $1 AND key <= $2
 		ORDER BY key DESC LIMIT 1`, bucket, nonNil(max)).Scan(&k, &v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, nil

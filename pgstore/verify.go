@@ -44,7 +44,7 @@ func (s *Store) Verify() (store.VerifyReport, error) {
 		if last != tx.head || prev != tx.headHash {
 			return &store.CorruptionError{Seq: last + 1, Reason: fmt.Sprintf("the head row names seq %d, the records end at %d", tx.head, last)}
 		}
-		rows, err := tx.tx.Query(tx.ctx, `SELECT stream, version, seq FROM flow_streams`)
+		rows, err := tx.q.Query(tx.ctx, `SELECT stream, version, seq FROM flow_streams`)
 		if err != nil {
 			return err
 		}
