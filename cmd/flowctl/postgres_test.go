@@ -103,6 +103,11 @@ func TestPostgres_CLI(t *testing.T) {
 	}
 
 	cli(3, "--db", strings.Replace(dsn, "/postgres?", "/no_such_database?", 1), "status")
+	cli(2, "upgrade")
+	cli(2, "compact")
+	if out := cli(0, "quickstart"); !strings.Contains(out, "$ flowctl init --project quickstart --db 'postgres://") {
+		t.Errorf("quickstart printed %q", out)
+	}
 	if strings.Contains(printed.String(), pw) {
 		t.Errorf("flowctl printed the password:\n%s", printed.String())
 	}
