@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/internal/pgtest"
 )
 
 // update rewrites the golden files under testdata/ instead of comparing.
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{os.Args[0]}, os.Args[i+1:]...)
 		main() // exits
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // stops the PostgreSQL cluster a test started
 }
 
 // testEnv is the environment every in-process run sees: FLOW_ACTOR and

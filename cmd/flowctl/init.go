@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/pgstore"
 	"github.com/spf13/cobra"
 )
 
@@ -33,6 +35,7 @@ func (a *app) initCommand() *cobra.Command {
 
 func (a *app) runInit() (err error) {
 	path := filepath.Join(a.dir, flow.DefaultDir, flow.DefaultFile)
+	url := a.g.db != "" && store.DriverName(a.g.db) != store.PathDriver
 	if a.g.db != "" {
 		path = a.abs(a.g.db)
 	}
@@ -41,8 +44,18 @@ func (a *app) runInit() (err error) {
 			return err
 		}
 	}
-	_, statErr := os.Stat(path)
-	res := initResult{Path: path, Created: errors.Is(statErr, os.ErrNotExist), Project: a.g.project}
+	res := initResult{Path: path, Project: a.g.project}
+	if url { // a database: its URL, without the password, and whether it has the schema yet
+		path, res.Path = a.g.db, pgstore.Redact(a.g.db)
+		if eng, err := flow.Open(path, flow.Options{ReadOnly: true, LockTimeout: a.g.lockTimeout}); err == nil {
+			eng.Close()
+		} else {
+			res.Created = errors.Is(err, store.ErrNotExist)
+		}
+	} else {
+		_, statErr := os.Stat(path)
+		res.Created = errors.Is(statErr, os.ErrNotExist)
+	}
 	defer a.holdOutput(&err)()
 	eng, err := flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session})
 	if err != nil {
@@ -55,7 +68,10 @@ func (a *app) runInit() (err error) {
 			return err
 		}
 		res.ProjectCreated = err == nil
-		if err := selectProject(path, a.g.project); err != nil {
+		if url {
+			// No file to keep the choice beside: the only project is current,
+			// or --project / FLOW_PROJECT names one.
+		} else if err := selectProject(path, a.g.project); err != nil {
 			return err
 		}
 	}
@@ -67,7 +83,11 @@ func (a *app) runInit() (err error) {
 		if res.Created {
 			verb = "Initialized empty"
 		}
-		fmt.Fprintf(w, "%s flowctl file in %s\n", verb, res.Path)
+		what := "file"
+		if url {
+			what = "database"
+		}
+		fmt.Fprintf(w, "%s flowctl %s in %s\n", verb, what, res.Path)
 		if res.ProjectCreated {
 			fmt.Fprintf(w, "Created project %s\n", res.Project)
 		} else if res.Project != "" {

@@ -8,8 +8,10 @@ import (
 	"syscall"
 
 	// The storage backends this binary is built with, found by flow.Open
-	// in the store registry from --db/FLOW_DB: bbolt files (a path).
+	// in the store registry from --db/FLOW_DB: bbolt files (a path) and
+	// PostgreSQL databases (a postgres:// URL).
 	_ "github.com/flowctl/flowctl/eventlog"
+	_ "github.com/flowctl/flowctl/pgstore"
 )
 
 func main() {

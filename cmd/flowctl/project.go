@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/spf13/cobra"
 )
@@ -91,13 +92,20 @@ func soleUnselected(eng *flow.Engine) (string, error) {
 }
 
 // selectionPath is the file that names the current project: .flow/current
-// beside the flow file at dbPath.
+// beside the flow file at dbPath; "" for a database URL, which has no file
+// beside it (reading "" finds nothing: no project is selected).
 func selectionPath(dbPath string) string {
+	if store.DriverName(dbPath) != store.PathDriver {
+		return ""
+	}
 	return filepath.Join(filepath.Dir(dbPath), currentFile)
 }
 
 // selectProject makes name the current project of the flow file at dbPath.
 func selectProject(dbPath, name string) error {
+	if selectionPath(dbPath) == "" {
+		return fmt.Errorf("%w: a database URL has no file beside it to keep the current project in: pass --project or set FLOW_PROJECT", flow.ErrInvalid)
+	}
 	return writeFileAtomic(selectionPath(dbPath), func(w io.Writer) error {
 		_, err := io.WriteString(w, name+"\n")
 		return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/pgstore"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -141,6 +143,9 @@ func (q *quickstart) run(s step) error {
 	}
 	quoted := make([]string, len(args))
 	for i, arg := range args {
+		if i > 0 && args[i-1] == "--db" && store.DriverName(arg) != store.PathDriver {
+			arg = pgstore.Redact(arg) // a database URL's password is never printed
+		}
 		quoted[i] = shellQuote(arg)
 	}
 	line := "flowctl " + strings.Join(quoted, " ")

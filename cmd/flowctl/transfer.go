@@ -198,6 +198,15 @@ func (a *app) openForImport() (eng *flow.Engine, made *madePaths, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if store.DriverName(path) != store.PathDriver { // a database: the driver creates its schema
+		opts, err := a.openOptions(false)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Create = true
+		eng, err = flow.Open(path, opts)
+		return eng, nil, err
+	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		eng, err = a.open(false)
 		return eng, nil, err

@@ -47,6 +47,9 @@ func (a *app) upgradeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if store.DriverName(path) != store.PathDriver {
+				return fmt.Errorf("%w: upgrade rewrites a flow file; a database's schema is migrated when flowctl opens it to write (flowctl init)", flow.ErrInvalid)
+			}
 			rep, err := eventlog.Upgrade(path, eventlog.UpgradeOptions{
 				Options: eventlog.Options{
 					Timeout:  a.g.lockTimeout,

@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/flowctl/flowctl/eventlog" // the bbolt backend flow.Open finds by the path
 	"github.com/flowctl/flowctl/flow"
+	_ "github.com/flowctl/flowctl/pgstore" // the PostgreSQL backend, for a postgres:// URL
 )
 
 // Open opens a new engine under tb.TempDir() with actor "tester", session

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/flowctl/flowctl/eventlog" // the bbolt backend flow.Open finds by the path
 	"github.com/flowctl/flowctl/flow"
+	_ "github.com/flowctl/flowctl/pgstore" // the PostgreSQL backend, for a postgres:// URL
 )
 
 // Config is what the pages need: the flow file, how to open it, and
