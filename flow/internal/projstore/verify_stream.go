@@ -251,13 +251,7 @@ func (s *Stream) Verify(tx store.Tx, view func(func(store.Tx) error) error, work
 	if s.failed {
 		return true, nil
 	}
-	var unsure []string
-	for _, p := range s.projects {
-		if s.unsure[p] {
-			unsure = append(unsure, p)
-		}
-	}
-	if len(unsure) > 0 {
+	if unsure := s.Unsure(); len(unsure) > 0 {
 		w := newProjectWork(unsure, warn)
 		w.warned = s.w.warned // a type the Stream warned of is not warned of again
 		if err := w.runAll(tx, view, workers, s.marks); err != nil {
@@ -306,4 +300,17 @@ func (w *projectWork) runAll(tx store.Tx, view func(func(store.Tx) error) error,
 		return err
 	}
 	return w.beginErr
+}
+
+// Unsure is, once the fold has ended, the projects the Stream left to
+// VerifyProjects' replay, in name order.
+func (s *Stream) Unsure() []string {
+	<-s.done
+	var out []string
+	for _, p := range s.projects {
+		if s.unsure[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
