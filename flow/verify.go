@@ -35,9 +35,7 @@ type VerifyReport struct {
 
 // Verify checks the whole store (store.Verifier; for a file see
 // eventlog.Log.Verify), then the stored projections against a replay of
-// the log, project by project, a project on each CPU
-// (projstore.VerifyProjects), and the log
-// index against the log (logidx.Compare). It returns a
+// the log, and the log index against the log (logidx.Compare). It returns a
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
@@ -47,7 +45,11 @@ type VerifyReport struct {
 // and lends the records its walk checked (overlapVerifier) has the
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
-// (logidx.Checker, compared once the walk has ended). A problem in the
+// (logidx.Checker, compared once the walk has ended) and the
+// projections' (projstore.Stream: every project folded from that one
+// walk, on a goroutine of its own). Other stores' projections are
+// replayed project by project, a project on each CPU
+// (projstore.VerifyProjects). A problem in the
 // log is reported before one in the projections either way. A store that
 // can (trimmer) keeps the part of its file held in memory small
 // throughout: the peak resident memory is then that of the projects
