@@ -416,8 +416,8 @@ func (s *summarySum) of(mem *projection.Memory) entrySum {
 	return s.ofWith(mem, entrySum{}, nil)
 }
 
-// ofWith is of for a replay whose execs were summed into e and counted
-// into counts (sumExec) and dropped from mem.
+// ofWith is of for a replay some of whose entities were summed into e
+// and counted into counts (sumEntity) and dropped from mem.
 func (s *summarySum) ofWith(mem *projection.Memory, e entrySum, counts map[string]uint64) entrySum {
 	clear(s.counts)
 	clear(s.plans)
@@ -451,12 +451,6 @@ func (s *summarySum) ofWith(mem *projection.Memory, e entrySum, counts map[strin
 		s.entry(&e, []byte(k), binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, c[0]), c[1]))
 	}
 	return e
-}
-
-// sumExec adds the entries of exec x under key to e and counts it by
-// status in counts, as of would.
-func (s *summarySum) sumExec(e *entrySum, counts map[string]uint64, key string, x *projection.Exec) {
-	sumEntity(s, e, counts, BucketExecs, key, x)
 }
 
 // sumEntities adds the entries of the entities m of bucket (summaryKeys)

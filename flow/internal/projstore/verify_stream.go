@@ -15,8 +15,9 @@ import (
 // for a goroutine of the Stream's own (in a transaction view begins)
 // that folds every project at once. An exec never changes after the
 // event that recorded it (projection.ExecAt), so the fold compares each
-// exec with the stored one as it is made and drops it: what the fold
-// holds is the projects' other entities, a fraction of their events.
+// exec with the stored one as it is made and drops it, and so each
+// approval once decided: what the fold holds is the projects' other
+// entities, a fraction of their events.
 //
 // The Stream only tells a project whose stored keys are all the replay
 // makes from one it is not sure of: a difference, an event the fold
@@ -126,12 +127,13 @@ func (s *Stream) End(failed bool) {
 
 // streamProject is a project's fold so far.
 type streamProject struct {
-	mem    *projection.Memory // nil once unsure
-	digest *digestCheck
-	events uint64
-	execs  int               // execs compared and dropped
-	sum    entrySum          // their status index entries
-	counts map[string]uint64 // their counts by status
+	mem       *projection.Memory // nil once unsure
+	digest    *digestCheck
+	events    uint64
+	dropped   map[string]int    // execs compared and dropped
+	approvals map[string]bool   // the keys of the approvals compared and dropped
+	sum       entrySum          // their status index entries
+	counts    map[string]uint64 // their counts by status
 }
 
 // fold folds the batches in tx, then compares what each project's fold
@@ -140,7 +142,7 @@ func (s *Stream) fold(tx store.Tx) {
 	v := projectVerifier{tx: tx, w: s.w, matched: s.matched, sum: newSummarySum()}
 	states := make(map[string]*streamProject, len(s.projects))
 	for _, p := range s.projects {
-		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}}
+		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{}}
 	}
 	for b := range s.batches {
 		start := 0
@@ -186,6 +188,16 @@ func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
 	case err != nil, r.Type == projection.TypeRollbackApplied:
 		ps.mem = nil // VerifyProjects' replay tells
 		return
+	case r.Type == projection.TypeApprovalDecided:
+		// A decided approval is not decided again (a second decision of
+		// one the fold dropped is an error: VerifyProjects' replay tells),
+		// and no other event but a rollback reads it: compare and drop it.
+		// The approvals the fold holds are the pending ones, a few.
+		for k, a := range ps.mem.Approvals {
+			if a.Seq == r.Seq && !s.drop(v, ps, BucketApprovals, k, a) {
+				return
+			}
+		}
 	case len(ps.mem.Execs) == 0:
 		return
 	case r.Type != projection.TypeExecRecorded || len(ps.mem.Execs) > 1:
@@ -193,16 +205,36 @@ func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
 		return
 	}
 	for k, x := range ps.mem.Execs {
-		key := []byte(k)
-		val, err := v.tx.Get(BucketExecs, key)
-		if err != nil || val == nil || !v.cmp.same(BucketExecs, key, x, val) {
-			ps.mem = nil
+		if !s.drop(v, ps, BucketExecs, k, x) {
 			return
 		}
-		v.sum.sumExec(&ps.sum, ps.counts, k, x)
-		ps.execs++
-		delete(ps.mem.Execs, k)
 	}
+}
+
+// drop compares the entity e under key k of bucket, which the fold of
+// ps will not change again, with the stored one, and drops it from the
+// fold; false, and ps is unsure, when they differ.
+func (s *Stream) drop(v *projectVerifier, ps *streamProject, bucket, k string, e any) bool {
+	key := []byte(k)
+	val, err := v.tx.Get(bucket, key)
+	if err != nil || val == nil || !v.cmp.same(bucket, key, e, val) {
+		ps.mem = nil
+		return false
+	}
+	sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
+	switch bucket {
+	case BucketExecs:
+		ps.dropped[bucket]++
+		delete(ps.mem.Execs, k)
+	case BucketApprovals:
+		if ps.approvals[k] {
+			ps.mem = nil // decided twice
+			return false
+		}
+		ps.approvals[k] = true
+		delete(ps.mem.Approvals, k)
+	}
+	return true
 }
 
 // same reports whether project p's stored keys are those its fold ps
@@ -212,10 +244,25 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 	v.matched = map[string]int{}
 	defer func() { v.matched = matched }()
 	for _, bucket := range EntityBuckets {
-		if bucket == BucketExecs {
+		var err error
+		switch bucket {
+		case BucketExecs:
 			continue // compared as they were made
+		case BucketApprovals:
+			// Those dropped were compared when decided.
+			want := ps.mem.Approvals
+			err = v.compareOwned(bucket, p, len(want)+len(ps.approvals), func(k, val []byte) (bool, bool) {
+				if ps.approvals[string(k)] {
+					_, again := want[string(k)]
+					return true, !again
+				}
+				a, ok := want[string(k)]
+				return ok, ok && v.cmp.same(bucket, k, a, val)
+			}, func(func(string) bool) {})
+		default:
+			err = v.compareEntities(bucket, p, ps.mem)
 		}
-		if err := v.compareEntities(bucket, p, ps.mem); err != nil {
+		if err != nil {
 			return false
 		}
 	}
@@ -232,7 +279,9 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 		return false
 	}
 	v.matched[BucketSummaries] += got.n
-	v.matched[BucketExecs] += ps.execs
+	for b, n := range ps.dropped {
+		v.matched[b] += n
+	}
 	for b, n := range v.matched {
 		matched[b] += n
 	}
