@@ -35,9 +35,7 @@ type VerifyReport struct {
 
 // Verify checks the whole store (store.Verifier; for a file see
 // eventlog.Log.Verify), then the stored projections against a replay of
-// the log, project by project, a project on each CPU
-// (projstore.VerifyProjects), and the log
-// index against the log (logidx.Compare). It returns a
+// the log, and the log index against the log (logidx.Compare). It returns a
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
@@ -47,7 +45,11 @@ type VerifyReport struct {
 // and lends the records its walk checked (overlapVerifier) has the
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
-// (logidx.Checker, compared once the walk has ended). A problem in the
+// (logidx.Checker, compared once the walk has ended) and the
+// projections' (projstore.Stream: every project folded from that one
+// walk, on a goroutine of its own). Other stores' projections are
+// replayed project by project, a project on each CPU
+// (projstore.VerifyProjects). A problem in the
 // log is reported before one in the projections either way. A store that
 // can (trimmer) keeps the part of its file held in memory small
 // throughout: the peak resident memory is then that of the projects
@@ -104,6 +106,9 @@ type trimmer interface {
 // (not compared).
 type fed struct {
 	idx *logidx.Checker
+	// stream is the projections' check, fed the records (nil: the
+	// projections are not current).
+	stream *projstore.Stream
 	// walked is closed once the walk has ended; failed then says whether
 	// it found a problem (idx then saw part of the log).
 	walked chan struct{}
@@ -124,7 +129,7 @@ func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn fu
 		started = true
 		go func() {
 			err := e.log.View(func(tx store.Tx) error {
-				serr := f.setup(tx)
+				serr := f.setup(tx, e.log.View, warn)
 				send(f)
 				if serr != nil {
 					return serr
@@ -148,9 +153,18 @@ func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn fu
 		if feed.idx != nil {
 			feed.idx.Add(r.Seq, &r.Event)
 		}
+		if feed.stream != nil {
+			feed.stream.Add(r)
+		}
 		return nil
 	}
 	rep, err = ov.VerifyWith(checked, each)
+	if started && first {
+		feed = <-setup // a log without records: its check waits for End too
+	}
+	if feed != nil && feed.stream != nil {
+		feed.stream.End(err != nil)
+	}
 	f.failed = err != nil
 	close(f.walked)
 	if started {
@@ -159,15 +173,19 @@ func (e *Engine) verifyOverlapped(ov overlapVerifier, out *VerifyReport, warn fu
 	return rep, err, derr
 }
 
-// setup makes f's log index check when tx's projections and index are
-// current.
-func (f *fed) setup(tx store.Tx) error {
+// setup makes f's projections' check when tx's projections are current
+// (projstore.Stream, its fold in a transaction view begins), and its log
+// index check when the index is current too.
+func (f *fed) setup(tx store.Tx, view func(func(store.Tx) error) error, warn func(string, ...any)) error {
 	current, err := projstore.Current(tx)
 	if err != nil {
 		return err
 	}
 	if !current {
 		return nil // nothing more is compared
+	}
+	if f.stream, err = projstore.NewStream(tx, view, warn); err != nil {
+		return err
 	}
 	if current, err = logidx.Current(tx); err != nil || !current {
 		return err
@@ -203,18 +221,25 @@ func checkDerived(tx store.Tx, view func(func(store.Tx) error) error, out *Verif
 		return nil
 	}
 	out.Projections = "ok"
-	if err := verifyProjections(tx, view, warn); err != nil {
+	if err := verifyProjections(tx, view, warn, f); err != nil {
 		return err
 	}
 	return verifyLogIndex(tx, f)
 }
 
 // verifyProjections compares the stored projections and the digest log
-// index with a replay of the log: project by project, a project on each
-// CPU (the others' in transactions view begins), or, when the projects'
-// events are not the whole log, all at once.
-func verifyProjections(tx store.Tx, view func(func(store.Tx) error) error, warn func(string, ...any)) error {
-	settled, err := projstore.VerifyProjects(tx, view, runtime.GOMAXPROCS(0), warn)
+// index with a replay of the log: with f's stream, fed by the store's
+// walk; without, project by project, a project on each CPU (the others'
+// in transactions view begins); or, when the projects' events are not
+// the whole log, all at once.
+func verifyProjections(tx store.Tx, view func(func(store.Tx) error) error, warn func(string, ...any), f *fed) error {
+	var settled bool
+	var err error
+	if f != nil && f.stream != nil {
+		settled, err = f.stream.Verify(tx, view, runtime.GOMAXPROCS(0), warn)
+	} else {
+		settled, err = projstore.VerifyProjects(tx, view, runtime.GOMAXPROCS(0), warn)
+	}
 	if err != nil || settled {
 		return err
 	}

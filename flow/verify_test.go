@@ -38,6 +38,17 @@ func TestVerify_ByProject(t *testing.T) {
 		{"SummaryMissing", "todo", func(tx store.Tx) error {
 			return tx.Delete(projstore.BucketSummaries, append(projstore.SummaryCountPrefix(projstore.BucketTasks, "a.b"), "todo"...))
 		}},
+		{"ExecDiffers", "c/X-1", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketExecs, []byte("c/X-1"), seal("c/X-1", "x"))
+		}},
+		{"ExecMissing", "a.b/X-1", func(tx store.Tx) error { return tx.Delete(projstore.BucketExecs, []byte("a.b/X-1")) }},
+		{"ExecStray", "a/X-7", func(tx store.Tx) error {
+			v, err := tx.Get(projstore.BucketExecs, []byte("a/X-1"))
+			if err != nil {
+				return err
+			}
+			return tx.Put(projstore.BucketExecs, []byte("a/X-7"), bytes.Clone(v))
+		}},
 		{"ProjectMissing", "c", func(tx store.Tx) error { return tx.Delete(projstore.BucketProjects, []byte("c")) }},
 		{"PlanCountMissing", "a.b", func(tx store.Tx) error {
 			return tx.Delete(projstore.BucketSummaries, projstore.PlanCountKey("a.b", "P-1"))
@@ -90,6 +101,9 @@ func TestVerify_ByProject(t *testing.T) {
 				if _, err := e.AddTask(NewTask{Project: p, Title: "planned", Plan: pl.ID}); err != nil {
 					t.Fatal(err)
 				}
+				if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", Success: true}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			err := e.log.View(func(tx store.Tx) error {
 				settled, err := projstore.VerifyByProject(tx, e.warn)
@@ -117,5 +131,62 @@ func TestVerify_ByProject(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestVerify_Stream: the projections' check fed by one walk of the log
+// settles every project of a clean file itself, its execs compared as
+// they are recorded, and leaves to the per-project replay only a project
+// with a rollback (which may restore or remove execs it dropped).
+func TestVerify_Stream(t *testing.T) {
+	e := rollbackFixture(t) // project "p"
+	for _, p := range []string{"a", "b"} {
+		if _, err := e.CreateProject(NewProject{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.AddTask(NewTask{Project: p, Title: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", ExitCode: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stream := func() []string {
+		var unsure []string
+		err := e.log.View(func(tx store.Tx) error {
+			s, err := projstore.NewStream(tx, e.log.View, e.warn)
+			if err != nil {
+				return err
+			}
+			err = tx.Replay(1, 0, func(r *store.Record) error { s.Add(r); return nil })
+			s.End(err != nil)
+			if err != nil {
+				return err
+			}
+			settled, err := s.Verify(tx, e.log.View, 2, e.warn)
+			if !settled || err != nil {
+				t.Errorf("Stream.Verify = %v, %v; want settled, nil", settled, err)
+			}
+			unsure = s.Unsure()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unsure
+	}
+	if got := stream(); len(got) != 0 {
+		t.Errorf("unsure = %q before a rollback, want none", got)
+	}
+	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stream(); len(got) != 1 || got[0] != "p" {
+		t.Errorf("unsure = %q after a rollback of p, want [p]", got)
+	}
+	if rep, err := e.Verify(); err != nil || rep.Projections != "ok" {
+		t.Errorf("Verify = %+v, %v", rep, err)
 	}
 }

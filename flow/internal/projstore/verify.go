@@ -51,26 +51,9 @@ func VerifyProjects(tx store.Tx, view func(func(store.Tx) error) error, workers 
 	if err != nil {
 		return false, err
 	}
-	if view == nil {
-		workers = 1
-	}
-	workers = max(1, min(workers, len(projects)))
 	w := newProjectWork(projects, warn)
-	var wg sync.WaitGroup
-	for i := 1; i < workers; i++ {
-		wg.Go(func() {
-			if err := view(func(tx store.Tx) error { w.run(tx, marks); return nil }); err != nil {
-				w.fail(err)
-			}
-		})
-	}
-	w.run(tx, marks)
-	wg.Wait()
-	if err := w.first(); err != nil {
+	if err := w.runAll(tx, view, workers, marks); err != nil {
 		return true, err
-	}
-	if w.beginErr != nil {
-		return true, w.beginErr
 	}
 	for _, p := range projects {
 		delete(marks, p)
@@ -430,13 +413,21 @@ func (s *summarySum) entry(e *entrySum, k, body []byte) {
 
 // of is the sum of the entries of the status index mem implies.
 func (s *summarySum) of(mem *projection.Memory) entrySum {
-	var e entrySum
+	return s.ofWith(mem, entrySum{}, nil)
+}
+
+// ofWith is of for a replay some of whose entities were summed into e
+// and counted into counts (sumEntity) and dropped from mem.
+func (s *summarySum) ofWith(mem *projection.Memory, e entrySum, counts map[string]uint64) entrySum {
 	clear(s.counts)
 	clear(s.plans)
-	sumEntities(s, &e, BucketPlans, mem.Plans)
-	sumEntities(s, &e, BucketTasks, mem.Tasks)
-	sumEntities(s, &e, BucketApprovals, mem.Approvals)
-	sumEntities(s, &e, BucketExecs, mem.Execs)
+	for k, n := range counts {
+		s.counts[k] = n
+	}
+	sumEntities(s, &e, s.counts, BucketPlans, mem.Plans)
+	sumEntities(s, &e, s.counts, BucketTasks, mem.Tasks)
+	sumEntities(s, &e, s.counts, BucketApprovals, mem.Approvals)
+	sumEntities(s, &e, s.counts, BucketExecs, mem.Execs)
 	for k, n := range s.counts {
 		s.entry(&e, []byte(k), binary.BigEndian.AppendUint64(nil, n))
 	}
@@ -464,19 +455,24 @@ func (s *summarySum) of(mem *projection.Memory) entrySum {
 
 // sumEntities adds the entries of the entities m of bucket (summaryKeys)
 // to e and counts them by status.
-func sumEntities[V any](s *summarySum, e *entrySum, bucket string, m map[string]*V) {
+func sumEntities[V any](s *summarySum, e *entrySum, counts map[string]uint64, bucket string, m map[string]*V) {
 	for key, v := range m {
-		sm, _ := indexSummary(v)
-		project, id := splitKey(key)
-		s.key = append(append(append(append(s.key[:0], 'r'), bucket...), 0), key...)
-		s.entry(e, s.key, sm.value())
-		s.key = append(append(append(append(append(append(append(s.key[:0], 's'), bucket...), 0), project...), 0), sm.Status...), 0)
-		s.entry(e, append(s.key, id...), nil)
-		if sm.Lease != 0 {
-			s.entry(e, SummaryLeaseKey(project, sm.Lease, id), nil)
-		}
-		s.counts[summaryCountKey(bucket, project, sm.Status)]++
+		sumEntity(s, e, counts, bucket, key, v)
 	}
+}
+
+// sumEntity is sumEntities for the entity v under key.
+func sumEntity(s *summarySum, e *entrySum, counts map[string]uint64, bucket, key string, v any) {
+	sm, _ := indexSummary(v)
+	project, id := splitKey(key)
+	s.key = append(append(append(append(s.key[:0], 'r'), bucket...), 0), key...)
+	s.entry(e, s.key, sm.value())
+	s.key = append(append(append(append(append(append(append(s.key[:0], 's'), bucket...), 0), project...), 0), sm.Status...), 0)
+	s.entry(e, append(s.key, id...), nil)
+	if sm.Lease != 0 {
+		s.entry(e, SummaryLeaseKey(project, sm.Lease, id), nil)
+	}
+	counts[summaryCountKey(bucket, project, sm.Status)]++
 }
 
 // nothingElse checks that the buckets hold only the keys the projects'

@@ -1,0 +1,365 @@
+package projstore
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// A Stream is VerifyProjects fed by one walk of the whole log in seq
+// order (the store's own check, which decodes every record anyway)
+// rather than by a read of each project's records through the project
+// index: the walk lends each record to Add, which copies it into a batch
+// for a goroutine of the Stream's own (in a transaction view begins)
+// that folds every project at once. An exec never changes after the
+// event that recorded it (projection.ExecAt), so the fold compares each
+// exec with the stored one as it is made and drops it, and so each
+// approval once decided: what the fold holds is the projects' other
+// entities, a fraction of their events.
+//
+// The Stream only tells a project whose stored keys are all the replay
+// makes from one it is not sure of: a difference, an event the fold
+// refuses, a rollback (which may restore or remove execs the fold has
+// dropped). It compares those with VerifyProjects' own per-project
+// replay, which names the difference in the same words. A check of the
+// whole that fails (nothingElse) is made again by VerifyProjects too.
+type Stream struct {
+	batches chan *recBatch
+	free    chan *recBatch
+	cur     *recBatch
+	done    chan struct{}
+
+	projects []string
+	marks    map[string]DigestMark
+	w        *projectWork // warns; the fallback's work is a new one
+
+	// Set by the goroutine before done is closed.
+	failed   bool // the walk found a problem: nothing is compared
+	beginErr error
+	events   uint64
+	matched  map[string]int
+	unsure   map[string]bool
+}
+
+// recBatch is records lent by the walk, copied: their Data in one buffer
+// (ends[i] is where record i's ends).
+type recBatch struct {
+	recs []store.Record
+	ends []int
+	data []byte
+}
+
+const (
+	streamBatch   = 512 // records a batch
+	streamBatches = 4   // batches in flight
+)
+
+// NewStream reads the projects and the digest log index's marks in tx and
+// starts the Stream's fold in a transaction that view begins. The caller
+// must call End once the walk has ended, whether it lent records or not.
+func NewStream(tx store.Tx, view func(func(store.Tx) error) error, warn func(format string, args ...any)) (*Stream, error) {
+	var projects []string
+	err := tx.Scan(BucketProjects, nil, func(k, _ []byte) error {
+		projects = append(projects, string(k))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	marks, err := digestMarks(tx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{
+		batches: make(chan *recBatch, streamBatches), free: make(chan *recBatch, streamBatches+2),
+		done: make(chan struct{}), projects: projects, marks: marks, w: newProjectWork(projects, warn),
+		matched: map[string]int{}, unsure: map[string]bool{},
+	}
+	for range streamBatches + 2 {
+		s.free <- &recBatch{}
+	}
+	s.cur = <-s.free
+	go func() {
+		defer close(s.done)
+		ran := false
+		err := view(func(tx store.Tx) error {
+			ran = true
+			s.fold(tx)
+			return nil
+		})
+		if !ran {
+			s.beginErr = err
+			for range s.batches {
+			}
+		}
+	}()
+	return s, nil
+}
+
+// Add copies r, a record the walk has checked, for the fold.
+func (s *Stream) Add(r *store.Record) {
+	b := s.cur
+	b.data = append(b.data, r.Data...)
+	b.recs = append(b.recs, *r)
+	b.recs[len(b.recs)-1].Data = nil
+	b.ends = append(b.ends, len(b.data))
+	if len(b.recs) == streamBatch {
+		s.batches <- b
+		s.cur = <-s.free
+	}
+}
+
+// End tells the Stream that the walk has ended; failed, that it found a
+// problem in the log (then nothing is compared: that problem is the one
+// reported).
+func (s *Stream) End(failed bool) {
+	if len(s.cur.recs) > 0 {
+		s.batches <- s.cur
+	}
+	s.cur = nil
+	if failed {
+		s.failed = true // read by fold only after the channel is closed
+	}
+	close(s.batches)
+}
+
+// streamProject is a project's fold so far.
+type streamProject struct {
+	mem       *projection.Memory // nil once unsure
+	digest    *digestCheck
+	events    uint64
+	dropped   map[string]int    // execs compared and dropped
+	approvals map[string]bool   // the keys of the approvals compared and dropped
+	sum       entrySum          // their status index entries
+	counts    map[string]uint64 // their counts by status
+}
+
+// fold folds the batches in tx, then compares what each project's fold
+// holds with its stored keys.
+func (s *Stream) fold(tx store.Tx) {
+	v := projectVerifier{tx: tx, w: s.w, matched: s.matched, sum: newSummarySum()}
+	states := make(map[string]*streamProject, len(s.projects))
+	for _, p := range s.projects {
+		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{}}
+	}
+	for b := range s.batches {
+		start := 0
+		for i := range b.recs {
+			r := &b.recs[i]
+			r.Data, start = b.data[start:b.ends[i]], b.ends[i]
+			if ps := states[r.Project]; ps != nil {
+				s.events++
+				s.add(&v, r, ps)
+			}
+		}
+		b.recs, b.ends, b.data = b.recs[:0], b.ends[:0], b.data[:0]
+		s.free <- b
+	}
+	if s.failed {
+		return
+	}
+	for _, p := range s.projects {
+		ps := states[p]
+		if ps.mem != nil && !s.same(&v, p, ps) {
+			ps.mem = nil
+		}
+		if ps.mem == nil {
+			s.unsure[p] = true
+		}
+		delete(states, p) // its memory goes
+	}
+}
+
+// add folds r, a record of ps's project, and compares and drops the exec
+// it recorded.
+func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
+	ps.events++
+	ps.digest.add(r)
+	if ps.mem == nil {
+		return
+	}
+	err := projection.Apply(ps.mem, r)
+	switch {
+	case errors.Is(err, projection.ErrUnknown):
+		s.w.warnSkip(r)
+		return
+	case err != nil, r.Type == projection.TypeRollbackApplied:
+		ps.mem = nil // VerifyProjects' replay tells
+		return
+	case r.Type == projection.TypeApprovalDecided:
+		// A decided approval is not decided again (a second decision of
+		// one the fold dropped is an error: VerifyProjects' replay tells),
+		// and no other event but a rollback reads it: compare and drop it.
+		// The approvals the fold holds are the pending ones, a few.
+		for k, a := range ps.mem.Approvals {
+			if a.Seq == r.Seq && !s.drop(v, ps, BucketApprovals, k, a) {
+				return
+			}
+		}
+	case len(ps.mem.Execs) == 0:
+		return
+	case r.Type != projection.TypeExecRecorded || len(ps.mem.Execs) > 1:
+		ps.mem = nil
+		return
+	}
+	for k, x := range ps.mem.Execs {
+		if !s.drop(v, ps, BucketExecs, k, x) {
+			return
+		}
+	}
+}
+
+// drop compares the entity e under key k of bucket, which the fold of
+// ps will not change again, with the stored one, and drops it from the
+// fold; false, and ps is unsure, when they differ.
+func (s *Stream) drop(v *projectVerifier, ps *streamProject, bucket, k string, e any) bool {
+	key := []byte(k)
+	val, err := v.tx.Get(bucket, key)
+	if err != nil || val == nil || !v.cmp.same(bucket, key, e, val) {
+		ps.mem = nil
+		return false
+	}
+	sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
+	switch bucket {
+	case BucketExecs:
+		ps.dropped[bucket]++
+		delete(ps.mem.Execs, k)
+	case BucketApprovals:
+		if ps.approvals[k] {
+			ps.mem = nil // decided twice
+			return false
+		}
+		ps.approvals[k] = true
+		delete(ps.mem.Approvals, k)
+	}
+	return true
+}
+
+// same reports whether project p's stored keys are those its fold ps
+// makes, counting them in v.matched when they are.
+func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
+	matched := v.matched
+	v.matched = map[string]int{}
+	defer func() { v.matched = matched }()
+	for _, bucket := range EntityBuckets {
+		var err error
+		switch bucket {
+		case BucketExecs:
+			continue // compared as they were made
+		case BucketApprovals:
+			// Those dropped were compared when decided.
+			want := ps.mem.Approvals
+			err = v.compareOwned(bucket, p, len(want)+len(ps.approvals), func(k, val []byte) (bool, bool) {
+				if ps.approvals[string(k)] {
+					_, again := want[string(k)]
+					return true, !again
+				}
+				a, ok := want[string(k)]
+				return ok, ok && v.cmp.same(bucket, k, a, val)
+			}, func(func(string) bool) {})
+		default:
+			err = v.compareEntities(bucket, p, ps.mem)
+		}
+		if err != nil {
+			return false
+		}
+	}
+	want := v.sum.ofWith(ps.mem, ps.sum, ps.counts)
+	var got entrySum
+	err := v.eachOwned(BucketSummaries, p, func(k, val []byte) error {
+		got.add(v.sum.hash(k, val))
+		return nil
+	})
+	if err != nil || got != want {
+		return false
+	}
+	if ps.digest.finish(v.tx, p) != nil {
+		return false
+	}
+	v.matched[BucketSummaries] += got.n
+	for b, n := range ps.dropped {
+		v.matched[b] += n
+	}
+	for b, n := range v.matched {
+		matched[b] += n
+	}
+	return true
+}
+
+// Verify is VerifyProjects once the walk has ended (End), with the same
+// results: the projects the Stream is not sure of are compared by
+// VerifyProjects' replay, in tx and transactions view begins, on up to
+// workers goroutines.
+func (s *Stream) Verify(tx store.Tx, view func(func(store.Tx) error) error, workers int, warn func(format string, args ...any)) (ok bool, err error) {
+	<-s.done
+	if s.beginErr != nil {
+		return true, s.beginErr
+	}
+	if s.failed {
+		return true, nil
+	}
+	if unsure := s.Unsure(); len(unsure) > 0 {
+		w := newProjectWork(unsure, warn)
+		w.warned = s.w.warned // a type the Stream warned of is not warned of again
+		if err := w.runAll(tx, view, workers, s.marks); err != nil {
+			return true, err
+		}
+		for b, n := range w.matched {
+			s.matched[b] += n
+		}
+	}
+	marks := map[string]DigestMark{}
+	for p, m := range s.marks {
+		marks[p] = m
+	}
+	for _, p := range s.projects {
+		delete(marks, p)
+	}
+	if head, _ := tx.Head(); s.events != head || len(marks) > 0 {
+		return false, nil
+	}
+	w := &projectWork{matched: s.matched}
+	if err := w.nothingElse(tx, s.projects); err != nil {
+		// Name the key as the comparison project by project does.
+		return VerifyProjects(tx, view, workers, warn)
+	}
+	return true, nil
+}
+
+// runAll compares w's projects on up to workers goroutines (tx's and
+// transactions view begins) and returns the first error, in name order.
+func (w *projectWork) runAll(tx store.Tx, view func(func(store.Tx) error) error, workers int, marks map[string]DigestMark) error {
+	if view == nil {
+		workers = 1
+	}
+	workers = max(1, min(workers, len(w.projects)))
+	var wg sync.WaitGroup
+	for i := 1; i < workers; i++ {
+		wg.Go(func() {
+			if err := view(func(tx store.Tx) error { w.run(tx, marks); return nil }); err != nil {
+				w.fail(err)
+			}
+		})
+	}
+	w.run(tx, marks)
+	wg.Wait()
+	if err := w.first(); err != nil {
+		return err
+	}
+	return w.beginErr
+}
+
+// Unsure is, once the fold has ended, the projects the Stream left to
+// VerifyProjects' replay, in name order.
+func (s *Stream) Unsure() []string {
+	<-s.done
+	var out []string
+	for _, p := range s.projects {
+		if s.unsure[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
