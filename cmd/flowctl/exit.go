@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"regexp"
 	"strings"
 	"syscall"
@@ -183,6 +184,10 @@ func systemHint(err error) string {
 		return "the file system is read-only: reads work, writes need it mounted read-write"
 	case errors.Is(err, fs.ErrPermission):
 		return "check the permissions of the file and its directory"
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return "the database server could not be reached: check the URL's host and port, that the server runs, and the network; nothing was written"
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

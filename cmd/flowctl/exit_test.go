@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,16 @@ func TestReport_OwnStatusAndPaths(t *testing.T) {
 		if body.Error.Code != tc.code || !strings.Contains(body.Error.Hint, tc.hint) {
 			t.Errorf("%v: %s, want code %s and a hint with %q", tc.err, js.String(), tc.code, tc.hint)
 		}
+	}
+}
+
+// TestErrors_UnreachableServerHint: a database that cannot be dialled is
+// the system's failure (exit 1) with a hint about the server, not "a bug
+// in flowctl".
+func TestErrors_UnreachableServerHint(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	err := fmt.Errorf("pgstore: failed to connect: %w", dial)
+	if got := hintOf(err, codeOf(err)); !strings.Contains(got, "database server could not be reached") {
+		t.Errorf("hint %q, want one about the server", got)
 	}
 }
