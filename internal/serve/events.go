@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/view"
 )
 
@@ -22,8 +23,14 @@ import (
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	f, onlyNew, err := s.eventFilter(r)
 	if err == nil && onlyNew {
-		f.SinceSeq, err = s.nextSeq(r)
-		onlyNew = false
+		// A writer holding the file past the lock timeout leaves the start
+		// to Follow's first poll, as before, rather than failing the
+		// stream: a browser's EventSource gives up on an error answer.
+		if seq, serr := s.nextSeq(r); serr == nil {
+			f.SinceSeq, onlyNew = seq, false
+		} else if !errors.Is(serr, store.ErrBusy) {
+			err = serr
+		}
 	}
 	if err != nil {
 		s.fail(w, err)

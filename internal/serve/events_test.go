@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -195,4 +196,42 @@ func TestEvents_KeepAlive(t *testing.T) {
 	if m := c.next(time.Second); m.comment != "keep-alive" {
 		t.Fatalf("idle stream sent %+v, want a keep-alive comment", m)
 	}
+}
+
+// TestEvents_NewWhileAWriterHoldsTheFile: a stream of only new events
+// opened while a writer holds the file past the lock timeout still
+// answers (a browser's EventSource gives up on an error answer) and,
+// once the writer lets go, delivers what is appended. Where such a
+// stream starts is its first poll's head, so notes are appended until
+// one arrives.
+func TestEvents_NewWhileAWriterHoldsTheFile(t *testing.T) {
+	path := mustFile(t)
+	cfg := testConfig(path)
+	cfg.Options.LockTimeout = 50 * time.Millisecond
+	ts := startServer(t, cfg, nil)
+	holder := mustOpen(t, path, false)
+	c := connect(t, ts, "/api/v1/events?type=note.*")
+	if m := c.next(2 * time.Second); m.retry == "" {
+		t.Fatalf("first message %+v, want the retry hint", m)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		eng := mustOpen(t, path, false)
+		_, err := eng.AddNote(flow.NewNote{Project: "web", Task: "T-1", Text: fmt.Sprint("after ", i)})
+		eng.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-c.msgs:
+			if !strings.Contains(m.data, `"after `) {
+				t.Fatalf("first event %+v, want a note appended after the writer let go", m)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	t.Fatal("no note delivered after the writer let go")
 }
