@@ -162,9 +162,13 @@ func (p *lineParser) skip() bool {
 			}
 			p.i++
 			continue
-		default: // a number or a literal
+		default: // a number or a literal; any other byte is no JSON here
+			start := p.i
 			for p.i < len(p.b) && scalarByte(p.b[p.i]) {
 				p.i++
+			}
+			if p.i == start {
+				return false
 			}
 		}
 		if depth == 0 {
