@@ -4,97 +4,39 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/flowctl/flowctl/internal/msgp"
 )
 
 // The record envelope is a fixed msgpack array written and parsed by hand:
-// no reflection, no reader, no allocation per field. The encoder writes
-// each value in its shortest msgpack form (the forms of
-// github.com/vmihailenco/msgpack/v5's EncodeUint, EncodeInt, EncodeString
-// and EncodeBytes), and the parser accepts only those forms, so that a
+// no reflection, no reader, no allocation per field. The encoder
+// (internal/msgp, flow/store's AppendEnvelope) writes each value in its
+// shortest msgpack form (the forms of github.com/vmihailenco/msgpack/v5's
+// EncodeUint, EncodeInt, EncodeString and EncodeBytes), and the parser
+// accepts only those forms, so that a
 // record has exactly one byte form: whatever parses re-encodes to the same
 // bytes (TestCodec_Canonical, FuzzDecodeRecord).
 
 // msgpack format codes used by the envelope.
 const (
-	mpFixArray = 0x90
-	mpFixStr   = 0xa0
-	mpNil      = 0xc0
-	mpBin8     = 0xc4
-	mpBin16    = 0xc5
-	mpBin32    = 0xc6
-	mpUint8    = 0xcc
-	mpUint16   = 0xcd
-	mpUint32   = 0xce
-	mpUint64   = 0xcf
-	mpInt8     = 0xd0
-	mpInt16    = 0xd1
-	mpInt32    = 0xd2
-	mpInt64    = 0xd3
-	mpStr8     = 0xd9
-	mpStr16    = 0xda
-	mpStr32    = 0xdb
+	mpFixArray = msgp.FixArray
+	mpFixStr   = msgp.FixStr
+	mpNil      = msgp.Nil
+	mpBin8     = msgp.Bin8
+	mpBin16    = msgp.Bin16
+	mpBin32    = msgp.Bin32
+	mpUint8    = msgp.Uint8
+	mpUint16   = msgp.Uint16
+	mpUint32   = msgp.Uint32
+	mpUint64   = msgp.Uint64
+	mpInt8     = msgp.Int8
+	mpInt16    = msgp.Int16
+	mpInt32    = msgp.Int32
+	mpInt64    = msgp.Int64
+	mpStr8     = msgp.Str8
+	mpStr16    = msgp.Str16
+	mpStr32    = msgp.Str32
 )
-
-func appendUint(b []byte, v uint64) []byte {
-	switch {
-	case v <= math.MaxInt8:
-		return append(b, byte(v))
-	case v <= math.MaxUint8:
-		return append(b, mpUint8, byte(v))
-	case v <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(b, mpUint16), uint16(v))
-	case v <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(b, mpUint32), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(b, mpUint64), v)
-}
-
-func appendInt(b []byte, v int64) []byte {
-	switch {
-	case v >= 0:
-		return appendUint(b, uint64(v))
-	case v >= -32:
-		return append(b, byte(v)) // negative fixint
-	case v >= math.MinInt8:
-		return append(b, mpInt8, byte(v))
-	case v >= math.MinInt16:
-		return binary.BigEndian.AppendUint16(append(b, mpInt16), uint16(v))
-	case v >= math.MinInt32:
-		return binary.BigEndian.AppendUint32(append(b, mpInt32), uint32(v))
-	}
-	return binary.BigEndian.AppendUint64(append(b, mpInt64), uint64(v))
-}
-
-func appendStr(b []byte, s string) []byte {
-	n := len(s)
-	switch {
-	case n < 32:
-		b = append(b, mpFixStr|byte(n))
-	case n <= math.MaxUint8:
-		b = append(b, mpStr8, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, mpStr16), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, mpStr32), uint32(n))
-	}
-	return append(b, s...)
-}
-
-// appendBin writes v as bin8/16/32, or nil when v is nil.
-func appendBin(b, v []byte) []byte {
-	n := len(v)
-	switch {
-	case v == nil:
-		return append(b, mpNil)
-	case n <= math.MaxUint8:
-		b = append(b, mpBin8, byte(n))
-	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, mpBin16), uint16(n))
-	default:
-		b = binary.BigEndian.AppendUint32(append(b, mpBin32), uint32(n))
-	}
-	return append(b, v...)
-}
 
 // parser reads the envelope's values from a byte slice. Every length is
 // checked against the bytes left, so a forged length can never make it

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -31,8 +32,8 @@ func refBody(r *Record) []byte {
 	_ = enc.EncodeString(r.Actor)
 	_ = enc.EncodeString(r.Session)
 	_ = enc.EncodeString(r.Project)
-	_ = enc.EncodeBytes(optionalID(r.Correlation))
-	_ = enc.EncodeBytes(optionalID(r.Causation))
+	_ = enc.EncodeBytes(store.OptionalID(r.Correlation))
+	_ = enc.EncodeBytes(store.OptionalID(r.Causation))
 	_ = enc.EncodeBytes(r.Data)
 	_ = enc.EncodeBytes(r.Prev[:])
 	return buf.Bytes()

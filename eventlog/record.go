@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/internal/msgp"
 )
 
 // MaxPayload is the largest event payload (Event.Data) accepted, in bytes.
@@ -18,7 +19,7 @@ const MaxPayload = store.MaxPayload
 // leaves out the seq (the record's key says it) and the prev hash (the
 // hash of the record before). The hash is always the last element.
 const (
-	envelopeFields   = 15
+	envelopeFields   = store.EnvelopeFields
 	envelopeFieldsV2 = 13
 )
 
@@ -125,32 +126,12 @@ func recordSizeBound(r *Record) int {
 
 // appendBody appends the envelope of r up to, not including, the hash
 // element: the bytes the hash covers.
-func appendBody(b []byte, r *Record) []byte {
-	b = appendUint(append(b, mpFixArray|envelopeFields), r.Seq)
-	return appendBin(appendFields(b, r), r.Prev[:])
-}
+func appendBody(b []byte, r *Record) []byte { return store.AppendEnvelope(b, r) }
 
 // appendBodyV2 appends the format-2 envelope of r up to, not including,
 // the hash element: the format-1 body without the seq and the prev hash.
 func appendBodyV2(b []byte, r *Record) []byte {
-	return appendFields(append(b, mpFixArray|envelopeFieldsV2), r)
-}
-
-// appendFields appends the fields both formats store, from the id to the
-// data.
-func appendFields(b []byte, r *Record) []byte {
-	b = appendBin(b, r.ID[:])
-	b = appendStr(b, r.Stream)
-	b = appendUint(b, r.Version)
-	b = appendStr(b, r.Type)
-	b = appendUint(b, uint64(r.Schema))
-	b = appendInt(b, r.Time.UnixNano())
-	b = appendStr(b, r.Actor)
-	b = appendStr(b, r.Session)
-	b = appendStr(b, r.Project)
-	b = appendBin(b, optionalID(r.Correlation))
-	b = appendBin(b, optionalID(r.Causation))
-	return appendBin(b, r.Data)
+	return store.AppendEnvelopeFields(append(b, mpFixArray|envelopeFieldsV2), r)
 }
 
 // chainHashV2 is chainHash of the format-1 body of the record at seq
@@ -167,7 +148,7 @@ func chainHashV2(prev Hash, seq uint64, body2 []byte) Hash {
 		b = make([]byte, 0, n)
 	}
 	b = append(b, prev[:]...)
-	b = appendUint(append(b, mpFixArray|envelopeFields), seq)
+	b = msgp.AppendUint(append(b, mpFixArray|envelopeFields), seq)
 	b = append(b, body2[1:]...)
 	b = append(append(b, mpBin8, sha256.Size), prev[:]...)
 	return sha256.Sum256(b)
@@ -182,13 +163,6 @@ func chainHash(prev Hash, body []byte) Hash {
 	var out Hash
 	h.Sum(out[:0])
 	return out
-}
-
-func optionalID(id ID) []byte {
-	if id.IsZero() {
-		return nil
-	}
-	return id[:]
 }
 
 // hashOnRead makes every read recompute the record's hash (checkHash).

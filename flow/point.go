@@ -67,3 +67,19 @@ func resolvePoint(tx store.Tx, src projection.Store, project string, p Point) (u
 	}
 	return p.Seq, nil
 }
+
+// ParseBound reads a log bound given as a seq or an RFC 3339 time (a
+// Filter's SinceSeq or Since, UntilSeq or Until); "" is no bound. name
+// (a flag or a query parameter) starts the error, which is ErrInvalid.
+func ParseBound(name, s string) (seq uint64, t time.Time, err error) {
+	if s == "" {
+		return 0, time.Time{}, nil
+	}
+	if seq, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return seq, time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return 0, t, nil
+	}
+	return 0, time.Time{}, fmt.Errorf("%w: %s %q: give a seq (42) or an RFC 3339 time (2026-11-22T10:00:00Z)", ErrInvalid, name, s)
+}

@@ -54,10 +54,10 @@ func (t *Tx) write(stream string, evs []store.Event, version uint64) (store.Appe
 			r.Time = last
 		}
 		last = r.Time
-		r.Hash = chainHash(&r)
+		r.Hash = store.ChainHash(&r)
 		b.Queue(`INSERT INTO flow_events (`+recordColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			int64(r.Seq), r.ID[:], r.Stream, int64(r.Version), r.Type, int64(r.Schema), r.Time.UnixNano(),
-			r.Actor, r.Session, r.Project, optionalID(r.Correlation), optionalID(r.Causation), r.Data, r.Prev[:], r.Hash[:])
+			r.Actor, r.Session, r.Project, store.OptionalID(r.Correlation), store.OptionalID(r.Causation), r.Data, r.Prev[:], r.Hash[:])
 		out.Seqs[i], prev = seq, r.Hash
 	}
 	b.Queue(`INSERT INTO flow_streams (stream, version, seq) VALUES ($1, $2, $3)

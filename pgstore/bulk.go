@@ -85,9 +85,9 @@ func (t *Tx) AppendBulk(events []store.BulkEvent) (store.BulkAppended, error) {
 			r.Time = last
 		}
 		last = r.Time
-		r.Hash = chainHash(&r)
+		r.Hash = store.ChainHash(&r)
 		rows = append(rows, []any{int64(r.Seq), r.ID[:], r.Stream, int64(r.Version), r.Type, int64(r.Schema), r.Time.UnixNano(),
-			r.Actor, r.Session, r.Project, optionalID(r.Correlation), optionalID(r.Causation), r.Data, r.Prev[:], r.Hash[:]})
+			r.Actor, r.Session, r.Project, store.OptionalID(r.Correlation), store.OptionalID(r.Causation), r.Data, r.Prev[:], r.Hash[:]})
 		heads[e.Stream], here[ev.ID], out.Seqs[i], prev = e.Version, i, seq, r.Hash
 	}
 	if len(rows) == 0 {

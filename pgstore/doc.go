@@ -66,10 +66,9 @@ also checks the chain, seqs 1..head, the head row and the stream heads.
 # The hash
 
 The chain hash is eventlog's (its doc.go, "Record"): SHA-256 over the
-previous hash and the format-1 msgpack envelope of the record. hash.go
-encodes the envelope again rather than importing eventlog, which would
-link bbolt; storetest pins the hashes of six events, so the two cannot
-drift apart unseen, and an export of one backend imported into the other
+previous hash and the format-1 msgpack envelope of the record, computed
+by store.ChainHash, the one encoder both backends use; storetest pins the
+hashes of six events, and an export of one backend imported into the other
 ends at the same head hash.
 
 # Caveats

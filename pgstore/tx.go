@@ -136,7 +136,7 @@ func scanRecord(row pgx.Row) (*store.Record, error) {
 		}
 		copy(f.dst, f.src)
 	}
-	if chainHash(&r) != r.Hash {
+	if store.ChainHash(&r) != r.Hash {
 		return nil, &store.CorruptionError{Seq: r.Seq, Reason: "the record does not match its hash"}
 	}
 	return &r, nil

@@ -70,18 +70,14 @@ func (o *logOptions) filter(project string) (flow.Filter, error) {
 	return f, err
 }
 
-// seqOrTime parses a point given as a seq or an RFC 3339 time.
+// seqOrTime parses a bound given as a seq or an RFC 3339 time; a bad one
+// is a usage error, answered with the command's --help.
 func seqOrTime(flag, s string) (uint64, time.Time, error) {
-	if s == "" {
-		return 0, time.Time{}, nil
+	seq, t, err := flow.ParseBound(flag, s)
+	if err != nil {
+		return 0, time.Time{}, usageError{err}
 	}
-	if seq, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return seq, time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return 0, t, nil
-	}
-	return 0, time.Time{}, usageError{fmt.Errorf("%s %q: give a seq (42) or an RFC 3339 time (2026-11-22T10:00:00Z)", flag, s)}
+	return seq, t, nil
 }
 
 func (a *app) runLog(o *logOptions) (err error) {

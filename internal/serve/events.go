@@ -149,7 +149,7 @@ func (s *server) eventFilter(r *http.Request) (flow.Filter, bool, error) {
 		}
 	}
 	var err error
-	if f.SinceSeq, f.Since, err = seqOrTime("since", q.Get("since")); err != nil {
+	if f.SinceSeq, f.Since, err = flow.ParseBound("since", q.Get("since")); err != nil {
 		return f, false, err
 	}
 	onlyNew := !q.Has("since")

@@ -3,7 +3,6 @@ package serve
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
@@ -65,10 +64,10 @@ func (c *call) logFilter() (*flow.Filter, error) {
 	if f.Limit, err = intParam(c.r, "limit", DefaultLogLimit); err != nil {
 		return nil, err
 	}
-	if f.SinceSeq, f.Since, err = seqOrTime("since", c.query("since")); err != nil {
+	if f.SinceSeq, f.Since, err = flow.ParseBound("since", c.query("since")); err != nil {
 		return nil, err
 	}
-	if f.UntilSeq, f.Until, err = seqOrTime("until", c.query("until")); err != nil {
+	if f.UntilSeq, f.Until, err = flow.ParseBound("until", c.query("until")); err != nil {
 		return nil, err
 	}
 	if err := c.logAt(f); err != nil {
@@ -115,19 +114,4 @@ func (c *call) logAt(f *flow.Filter) error {
 		f.UntilSeq = p.Seq
 	}
 	return nil
-}
-
-// seqOrTime parses a bound given as a seq or an RFC 3339 time, as the
-// CLI's --since and --until.
-func seqOrTime(name, s string) (uint64, time.Time, error) {
-	if s == "" {
-		return 0, time.Time{}, nil
-	}
-	if seq, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return seq, time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return 0, t, nil
-	}
-	return 0, time.Time{}, invalid("%s=%q: give a seq (42) or an RFC 3339 time (2026-11-22T10:00:00Z)", name, s)
 }
