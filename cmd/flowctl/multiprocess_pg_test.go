@@ -204,10 +204,7 @@ func waitListening(t *testing.T, appName string, watch *lockedBuffer) {
 // gap, verify passes, and the watch prints every event appended, once
 // each, in seq order.
 func TestPostgres_MultiProcessWriters(t *testing.T) {
-	const writers, each = 4, 50
 	dsn := pgStore(t)
-	head0 := pgHead(t, dsn)
-
 	// The watch's connections carry an application name of their own, so
 	// that the test sees its LISTEN.
 	var b [6]byte
@@ -220,9 +217,41 @@ func TestPostgres_MultiProcessWriters(t *testing.T) {
 	q := u.Query()
 	q.Set("application_name", app)
 	u.RawQuery = q.Encode()
+	head := pgHead(t, dsn)
+	writersWatched(t, dsn, u.String(), func(_, werr *lockedBuffer) uint64 {
+		waitListening(t, app, werr)
+		return head // nothing was appended since
+	})
+}
+
+// TestMultiProcess_WritersWatched is TestPostgres_MultiProcessWriters on
+// the bbolt file: the watch is known to have started once it printed a
+// note appended after its start.
+func TestMultiProcess_WritersWatched(t *testing.T) {
+	t.Parallel()
+	f := mustInit(t, "--project", "web")
+	writersWatched(t, f.path, f.path, func(wout, werr *lockedBuffer) uint64 {
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(wout.String(), `"note.added"`); {
+			if time.Now().After(deadline) {
+				t.Fatalf("watch printed %q after 30 s, no note; stderr %q", wout.String(), werr.String())
+			}
+			pgMust(t, f.path, "note", "add", "watch started")
+			time.Sleep(100 * time.Millisecond)
+		}
+		first, _, _ := strings.Cut(wout.String(), "\n")
+		return decodeJSON[event](t, first).Seq - 1
+	})
+}
+
+// writersWatched starts watch -o jsonl on watchDSN, waits for ready,
+// which returns the seq the watch starts after, then has 4 processes add
+// 50 tasks each to dsn. Every task is there once, the log has no gap,
+// and the watch printed every event after that seq, once each, in order.
+func writersWatched(t *testing.T, dsn, watchDSN string, ready func(wout, werr *lockedBuffer) uint64) {
+	const writers, each = 4, 50
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	watch := pgCommand(ctx, t.TempDir(), u.String(), "watch", "-o", "jsonl")
+	watch := pgCommand(ctx, t.TempDir(), watchDSN, "watch", "-o", "jsonl")
 	var wout, werr lockedBuffer
 	watch.Stdout, watch.Stderr = &wout, &werr
 	if err := watch.Start(); err != nil {
@@ -234,7 +263,7 @@ func TestPostgres_MultiProcessWriters(t *testing.T) {
 		watch.Process.Kill()
 		<-watched
 	}()
-	waitListening(t, app, &werr)
+	head0 := ready(&wout, &werr)
 
 	start := time.Now()
 	var mu sync.Mutex
