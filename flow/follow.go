@@ -85,9 +85,13 @@ func Follow(ctx context.Context, path string, opts FollowOptions, f Filter, fn f
 	if n, ok := d.(store.Notifier); ok {
 		l, err := n.Listen(path, store.Options{ReadOnly: true, Timeout: opts.LockTimeout})
 		if err != nil {
-			if perr := fl.poll(); perr != nil {
-				return perr // the store's own error: missing, unreachable
+			// The store's own error, if it has one, says more: missing,
+			// unreachable.
+			e, oerr := Open(path, fl.opts)
+			if oerr != nil {
+				return oerr
 			}
+			e.Close()
 			return err
 		}
 		defer l.Close()

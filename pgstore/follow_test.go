@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -345,4 +346,29 @@ func span(from, to uint64) []uint64 {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestFollow_ErrNotExist: following a store that is not there fails with
+// store.ErrNotExist, from the start or from the catching up, and never
+// names the password.
+func TestFollow_ErrNotExist(t *testing.T) {
+	const pw = "pw-Never-Printed-9"
+	u, err := url.Parse(pgtest.DSN(t)) // a schema nobody created
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), pw)
+	noSchema := u.String()
+	u.Path = "/no_such_database"
+	noDB := u.String()
+	for _, dsn := range []string{noSchema, noDB} {
+		for _, isNew := range []bool{true, false} {
+			ctx, cancel := context.WithTimeout(context.Background(), deliverWait)
+			err := flow.Follow(ctx, dsn, flow.FollowOptions{New: isNew, Fallback: noFallback}, flow.Filter{}, func(flow.Event) error { return nil })
+			cancel()
+			if !errors.Is(err, store.ErrNotExist) || strings.Contains(err.Error(), pw) {
+				t.Errorf("Follow(%s, New: %v) = %v, want ErrNotExist without the password", pgstore.Redact(dsn), isNew, err)
+			}
+		}
+	}
 }
