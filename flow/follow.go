@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,18 +13,32 @@ import (
 // DefaultFollowInterval is how often Follow polls the log's head.
 const DefaultFollowInterval = 200 * time.Millisecond
 
+// DefaultFollowFallback is how often Follow polls a store that notifies
+// its commits (PostgreSQL) when no notification comes.
+const DefaultFollowFallback = time.Second
+
 // FollowOptions configure Follow.
 type FollowOptions struct {
 	// Options open the file for each poll. ReadOnly is forced, and a poll
 	// waits for the lock at most Interval (less if LockTimeout is less).
 	Options
 	// Interval is the time between the starts of two polls; 0 means
-	// DefaultFollowInterval.
+	// DefaultFollowInterval. Unused for a store that notifies.
 	Interval time.Duration
-	// New starts at the head: only events appended after Follow started
-	// are delivered, and Filter.SinceSeq, Since and Limit are ignored for
-	// what was there before.
+	// Fallback is, for a store whose driver notifies commits
+	// (store.Notifier: PostgreSQL), the longest wait for a notification
+	// before Follow polls anyway, which covers lost ones; 0 means
+	// DefaultFollowFallback.
+	Fallback time.Duration
+	// New starts at the head Follow reads when it is called: only events
+	// appended after that are delivered, and Filter.SinceSeq, Since and
+	// Limit are ignored for what was there before.
 	New bool
+	// Ready, when set, is called once, before any event is delivered,
+	// when Follow has fixed where it starts and listens: every event
+	// after seq after that matches f is delivered (with opts.New, after
+	// is the head Follow read; otherwise f.SinceSeq-1, 0 for none).
+	Ready func(after uint64)
 }
 
 // Follow calls fn for every event that matches f, in seq order, each
@@ -32,11 +47,23 @@ type FollowOptions struct {
 // runs until ctx is done, then returns ctx.Err(), or until fn or a poll
 // fails.
 //
+// With opts.New, Follow first reads the head (waiting for the lock up to
+// opts.LockTimeout) and delivers every event after it, so an event whose
+// commit ends after Follow was called is never missed. When a writer
+// holds the file past that, the start is the head of the first poll that
+// gets in, as if the writer's commits came before the call.
+//
 // Every poll opens the file read-only, reads from where the last one
 // stopped up to the head, and closes the file before waiting for the
 // next, so Follow never holds the lock between polls; fn runs with the
 // lock released. A poll that finds the file locked by a writer is retried
 // at the next one: a long write delays Follow but never ends it.
+//
+// A store whose driver is a store.Notifier (PostgreSQL: LISTEN/NOTIFY)
+// is not polled at a fixed interval: Follow listens before it catches
+// up, and reads after each notification of a head past what it read, or
+// after opts.Fallback without one. Other stores (the bbolt file) are
+// polled every opts.Interval.
 //
 // Errors: ErrInvalid (f.UntilSeq or f.Until set: a followed log has no
 // end), store.ErrNotExist (no file), ctx.Err(), and whatever Open,
@@ -45,7 +72,33 @@ func Follow(ctx context.Context, path string, opts FollowOptions, f Filter, fn f
 	if f.UntilSeq != 0 || !f.Until.IsZero() {
 		return fmt.Errorf("%w: a followed log has no end: UntilSeq and Until cannot be set", ErrInvalid)
 	}
+	d, err := store.Lookup(path)
+	if err != nil {
+		return err
+	}
 	fl := newFollower(ctx, path, opts, f, fn)
+	if opts.New {
+		if err := fl.start(opts.LockTimeout); err != nil && !errors.Is(err, store.ErrBusy) {
+			return err
+		}
+	}
+	if n, ok := d.(store.Notifier); ok {
+		l, err := n.Listen(path, store.Options{ReadOnly: true, Timeout: opts.LockTimeout})
+		if err != nil {
+			// The store's own error, if it has one, says more: missing,
+			// unreachable.
+			e, oerr := Open(path, fl.opts)
+			if oerr != nil {
+				return oerr
+			}
+			e.Close()
+			return err
+		}
+		defer l.Close()
+		fl.ready()
+		return fl.listen(l, cmp.Or(opts.Fallback, DefaultFollowFallback))
+	}
+	fl.ready()
 	tick := time.NewTicker(fl.interval)
 	defer tick.Stop()
 	for {
@@ -63,6 +116,25 @@ func Follow(ctx context.Context, path string, opts FollowOptions, f Filter, fn f
 	}
 }
 
+// listen is Follow's loop on a store that notifies: a poll, then a wait
+// for a notification of a head past what it read, at most fallback.
+func (fl *follower) listen(l store.Listener, fallback time.Duration) error {
+	for {
+		if err := fl.ctx.Err(); err != nil {
+			return err
+		}
+		if err := fl.poll(); err != nil && !errors.Is(err, store.ErrBusy) {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(fl.ctx, fallback)
+		err := l.Wait(wctx, fl.next-1)
+		cancel()
+		if err != nil && fl.ctx.Err() != nil {
+			return fl.ctx.Err()
+		}
+	}
+}
+
 // follower is the state of one Follow: where the next poll starts.
 type follower struct {
 	ctx      context.Context
@@ -75,11 +147,20 @@ type follower struct {
 	version  uint64 // with a stream filter: its first version not yet read
 	started  bool   // the first poll is done
 	fromHead bool
+	onReady  func(after uint64) // FollowOptions.Ready, nil once called
+}
+
+// ready calls FollowOptions.Ready once the start is fixed.
+func (fl *follower) ready() {
+	if fl.onReady != nil && !fl.fromHead {
+		fl.onReady(fl.next - 1)
+		fl.onReady = nil
+	}
 }
 
 func newFollower(ctx context.Context, path string, opts FollowOptions, f Filter, fn func(Event) error) *follower {
 	fl := &follower{ctx: ctx, path: path, opts: opts.Options, interval: opts.Interval, f: f, fn: fn,
-		next: max(f.SinceSeq, 1), version: 1, fromHead: opts.New}
+		next: max(f.SinceSeq, 1), version: 1, fromHead: opts.New, onReady: opts.Ready}
 	if fl.interval <= 0 {
 		fl.interval = DefaultFollowInterval
 	}
@@ -91,6 +172,28 @@ func newFollower(ctx context.Context, path string, opts FollowOptions, f Filter,
 		fl.opts.Cache = NewCache(DefaultCacheSize)
 	}
 	return fl
+}
+
+// start fixes where New begins: one read of the head, waiting for the
+// lock up to lockTimeout (0: the store's default).
+func (fl *follower) start(lockTimeout time.Duration) (err error) {
+	o := fl.opts
+	o.LockTimeout = lockTimeout
+	e, err := Open(fl.path, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := e.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	head, err := e.headSeq()
+	if err != nil {
+		return err
+	}
+	fl.next, fl.fromHead, fl.started = head+1, false, true
+	return nil
 }
 
 // poll opens the file, hands fn the events from fl.next to the head and
@@ -111,6 +214,7 @@ func (fl *follower) poll() (err error) {
 	}
 	if fl.fromHead {
 		fl.next, fl.fromHead, fl.started = head+1, false, true
+		fl.ready()
 		return nil
 	}
 	if head < fl.next {

@@ -63,6 +63,17 @@ them to the callback after closing the query, so that a callback may use
 the transaction. Every record read is checked against its hash; Verify
 also checks the chain, seqs 1..head, the head row and the stream heads.
 
+# Notifications
+
+Every append queues pg_notify('flow_events', 'SEQ SCHEMA') in its
+transaction: PostgreSQL delivers it at the commit, never on a rollback.
+Driver is a store.Notifier: Listen opens a connection of its own that
+LISTENs and wakes flow.Follow (watch, log --follow, serve's stream) for
+its schema's notifications of a head past what it read; a dropped
+connection is made again and wakes it at once, since what was notified
+meanwhile is lost. A bulk append (COPY) does not notify: followers find
+it at their fallback poll (every second).
+
 # The hash
 
 The chain hash is eventlog's (its doc.go, "Record"): SHA-256 over the
@@ -73,8 +84,7 @@ ends at the same head hash.
 
 # Caveats
 
-Not yet built (issue 17): watching by LISTEN/NOTIFY (watch and log
---follow poll), migrate --to, Compact and Salvage (the server's own
+Not yet built (issue 17): migrate --to, Compact and Salvage (the server's own
 tools: VACUUM, backups), and the README's least-privilege role. Tx is a
 store.BulkAppender (COPY), but the engine's bulk import path is for files
 only: an import into a database appends and folds event by event, in one

@@ -29,8 +29,10 @@ func (a *app) watchCommand() *cobra.Command {
 		Short: "Follow new events as any process appends them",
 		Long: "watch prints each new event as soon as any process appends it, until interrupted (exit 0).\n" +
 			"It opens the file read-only for each poll (every 200 ms) and closes it right after, so writers\n" +
-			"never wait for it; when a writer holds the file, it waits and tries again.\n" +
-			"--since replays from a seq (or an RFC 3339 time) first; without it only new events are shown.\n" +
+			"never wait for it; when a writer holds the file, it waits and tries again. On PostgreSQL it\n" +
+			"listens (LISTEN/NOTIFY) and reads as soon as an append commits, and polls every second too.\n" +
+			"--since replays from a seq (or an RFC 3339 time) first; without it only the events appended\n" +
+			"after watch started are shown (the head is read once at the start), each once.\n" +
 			"--format text prints log's lines, jsonl one event per line, and mcp per event one line\n" +
 			"'MCP::<type> {json}' followed by one line for people, flushed at once.\n" +
 			"--project (or FLOW_PROJECT), --stream, --type and --actor filter as in log.",
