@@ -26,8 +26,8 @@ func (a *app) taskAddCommand() *cobra.Command {
 	var in flow.NewTask
 	var wo writeOpts
 	cmd := &cobra.Command{
-		Use:     "add TITLE",
-		Short:   "Add a task (T-n)",
+		Use:   "add TITLE",
+		Short: "Add a task (T-n)",
 		Example: "  flowctl task add 'write the parser' --dep T-1 --tag backend --priority 2\n" +
 			"  flowctl task add 'parse numbers' --parent T-2 --due +3d",
 		Args: cobra.ExactArgs(1),
