@@ -14,7 +14,8 @@ import (
 // stored, on the child (an event changes only the entity of its stream),
 // so the children are always the inverse of the parent links: they are
 // found by a walk that decodes only the tasks whose stored bytes name the
-// parent (childrenOf). The engine refuses a parent that is missing, the
+// parent (childrenOf), and not looked for in a project where no parent
+// link was ever made (projection.Counters.Parents). The engine refuses a parent that is missing, the
 // task itself or one of its descendants (ErrParentCycle), and a done
 // parent for an open task; a task is not done while a child is open
 // (doneBlockers), unless forced.
@@ -44,11 +45,15 @@ func NonNilTasks(tasks []*projection.Task) []*projection.Task { return projectio
 // childrenOf lists the children of task id: a walk whose cheap test is
 // the msgpack of the field parent holding id.
 func childrenOf(src source, project, id string) ([]*projection.Task, error) {
+	p, err := mustProject(src, project)
+	if err != nil || p.Counters.Parents == 0 {
+		return nil, err // no task of the project ever had a parent
+	}
 	var out []*projection.Task
 	w := taskWalk(src)
 	w.maybe = containing(parentField(id))
 	w.match = func(t *projection.Task) bool { return t.Parent == id }
-	err := w.each(src, project, appendTo(&out))
+	err = w.each(src, project, appendTo(&out))
 	return out, err
 }
 

@@ -8,6 +8,7 @@ var countersFields = fieldsOf(
 	"approvals",
 	"execs",
 	"checkpoints",
+	"parents",
 )
 
 func (v *Counters) decodeMsgpack(r *mpReader) error {
@@ -26,17 +27,22 @@ func (v *Counters) decodeField(r *mpReader, i int) error {
 		return r.intField(&v.Execs)
 	case 4:
 		return r.intField(&v.Checkpoints)
+	case 5:
+		return r.intField(&v.Parents)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Counters) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 5)
+	b = appendMapLen(b, 5+count(v.Parents != 0))
 	b = appendInt(appendKey(b, "plans"), int64(v.Plans))
 	b = appendInt(appendKey(b, "tasks"), int64(v.Tasks))
 	b = appendInt(appendKey(b, "approvals"), int64(v.Approvals))
 	b = appendInt(appendKey(b, "execs"), int64(v.Execs))
 	b = appendInt(appendKey(b, "checkpoints"), int64(v.Checkpoints))
+	if v.Parents != 0 {
+		b = appendInt(appendKey(b, "parents"), int64(v.Parents))
+	}
 	return b
 }
 

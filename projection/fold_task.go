@@ -24,6 +24,11 @@ func (f *fold) taskEvent(t *Task) error {
 		if p.Due != nil {
 			t.Due = Time(*p.Due)
 		}
+		if p.Parent != nil && *p.Parent != "" {
+			if err := f.project(countParent); err != nil {
+				return err
+			}
+		}
 		setIf(&t.Parent, p.Parent)
 	case kindTaskDepsChanged:
 		var p TaskDepsChanged

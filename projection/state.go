@@ -74,6 +74,10 @@ type Counters struct {
 	Approvals   int `msgpack:"approvals" json:"approvals"`
 	Execs       int `msgpack:"execs" json:"execs"`
 	Checkpoints int `msgpack:"checkpoints" json:"checkpoints"`
+	// Parents counts the parent links ever made in the project (a task
+	// created or moved under a parent): while it is 0, no task has
+	// children, and the engine looks for none.
+	Parents int `msgpack:"parents,omitempty" json:"parents"`
 }
 
 // Project is the projection of stream project/<name>.
