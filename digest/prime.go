@@ -88,6 +88,7 @@ type PrimeTask struct {
 	Status           string             `json:"status"`
 	Plan             string             `json:"plan,omitempty"`
 	Priority         int                `json:"priority"`
+	Parent           string             `json:"parent,omitempty"`
 	Description      string             `json:"description,omitempty"`
 	Deps             []flow.TaskBrief   `json:"deps"`
 	PendingApprovals []string           `json:"pending_approvals"`
@@ -255,7 +256,7 @@ func (st *primeState) read(src *flow.Reader) error {
 	if st.ready, err = src.ReadyTasks(p, st.in.Actor, st.now); err != nil {
 		return err
 	}
-	slices.SortStableFunc(st.ready, func(a, b *projection.Task) int { return cmp.Compare(b.Priority, a.Priority) })
+	slices.SortStableFunc(st.ready, flow.ReadyOrder) // as ready lists them
 	ids, err := src.ApprovalIDs(p, projection.ApprovalPending)
 	if err != nil {
 		return err
@@ -743,7 +744,7 @@ func primeText(s string, n int) string { return mdClip(mdLine(s), n) }
 // heldTask adds a held task's section and returns its blocks in drop
 // order: exec results oldest first, context, steps, the task.
 func (st *primeState) heldTask(l *primeLayout, t *projection.Task, share int) []int {
-	pt := &PrimeTask{ID: t.ID, Title: t.Title, Status: t.Status, Plan: t.Plan, Priority: t.Priority,
+	pt := &PrimeTask{ID: t.ID, Title: t.Title, Status: t.Status, Plan: t.Plan, Priority: t.Priority, Parent: t.Parent,
 		Description: t.Description, Deps: st.taskDeps(t), PendingApprovals: slices.Clone(t.PendingApprovals),
 		Claim: t.Claim, Version: t.Version, ContextVersion: t.ContextVersion, Execs: []*projection.Exec{}}
 	if pt.PendingApprovals == nil {
@@ -791,6 +792,9 @@ func (st *primeState) taskFields(pt *PrimeTask) string {
 	fields := []string{"status " + pt.Status, "priority " + strconv.Itoa(pt.Priority)}
 	if pt.Plan != "" {
 		fields = append(fields, "plan "+pt.Plan)
+	}
+	if pt.Parent != "" {
+		fields = append(fields, "subtask of "+pt.Parent)
 	}
 	claim := "claimed until " + mdProjTime(pt.Claim.LeaseUntil)
 	if pt.Claim.Session != "" {

@@ -607,7 +607,7 @@ func (r *TaskReport) fields() [][]string {
 	if t.Claim != nil {
 		claim = mdJoin(t.Claim.Actor, mdParens(t.Claim.Session), "until", mdProjTime(t.Claim.LeaseUntil))
 	}
-	return [][]string{
+	rows := [][]string{
 		{"project", r.Project}, {"status", t.Status + mdForced(t.Forced)}, {"plan", mdDash(t.Plan)},
 		{"owner", mdDash(t.Owner)}, {"priority", strconv.Itoa(t.Priority)},
 		{"tags", mdDash(strings.Join(t.Tags, ", "))}, {"depends on", mdDash(strings.Join(deps, ", "))},
@@ -615,6 +615,13 @@ func (r *TaskReport) fields() [][]string {
 		{"ref", mdDash(t.Ref)}, {"created", mdProjTime(t.CreatedAt) + " by " + t.CreatedBy},
 		{"updated", mdProjTime(t.UpdatedAt)}, {"version", strconv.FormatUint(t.Version, 10)},
 	}
+	if t.Parent != "" {
+		rows = append(rows, []string{"subtask of", t.Parent})
+	}
+	if t.Due != 0 {
+		rows = append(rows, []string{"due", mdProjTime(t.Due)})
+	}
+	return rows
 }
 
 func mdDash(s string) string {

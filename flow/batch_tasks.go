@@ -60,6 +60,9 @@ func (e *Engine) addTasks(project string, items []BatchTask) ([]*projection.Task
 			}
 			nt.Deps = append(nt.Deps, d)
 		}
+		if id, ok := ids[nt.Parent]; ok && nt.Parent != "" {
+			nt.Parent = id // a parent named by the key of an earlier item
+		}
 		t, err := e.AddTask(nt)
 		if err != nil {
 			return nil, batchError(i, err)

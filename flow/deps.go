@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -152,8 +154,8 @@ type Readiness struct {
 	Reasons []string         `json:"reasons"`
 }
 
-// Ready lists the project's tasks with their readiness: ready tasks are
-// todo, have every dependency done, no pending approval and no live claim
+// Ready lists the project's tasks with their readiness, in ReadyOrder:
+// ready tasks are todo, have every dependency done, no pending approval and no live claim
 // by someone other than this engine's actor. With all false, only ready
 // tasks are returned.
 func (e *Engine) Ready(project string, all bool) ([]Readiness, error) {
@@ -169,11 +171,51 @@ func (e *Engine) ReadyFor(project, actor string, all bool) ([]Readiness, error) 
 }
 
 // EachReady calls fn with the readiness of the project's tasks as seen by
-// actor, in id order: every task with all, else only the ready ones. It
+// actor, in ReadyOrder: every task with all, else only the ready ones. It
 // decodes only the tasks it reports on (without all, the todo tasks, which
 // the status index lists) and reads their dependencies' statuses from the
-// index, one by key. fn returning ErrStop ends the walk (see EachTask).
+// index, one by key. fn returning ErrStop ends the list (see EachTask).
 func (e *Engine) EachReady(project, actor string, all bool, fn func(Readiness) error) error {
+	var out []Readiness
+	if err := e.eachReady(project, actor, all, appendTo(&out)); err != nil {
+		return err
+	}
+	slices.SortStableFunc(out, func(a, b Readiness) int { return ReadyOrder(a.Task, b.Task) })
+	for _, r := range out {
+		if err := fn(r); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadyOrder is the order of ready: priority first (higher first), then
+// due date (sooner first, none last), then age (older first: created
+// earlier, then lower id).
+func ReadyOrder(a, b *projection.Task) int {
+	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+		return c
+	}
+	if a.Due != b.Due {
+		switch {
+		case a.Due == 0:
+			return 1
+		case b.Due == 0:
+			return -1
+		}
+		return cmp.Compare(a.Due, b.Due)
+	}
+	if c := cmp.Compare(a.CreatedAt, b.CreatedAt); c != 0 {
+		return c
+	}
+	return projection.CompareTaskIDs(a.ID, b.ID)
+}
+
+// eachReady is EachReady in id order.
+func (e *Engine) eachReady(project, actor string, all bool, fn func(Readiness) error) error {
 	now := e.opts.Now()
 	return e.read(func(src source) error {
 		if _, err := mustProject(src, project); err != nil {

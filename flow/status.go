@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // Status is the overview of one project: what `flowctl status` prints.
-// Every list is sorted by id and never nil.
+// Every list is sorted by id (Overdue by due date) and never nil.
 type Status struct {
 	Project          string         `json:"project"`
 	Archived         bool           `json:"archived"`
@@ -20,8 +21,12 @@ type Status struct {
 	Blocked          []BlockedTask  `json:"blocked"`
 	PendingApprovals []PendingBrief `json:"pending_approvals"`
 	Claims           []LiveClaim    `json:"claims"`
-	Plans            PlanCounts     `json:"plans"`
-	Execs            ExecCounts     `json:"execs"`
+	// Overdue are the open tasks (todo, doing, blocked) past their due
+	// date, soonest due first; OverdueCount is how many.
+	Overdue      []DueTask  `json:"overdue"`
+	OverdueCount int        `json:"overdue_count"`
+	Plans        PlanCounts `json:"plans"`
+	Execs        ExecCounts `json:"execs"`
 }
 
 // TaskCounts counts a project's tasks by status; every status is present.
@@ -40,6 +45,12 @@ type TaskBrief struct {
 	Title    string `json:"title"`
 	Status   string `json:"status"`
 	Priority int    `json:"priority"`
+}
+
+// DueTask is a task with its due date.
+type DueTask struct {
+	TaskBrief
+	Due projection.Time `json:"due"`
 }
 
 // BlockedTask is a task that cannot go on: its status is blocked, or it is
@@ -136,11 +147,12 @@ func statusOf(src source, project, actor string, head uint64, now time.Time) (*S
 	return st, st.addExecs(src, project)
 }
 
-// addTasks counts tasks and sorts them into ready, blocked and claimed.
-// It counts from the summary index and decodes only the tasks that can be
-// ready or blocked (todo, blocked) or hold a live claim.
+// addTasks counts tasks and sorts them into ready, blocked, claimed and
+// overdue. It counts from the summary index and decodes only the tasks
+// that can be ready, blocked or overdue (todo, doing, blocked) or hold a
+// live claim.
 func (st *Status) addTasks(src source, project, actor string, now time.Time) error {
-	st.Ready, st.Blocked, st.Claims = []TaskBrief{}, []BlockedTask{}, []LiveClaim{}
+	st.Ready, st.Blocked, st.Claims, st.Overdue = []TaskBrief{}, []BlockedTask{}, []LiveClaim{}, []DueTask{}
 	counts, err := src.SummaryCounts(projstore.BucketTasks, project)
 	if err != nil {
 		return err
@@ -149,7 +161,7 @@ func (st *Status) addTasks(src source, project, actor string, now time.Time) err
 		st.Tasks.add(status, n)
 	}
 	var ids []string
-	for _, status := range []string{projection.StatusTodo, projection.StatusBlocked} {
+	for _, status := range []string{projection.StatusTodo, projection.StatusDoing, projection.StatusBlocked} {
 		more, err := src.SummaryIDs(projstore.BucketTasks, project, status)
 		if err != nil {
 			return err
@@ -167,7 +179,15 @@ func (st *Status) addTasks(src source, project, actor string, now time.Time) err
 	for _, t := range tasks {
 		st.addTask(t, status, actor, now)
 	}
+	st.sortOverdue()
 	return nil
+}
+
+// sortOverdue puts the overdue tasks in order, soonest due first (then by
+// id), and counts them.
+func (st *Status) sortOverdue() {
+	slices.SortStableFunc(st.Overdue, func(a, b DueTask) int { return cmp.Compare(a.Due, b.Due) })
+	st.OverdueCount = len(st.Overdue)
 }
 
 func (st *Status) addTask(t *projection.Task, status map[string]string, actor string, now time.Time) {
@@ -177,6 +197,9 @@ func (st *Status) addTask(t *projection.Task, status map[string]string, actor st
 	if waiting := openDepIDs(t, status); t.Status == projection.StatusBlocked ||
 		(t.Status == projection.StatusTodo && len(waiting) > 0) {
 		st.Blocked = append(st.Blocked, BlockedTask{TaskBrief: briefOf(t), WaitingFor: waiting})
+	}
+	if Overdue(t, now) {
+		st.Overdue = append(st.Overdue, DueTask{TaskBrief: briefOf(t), Due: t.Due})
 	}
 	if t.Claim.Live(now) {
 		c := t.Claim

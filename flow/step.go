@@ -80,6 +80,12 @@ type StepMove struct {
 	Note     string `json:"note,omitempty"`
 	Result   string `json:"result,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// ResultData is a structured result, a JSON value (an object, say),
+	// kept as given beside the text of Result.
+	ResultData string `json:"result_data,omitempty"`
+	// Retry marks a move of a failed step back to in_progress: it is
+	// refused from any other status (StepRetry).
+	Retry bool `json:"retry,omitempty"`
 	Write
 }
 
@@ -143,7 +149,32 @@ func (in *StepMove) check() error {
 			return err
 		}
 	}
+	if in.Retry && in.To != projection.StepInProgress {
+		return fmt.Errorf("%w: a retry moves a step to in_progress, not %s", ErrInvalid, in.To)
+	}
+	return checkResultData(in.ResultData)
+}
+
+// checkResultData refuses a structured result that is not one valid JSON
+// value within MaxInput bytes.
+func checkResultData(data string) error {
+	if data == "" {
+		return nil
+	}
+	if len(data) > MaxInput {
+		return fmt.Errorf("%w: result is %d bytes, the limit is %d", ErrInvalid, len(data), MaxInput)
+	}
+	if err := CheckJSON([]byte(data)); err != nil {
+		return fmt.Errorf("%w: result is not valid JSON: %v", ErrInvalid, err)
+	}
 	return nil
+}
+
+// StepRetry moves a failed step back to in_progress for another attempt:
+// its attempt grows by one, and its error, end time and progress are
+// cleared (the log keeps them). A step that is not failed is a conflict.
+func (e *Engine) StepRetry(project, id string, note string, wr Write) (*TaskStep, error) {
+	return e.MoveStep(StepMove{Project: project, ID: id, To: projection.StepInProgress, Note: note, Retry: true, Write: wr})
 }
 
 func (w *writer) moveStep(task string, in StepMove) error {
@@ -157,6 +188,13 @@ func (w *writer) moveStep(task string, in StepMove) error {
 	}
 	ev := stepEvent(in)
 	stream := projection.TaskStream(in.Project, task)
+	if in.Retry {
+		if s.Status != projection.StepFailed {
+			return fmt.Errorf("%w: step %s is %s; only a failed step can be retried", store.ErrConflict, s.ID, s.Status)
+		}
+		_, err = w.emit(stream, in.expect(), in.Project, projection.TypeStepStatusChanged, ev)
+		return err
+	}
 	if stepUnchanged(s, ev) {
 		return checkVersion(in.Write, t.Version, stream)
 	}
@@ -170,7 +208,8 @@ func (w *writer) moveStep(task string, in StepMove) error {
 }
 
 func stepEvent(in StepMove) projection.StepStatusChanged {
-	ev := projection.StepStatusChanged{ID: in.ID, To: in.To, Progress: in.Progress, Note: in.Note, Result: in.Result, Error: in.Error}
+	ev := projection.StepStatusChanged{ID: in.ID, To: in.To, Progress: in.Progress, Note: in.Note, Result: in.Result, Error: in.Error,
+		ResultData: in.ResultData}
 	if in.To == projection.StepCompleted {
 		full := 100
 		ev.Progress = &full
@@ -183,12 +222,16 @@ func stepEvent(in StepMove) projection.StepStatusChanged {
 func stepUnchanged(s *projection.Step, ev projection.StepStatusChanged) bool {
 	same := func(cur, v string) bool { return v == "" || v == cur }
 	return s.Status == ev.To && (ev.Progress == nil || *ev.Progress == s.Progress) &&
-		same(s.Note, ev.Note) && same(s.Result, ev.Result) && same(s.Error, ev.Error)
+		same(s.Note, ev.Note) && same(s.Result, ev.Result) && same(s.Error, ev.Error) && same(string(s.ResultData), ev.ResultData)
 }
 
 // errStepTransition is a refused step move; it names the allowed moves.
 func errStepTransition(s *projection.Step, to string) error {
 	allowed := stepTransitions[s.Status]
+	if s.Status == projection.StepFailed && to == projection.StepInProgress {
+		return fmt.Errorf("%w: step %s is failed and cannot move to in_progress; retry it for another attempt: 'step retry %s'",
+			store.ErrConflict, s.ID, s.ID)
+	}
 	if len(allowed) == 0 {
 		return fmt.Errorf("%w: step %s is %s and cannot move to %s; %s is final, it can move to: nothing",
 			store.ErrConflict, s.ID, s.Status, to, s.Status)

@@ -24,13 +24,14 @@ func statusByFullScan(tb testing.TB, e *Engine, project, actor string) *Status {
 			return err
 		}
 		st = &Status{Project: p.Name, Archived: p.Archived, HeadSeq: head,
-			Ready: []TaskBrief{}, Blocked: []BlockedTask{}, Claims: []LiveClaim{}, PendingApprovals: []PendingBrief{}}
+			Ready: []TaskBrief{}, Blocked: []BlockedTask{}, Claims: []LiveClaim{}, PendingApprovals: []PendingBrief{}, Overdue: []DueTask{}}
 		tasks, _ := src.Tasks(project)
 		status := statusByID(tasks)
 		for _, t := range tasks {
 			st.Tasks.add(t.Status, 1)
 			st.addTask(t, status, actor, e.opts.Now())
 		}
+		st.sortOverdue()
 		approvals, _ := src.Approvals(project)
 		for _, a := range approvals {
 			if a.Status == projection.ApprovalPending {

@@ -22,6 +22,9 @@ type NewTask struct {
 	Tags        []string `json:"tags,omitempty"`
 	Priority    int      `json:"priority,omitempty"` // 0 to MaxPriority
 	Ref         string   `json:"ref,omitempty"`
+	Parent      string   `json:"parent,omitempty"` // the task it is a subtask of
+	// Due is when it is due (ParseDue reads what a user gives); 0 for none.
+	Due projection.Time `json:"due,omitempty"`
 	Write
 }
 
@@ -100,6 +103,13 @@ func (in *NewTask) check() error {
 		}
 		in.Plan = id
 	}
+	if in.Parent != "" {
+		id, err := ParseTaskID(in.Parent)
+		if err != nil {
+			return err
+		}
+		in.Parent = id
+	}
 	return checkTags(in.Tags)
 }
 
@@ -118,10 +128,16 @@ func (w *writer) addTask(in NewTask) (Ref, error) {
 			return Ref{}, err
 		}
 	}
+	if in.Parent != "" {
+		if err := checkParent(w, in.Project, "", in.Parent, true); err != nil {
+			return Ref{}, err
+		}
+	}
 	id := projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
 	_, err = w.emit(projection.TaskStream(in.Project, id), store.NoStream, in.Project, projection.TypeTaskCreated,
 		projection.TaskCreated{ID: id, Plan: in.Plan, Title: in.Title, Description: in.Description,
-			Deps: in.Deps, Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Ref: in.Ref})
+			Deps: in.Deps, Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Ref: in.Ref,
+			Parent: in.Parent, Due: in.Due})
 	return Ref{Kind: projection.KindTask, Project: in.Project, ID: id}, err
 }
 
@@ -192,6 +208,9 @@ type TaskEdit struct {
 	Tags        *[]string `json:"tags,omitempty"`
 	Priority    *int      `json:"priority,omitempty"`
 	Plan        *string   `json:"plan,omitempty"`
+	Parent      *string   `json:"parent,omitempty"` // "" detaches it from its parent
+	// Due is the new due date (ParseDue); 0 clears it.
+	Due *projection.Time `json:"due,omitempty"`
 	Write
 }
 
@@ -221,6 +240,13 @@ func (in *TaskEdit) check() error {
 		}
 		in.Plan = &id
 	}
+	if in.Parent != nil && *in.Parent != "" {
+		id, err := ParseTaskID(*in.Parent)
+		if err != nil {
+			return err
+		}
+		in.Parent = &id
+	}
 	if in.Tags != nil {
 		return checkTags(*in.Tags)
 	}
@@ -245,6 +271,12 @@ func (e *Engine) EditTask(in TaskEdit) (*projection.Task, error) {
 			}
 		}
 		change := taskChange(t, in)
+		if change.Parent != nil && *change.Parent != "" {
+			open := t.Status != projection.StatusDone && t.Status != projection.StatusCancelled
+			if err := checkParent(w, in.Project, in.ID, *change.Parent, open); err != nil {
+				return ref, err
+			}
+		}
 		if change == (projection.TaskUpdated{}) {
 			return ref, checkVersion(in.Write, t.Version, projection.TaskStream(in.Project, in.ID))
 		}
@@ -272,6 +304,11 @@ func taskChange(t *projection.Task, in TaskEdit) projection.TaskUpdated {
 	}
 	if in.Tags != nil && !slices.Equal(*in.Tags, t.Tags) {
 		c.Tags = in.Tags
+	}
+	c.Parent = diff(t.Parent, in.Parent)
+	if in.Due != nil && *in.Due != t.Due {
+		due := int64(*in.Due)
+		c.Due = &due
 	}
 	return c
 }

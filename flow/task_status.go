@@ -22,8 +22,8 @@ type Move struct {
 }
 
 // MoveTask changes a task's status along the status machine. `done` is
-// refused with ErrBlocked while a dependency is not done or a step is in
-// progress, unless Force (which is recorded), and with ErrPending while an
+// refused with ErrBlocked while a dependency or a subtask is not done or a
+// step is in progress, unless Force (which is recorded), and with ErrPending while an
 // approval of the task is pending, Force or not.
 // Moving a task to the status it has is a no-op.
 func (e *Engine) MoveTask(in Move) (*projection.Task, error) {
@@ -70,10 +70,10 @@ func (w *writer) moveTask(in Move) error {
 }
 
 // checkDone says whether t may be done, and whether only force lets it:
-// open dependencies and running steps are ErrBlocked unless force; an
-// undecided approval is ErrPending even with force, as only a person's
+// open dependencies, open subtasks (children neither done nor cancelled)
+// and running steps are ErrBlocked unless force; an undecided approval is ErrPending even with force, as only a person's
 // decision lets a task past it. The message lists every blocker.
-func checkDone(src projection.Store, t *projection.Task, force bool) (forced bool, err error) {
+func checkDone(src source, t *projection.Task, force bool) (forced bool, err error) {
 	blockers, err := doneBlockers(src, t)
 	switch {
 	case err != nil || len(blockers) == 0:
@@ -89,7 +89,7 @@ func checkDone(src projection.Store, t *projection.Task, force bool) (forced boo
 }
 
 // doneBlockers lists what keeps t from being done.
-func doneBlockers(src projection.Store, t *projection.Task) ([]string, error) {
+func doneBlockers(src source, t *projection.Task) ([]string, error) {
 	var out []string
 	open, err := openDeps(src, t)
 	if err != nil {
@@ -97,6 +97,11 @@ func doneBlockers(src projection.Store, t *projection.Task) ([]string, error) {
 	}
 	if len(open) > 0 {
 		out = append(out, "dependencies not done: "+strings.Join(open, ", "))
+	}
+	if kids, err := openChildren(src, t); err != nil {
+		return nil, err
+	} else if len(kids) > 0 {
+		out = append(out, "subtasks not done: "+strings.Join(kids, ", "))
 	}
 	if len(t.PendingApprovals) > 0 {
 		out = append(out, "approvals pending: "+strings.Join(t.PendingApprovals, ", "))

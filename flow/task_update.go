@@ -27,13 +27,16 @@ type TaskUpdate struct {
 	Title, Description, Owner, Plan *string
 	Tags                            *[]string
 	Priority                        *int
+	Parent                          *string          // "" detaches
+	Due                             *projection.Time // 0 clears
 	// Write guards the first part with IfVersion; each part gets the key
 	// SubKey(Key, part name).
 	Write
 }
 
 func (u TaskUpdate) edits() bool {
-	return u.Title != nil || u.Description != nil || u.Owner != nil || u.Tags != nil || u.Priority != nil || u.Plan != nil
+	return u.Title != nil || u.Description != nil || u.Owner != nil || u.Tags != nil || u.Priority != nil || u.Plan != nil ||
+		u.Parent != nil || u.Due != nil
 }
 
 // UpdateTask applies the parts of u and returns the task and the names of
@@ -74,7 +77,7 @@ func (e *Engine) runTaskUpdate(u TaskUpdate) *taskUpdate {
 	if u.edits() {
 		r.step("edit", func(w Write) (*projection.Task, error) {
 			return e.EditTask(TaskEdit{Project: u.Project, ID: u.ID, Title: u.Title, Description: u.Description,
-				Owner: u.Owner, Tags: u.Tags, Priority: u.Priority, Plan: u.Plan, Write: w})
+				Owner: u.Owner, Tags: u.Tags, Priority: u.Priority, Plan: u.Plan, Parent: u.Parent, Due: u.Due, Write: w})
 		})
 	}
 	if u.Status != "" {

@@ -140,6 +140,8 @@ var taskCreatedFields = fieldsOf(
 	"priority",
 	"ref",
 	"status",
+	"parent",
+	"due",
 )
 
 func (v *TaskCreated) unmarshal(b []byte, seen *stringCache) error {
@@ -173,12 +175,16 @@ func (v *TaskCreated) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Ref)
 	case 9:
 		return r.str(&v.Status)
+	case 10:
+		return r.str(&v.Parent)
+	case 11:
+		return r.int64Field((*int64)(&v.Due))
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *TaskCreated) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 2+count(v.Plan != "", v.Description != "", len(v.Deps) > 0, v.Owner != "", len(v.Tags) > 0, v.Priority != 0, v.Ref != "", v.Status != ""))
+	b = appendMapLen(b, 2+count(v.Plan != "", v.Description != "", len(v.Deps) > 0, v.Owner != "", len(v.Tags) > 0, v.Priority != 0, v.Ref != "", v.Status != "", v.Parent != "", v.Due != 0))
 	b = appendStr(appendKey(b, "id"), v.ID)
 	if v.Plan != "" {
 		b = appendStr(appendKey(b, "plan"), v.Plan)
@@ -205,6 +211,12 @@ func (v *TaskCreated) appendMsgpack(b []byte) []byte {
 	if v.Status != "" {
 		b = appendStr(appendKey(b, "status"), v.Status)
 	}
+	if v.Parent != "" {
+		b = appendStr(appendKey(b, "parent"), v.Parent)
+	}
+	if v.Due != 0 {
+		b = appendInt64(appendKey(b, "due"), int64(v.Due))
+	}
 	return b
 }
 
@@ -215,6 +227,8 @@ var taskUpdatedFields = fieldsOf(
 	"tags",
 	"priority",
 	"plan",
+	"parent",
+	"due",
 )
 
 func (v *TaskUpdated) unmarshal(b []byte, seen *stringCache) error {
@@ -240,12 +254,16 @@ func (v *TaskUpdated) decodeField(r *mpReader, i int) error {
 		return ptrField(r, &v.Priority, r.intField)
 	case 5:
 		return ptrField(r, &v.Plan, r.str)
+	case 6:
+		return ptrField(r, &v.Parent, r.str)
+	case 7:
+		return ptrField(r, &v.Due, r.int64Field)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *TaskUpdated) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 0+count(v.Title != nil, v.Description != nil, v.Owner != nil, v.Tags != nil, v.Priority != nil, v.Plan != nil))
+	b = appendMapLen(b, 0+count(v.Title != nil, v.Description != nil, v.Owner != nil, v.Tags != nil, v.Priority != nil, v.Plan != nil, v.Parent != nil, v.Due != nil))
 	if v.Title != nil {
 		b = appendStr(appendKey(b, "title"), *v.Title)
 	}
@@ -263,6 +281,12 @@ func (v *TaskUpdated) appendMsgpack(b []byte) []byte {
 	}
 	if v.Plan != nil {
 		b = appendStr(appendKey(b, "plan"), *v.Plan)
+	}
+	if v.Parent != nil {
+		b = appendStr(appendKey(b, "parent"), *v.Parent)
+	}
+	if v.Due != nil {
+		b = appendInt64(appendKey(b, "due"), *v.Due)
 	}
 	return b
 }
@@ -487,6 +511,7 @@ var stepStatusChangedFields = fieldsOf(
 	"note",
 	"result",
 	"error",
+	"result_data",
 )
 
 func (v *StepStatusChanged) decodeMsgpack(r *mpReader) error {
@@ -507,12 +532,14 @@ func (v *StepStatusChanged) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Result)
 	case 5:
 		return r.str(&v.Error)
+	case 6:
+		return r.str(&v.ResultData)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *StepStatusChanged) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 2+count(v.Progress != nil, v.Note != "", v.Result != "", v.Error != ""))
+	b = appendMapLen(b, 2+count(v.Progress != nil, v.Note != "", v.Result != "", v.Error != "", v.ResultData != ""))
 	b = appendStr(appendKey(b, "id"), v.ID)
 	b = appendStr(appendKey(b, "to"), v.To)
 	if v.Progress != nil {
@@ -526,6 +553,9 @@ func (v *StepStatusChanged) appendMsgpack(b []byte) []byte {
 	}
 	if v.Error != "" {
 		b = appendStr(appendKey(b, "error"), v.Error)
+	}
+	if v.ResultData != "" {
+		b = appendStr(appendKey(b, "result_data"), v.ResultData)
 	}
 	return b
 }

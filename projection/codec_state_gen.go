@@ -8,6 +8,7 @@ var countersFields = fieldsOf(
 	"approvals",
 	"execs",
 	"checkpoints",
+	"parents",
 )
 
 func (v *Counters) decodeMsgpack(r *mpReader) error {
@@ -26,17 +27,22 @@ func (v *Counters) decodeField(r *mpReader, i int) error {
 		return r.intField(&v.Execs)
 	case 4:
 		return r.intField(&v.Checkpoints)
+	case 5:
+		return r.intField(&v.Parents)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Counters) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 5)
+	b = appendMapLen(b, 5+count(v.Parents != 0))
 	b = appendInt(appendKey(b, "plans"), int64(v.Plans))
 	b = appendInt(appendKey(b, "tasks"), int64(v.Tasks))
 	b = appendInt(appendKey(b, "approvals"), int64(v.Approvals))
 	b = appendInt(appendKey(b, "execs"), int64(v.Execs))
 	b = appendInt(appendKey(b, "checkpoints"), int64(v.Checkpoints))
+	if v.Parents != 0 {
+		b = appendInt(appendKey(b, "parents"), int64(v.Parents))
+	}
 	return b
 }
 
@@ -205,6 +211,10 @@ var stepFields = fieldsOf(
 	"result",
 	"error",
 	"updated_at",
+	"started_at",
+	"completed_at",
+	"attempt",
+	"result_data",
 )
 
 func (v *Step) decodeMsgpack(r *mpReader) error {
@@ -229,12 +239,20 @@ func (v *Step) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Error)
 	case 7:
 		return r.int64Field((*int64)(&v.UpdatedAt))
+	case 8:
+		return r.int64Field((*int64)(&v.StartedAt))
+	case 9:
+		return r.int64Field((*int64)(&v.CompletedAt))
+	case 10:
+		return r.intField(&v.Attempt)
+	case 11:
+		return r.str((*string)(&v.ResultData))
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Step) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 5+count(v.Note != "", v.Result != "", v.Error != ""))
+	b = appendMapLen(b, 5+count(v.Note != "", v.Result != "", v.Error != "", v.StartedAt != 0, v.CompletedAt != 0, v.Attempt != 0, v.ResultData != ""))
 	b = appendStr(appendKey(b, "id"), v.ID)
 	b = appendStr(appendKey(b, "title"), v.Title)
 	b = appendStr(appendKey(b, "status"), v.Status)
@@ -249,6 +267,18 @@ func (v *Step) appendMsgpack(b []byte) []byte {
 		b = appendStr(appendKey(b, "error"), v.Error)
 	}
 	b = appendInt64(appendKey(b, "updated_at"), int64(v.UpdatedAt))
+	if v.StartedAt != 0 {
+		b = appendInt64(appendKey(b, "started_at"), int64(v.StartedAt))
+	}
+	if v.CompletedAt != 0 {
+		b = appendInt64(appendKey(b, "completed_at"), int64(v.CompletedAt))
+	}
+	if v.Attempt != 0 {
+		b = appendInt(appendKey(b, "attempt"), int64(v.Attempt))
+	}
+	if v.ResultData != "" {
+		b = appendStr(appendKey(b, "result_data"), string(v.ResultData))
+	}
 	return b
 }
 
@@ -272,6 +302,8 @@ var taskFields = fieldsOf(
 	"notes",
 	"execs",
 	"forced",
+	"parent",
+	"due",
 	"version",
 	"seq",
 	"created_at",
@@ -324,21 +356,25 @@ func (v *Task) decodeField(r *mpReader, i int) error {
 	case 18:
 		return r.boolField(&v.Forced)
 	case 19:
-		return r.uintField(&v.Meta.Version)
+		return r.str(&v.Parent)
 	case 20:
-		return r.uintField(&v.Meta.Seq)
+		return r.int64Field((*int64)(&v.Due))
 	case 21:
-		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+		return r.uintField(&v.Meta.Version)
 	case 22:
-		return r.str(&v.Meta.CreatedBy)
+		return r.uintField(&v.Meta.Seq)
 	case 23:
+		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+	case 24:
+		return r.str(&v.Meta.CreatedBy)
+	case 25:
 		return r.int64Field((*int64)(&v.Meta.UpdatedAt))
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Task) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 19+count(v.Plan != "", v.Description != "", v.Owner != "", v.Ref != "", v.Forced))
+	b = appendMapLen(b, 19+count(v.Plan != "", v.Description != "", v.Owner != "", v.Ref != "", v.Forced, v.Parent != "", v.Due != 0))
 	b = appendStr(appendKey(b, "project"), v.Project)
 	b = appendStr(appendKey(b, "id"), v.ID)
 	if v.Plan != "" {
@@ -372,6 +408,12 @@ func (v *Task) appendMsgpack(b []byte) []byte {
 	b = appendInt(appendKey(b, "execs"), int64(v.Execs))
 	if v.Forced {
 		b = appendBool(appendKey(b, "forced"), v.Forced)
+	}
+	if v.Parent != "" {
+		b = appendStr(appendKey(b, "parent"), v.Parent)
+	}
+	if v.Due != 0 {
+		b = appendInt64(appendKey(b, "due"), int64(v.Due))
 	}
 	b = appendUint64(appendKey(b, "version"), v.Meta.Version)
 	b = appendUint64(appendKey(b, "seq"), v.Meta.Seq)

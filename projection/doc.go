@@ -61,5 +61,7 @@ package projection
 
 // Version is the version of the projection layout and fold. When the code's
 // version differs from the one stored with a file's projections, the engine
-// rebuilds them from the log.
-const Version = 4
+// rebuilds them from the log. 5: steps carry the times and attempt the
+// fold derives from their moves (older histories get them on the
+// rebuild), tasks their parent, children and due date.
+const Version = 5

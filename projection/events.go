@@ -189,6 +189,8 @@ type TaskCreated struct {
 	Priority    int      `msgpack:"priority,omitempty"`
 	Ref         string   `msgpack:"ref,omitempty"`    // an outside id (an imported task's original id)
 	Status      string   `msgpack:"status,omitempty"` // initial status; empty means todo
+	Parent      string   `msgpack:"parent,omitempty"` // the task it is a subtask of
+	Due         Time     `msgpack:"due,omitempty"`    // when it is due; zero for none
 }
 
 // TaskUpdated carries the changed fields only; nil means unchanged.
@@ -201,6 +203,8 @@ type TaskUpdated struct {
 	Tags        *[]string `msgpack:"tags,omitempty"`
 	Priority    *int      `msgpack:"priority,omitempty"`
 	Plan        *string   `msgpack:"plan,omitempty"`
+	Parent      *string   `msgpack:"parent,omitempty"` // "" detaches the task from its parent
+	Due         *int64    `msgpack:"due,omitempty"`    // unix ns; 0 clears the due date
 }
 
 // TaskDepsChanged adds and removes dependencies (task ids of the project).
@@ -258,16 +262,20 @@ type StepAdded struct {
 	Title string `msgpack:"title"`
 }
 
-// StepStatusChanged moves a step and/or sets its progress (0-100).
+// StepStatusChanged moves a step and/or sets its progress (0-100). A
+// move to in_progress from failed is a retry: the fold counts it in the
+// step's attempt. ResultData is a structured result, the JSON text the
+// user gave after validation.
 //
 //codec:decode,append
 type StepStatusChanged struct {
-	ID       string `msgpack:"id"`
-	To       string `msgpack:"to"`
-	Progress *int   `msgpack:"progress,omitempty"`
-	Note     string `msgpack:"note,omitempty"`
-	Result   string `msgpack:"result,omitempty"`
-	Error    string `msgpack:"error,omitempty"`
+	ID         string `msgpack:"id"`
+	To         string `msgpack:"to"`
+	Progress   *int   `msgpack:"progress,omitempty"`
+	Note       string `msgpack:"note,omitempty"`
+	Result     string `msgpack:"result,omitempty"`
+	Error      string `msgpack:"error,omitempty"`
+	ResultData string `msgpack:"result_data,omitempty"`
 }
 
 // NoteAdded attaches a note to a task, or to the project when Task is empty.

@@ -260,11 +260,23 @@ func (f *fold) taskCreated() error {
 	}
 	deps := p.Deps // read into a new slice: the task's own
 	slices.SortFunc(deps, CompareTaskIDs)
+	if p.Parent != "" {
+		if err := f.project(countParent); err != nil {
+			return err
+		}
+	}
 	return putNew(f, f.s.PutTask, (*Memory).addTask, &Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
 		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),
+		Parent: p.Parent, Due: p.Due,
 	})
+}
+
+// countParent counts a parent link made (Counters.Parents).
+func countParent(p *Project) error {
+	p.Counters.Parents++
+	return nil
 }
 
 // touchStream records the event on the entity of its stream, unless that

@@ -21,6 +21,15 @@ func (f *fold) taskEvent(t *Task) error {
 		if p.Tags != nil {
 			t.Tags = NonNil(slices.Clone(*p.Tags))
 		}
+		if p.Due != nil {
+			t.Due = Time(*p.Due)
+		}
+		if p.Parent != nil && *p.Parent != "" {
+			if err := f.project(countParent); err != nil {
+				return err
+			}
+		}
+		setIf(&t.Parent, p.Parent)
 	case kindTaskDepsChanged:
 		var p TaskDepsChanged
 		if err := f.payload(p.unmarshal); err != nil {
@@ -115,8 +124,9 @@ func (f *fold) stepStatus(t *Task) error {
 	if s == nil {
 		return fmt.Errorf("%w: step %s does not exist", ErrInconsistent, id)
 	}
-	if p.To != "" {
-		s.Status = p.To
+	now := TimeOf(f.r.Time)
+	if p.To != "" && p.To != s.Status {
+		stepMoved(s, p.To, now)
 	}
 	switch {
 	case p.Progress != nil:
@@ -133,8 +143,30 @@ func (f *fold) stepStatus(t *Task) error {
 	if p.Error != "" {
 		s.Error = p.Error
 	}
-	s.UpdatedAt = TimeOf(f.r.Time)
+	if p.ResultData != "" {
+		s.ResultData = JSON(p.ResultData)
+	}
+	s.UpdatedAt = now
 	return nil
+}
+
+// stepMoved moves s to status to at now: a start begins an attempt (the
+// first, or a retry from failed, which clears what the failed attempt
+// left: its error, end time and progress); completed, failed and skipped
+// end it.
+func stepMoved(s *Step, to string, now Time) {
+	from := s.Status
+	s.Status = to
+	switch to {
+	case StepInProgress:
+		s.Attempt++
+		s.StartedAt, s.CompletedAt = now, 0
+		if from == StepFailed {
+			s.Error, s.Progress = "", 0
+		}
+	case StepCompleted, StepFailed, StepSkipped:
+		s.CompletedAt = now
+	}
 }
 
 func (f *fold) noteAdded() error {

@@ -74,6 +74,10 @@ type Counters struct {
 	Approvals   int `msgpack:"approvals" json:"approvals"`
 	Execs       int `msgpack:"execs" json:"execs"`
 	Checkpoints int `msgpack:"checkpoints" json:"checkpoints"`
+	// Parents counts the parent links ever made in the project (a task
+	// created or moved under a parent): while it is 0, no task has
+	// children, and the engine looks for none.
+	Parents int `msgpack:"parents,omitempty" json:"parents"`
 }
 
 // Project is the projection of stream project/<name>.
@@ -140,18 +144,26 @@ func (c *Claim) Live(now time.Time) bool {
 	return c != nil && now.Before(c.LeaseUntil.Std())
 }
 
-// Step is one execution step of a task.
+// Step is one execution step of a task. StartedAt is the time of the
+// move that started its current attempt, CompletedAt that of the move
+// that ended it (completed, failed or skipped); Attempt is 1 on its first
+// start and grows by one with each retry (0 while it never started).
+// ResultData is a structured result (JSON) beside the text of Result.
 //
 //codec:decode,append
 type Step struct {
-	ID        string `msgpack:"id" json:"id"`
-	Title     string `msgpack:"title" json:"title"`
-	Status    string `msgpack:"status" json:"status"`
-	Progress  int    `msgpack:"progress" json:"progress"`
-	Note      string `msgpack:"note,omitempty" json:"note,omitempty"`
-	Result    string `msgpack:"result,omitempty" json:"result,omitempty"`
-	Error     string `msgpack:"error,omitempty" json:"error,omitempty"`
-	UpdatedAt Time   `msgpack:"updated_at" json:"updated_at"`
+	ID          string `msgpack:"id" json:"id"`
+	Title       string `msgpack:"title" json:"title"`
+	Status      string `msgpack:"status" json:"status"`
+	Progress    int    `msgpack:"progress" json:"progress"`
+	Note        string `msgpack:"note,omitempty" json:"note,omitempty"`
+	Result      string `msgpack:"result,omitempty" json:"result,omitempty"`
+	Error       string `msgpack:"error,omitempty" json:"error,omitempty"`
+	UpdatedAt   Time   `msgpack:"updated_at" json:"updated_at"`
+	StartedAt   Time   `msgpack:"started_at,omitempty" json:"started_at"`
+	CompletedAt Time   `msgpack:"completed_at,omitempty" json:"completed_at"`
+	Attempt     int    `msgpack:"attempt,omitempty" json:"attempt"`
+	ResultData  JSON   `msgpack:"result_data,omitempty" json:"result_data,omitempty"`
 }
 
 // Task is the projection of stream task/<project>/<T-n>.
@@ -177,6 +189,11 @@ type Task struct {
 	Notes            int      `msgpack:"notes" json:"notes"`
 	Execs            int      `msgpack:"execs" json:"execs"`
 	Forced           bool     `msgpack:"forced,omitempty" json:"forced,omitempty"` // last done was forced
+	// Parent is the task this one is a subtask of. A task's children are
+	// not kept on it: they are the tasks whose Parent it is (an event
+	// changes only the entity of its stream), found by the engine.
+	Parent string `msgpack:"parent,omitempty" json:"parent,omitempty"`
+	Due    Time   `msgpack:"due,omitempty" json:"due"` // zero for none
 	Meta
 }
 

@@ -146,6 +146,8 @@ func Of(v any) any {
 		return each(t, ProjectOf)
 	case *flow.TaskStep:
 		return TaskStepOf(t)
+	case *flow.Family:
+		return TaskDetailOf(t)
 	case *flow.TaskContext:
 		return ContextOf(t)
 	}

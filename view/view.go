@@ -48,26 +48,45 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 
 // Task is a task: `task show -o json`, MCP task_get.
 type Task struct {
-	Project          string   `json:"project"`
-	ID               string   `json:"id"`
-	Plan             string   `json:"plan,omitempty"`
-	Title            string   `json:"title"`
-	Description      string   `json:"description,omitempty"`
-	Status           string   `json:"status"`
-	Owner            string   `json:"owner,omitempty"`
-	Tags             []string `json:"tags"`
-	Priority         int      `json:"priority"`
-	Deps             []string `json:"deps"`
-	Ref              string   `json:"ref,omitempty"`
-	Claim            *Claim   `json:"claim"`
-	Steps            []Step   `json:"steps"`
-	Context          Object   `json:"context"`
-	ContextVersion   int      `json:"context_version"`
-	PendingApprovals []string `json:"pending_approvals"`
-	Notes            int      `json:"notes"`
-	Execs            int      `json:"execs"`
-	Forced           bool     `json:"forced,omitempty" jsonschema:"the last done was forced"`
+	Project          string          `json:"project"`
+	ID               string          `json:"id"`
+	Plan             string          `json:"plan,omitempty"`
+	Title            string          `json:"title"`
+	Description      string          `json:"description,omitempty"`
+	Status           string          `json:"status"`
+	Owner            string          `json:"owner,omitempty"`
+	Tags             []string        `json:"tags"`
+	Priority         int             `json:"priority"`
+	Deps             []string        `json:"deps"`
+	Ref              string          `json:"ref,omitempty"`
+	Claim            *Claim          `json:"claim"`
+	Steps            []Step          `json:"steps"`
+	Context          Object          `json:"context"`
+	ContextVersion   int             `json:"context_version"`
+	PendingApprovals []string        `json:"pending_approvals"`
+	Notes            int             `json:"notes"`
+	Execs            int             `json:"execs"`
+	Forced           bool            `json:"forced,omitempty" jsonschema:"the last done was forced"`
+	Parent           string          `json:"parent,omitempty" jsonschema:"the task this one is a subtask of"`
+	Due              projection.Time `json:"due" jsonschema:"when it is due (RFC 3339), null for none"`
 	projection.Meta
+}
+
+// TaskDetail is a task with its children and progress: `task show -o
+// json`.
+type TaskDetail struct {
+	Task
+	Children []string `json:"children" jsonschema:"its subtasks, in id order"`
+	Progress int      `json:"progress" jsonschema:"0-100: done if done, else the share of its subtasks done, else its steps' mean progress"`
+}
+
+// TaskDetailOf shapes a task with its family.
+func TaskDetailOf(f *flow.Family) TaskDetail {
+	d := TaskDetail{Task: TaskOf(f.Task), Children: make([]string, len(f.Children)), Progress: f.Progress}
+	for i, c := range f.Children {
+		d.Children[i] = c.ID
+	}
+	return d
 }
 
 // Claim is a lease on a task.
@@ -88,6 +107,13 @@ type Step struct {
 	Result    string          `json:"result,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	UpdatedAt projection.Time `json:"updated_at"`
+	// StartedAt and CompletedAt are the times of the moves that started
+	// and ended its current attempt (null when none); Attempt counts its
+	// starts: 1, plus one per retry.
+	StartedAt   projection.Time `json:"started_at"`
+	CompletedAt projection.Time `json:"completed_at"`
+	Attempt     int             `json:"attempt"`
+	ResultData  Value           `json:"result_data,omitempty" jsonschema:"a structured result (JSON)"`
 }
 
 // TaskOf shapes a task.
@@ -95,7 +121,7 @@ func TaskOf(t *projection.Task) Task {
 	v := Task{Project: t.Project, ID: t.ID, Plan: t.Plan, Title: t.Title, Description: t.Description,
 		Status: t.Status, Owner: t.Owner, Tags: t.Tags, Priority: t.Priority, Deps: t.Deps, Ref: t.Ref,
 		Context: Object(t.Context), ContextVersion: t.ContextVersion, PendingApprovals: t.PendingApprovals,
-		Notes: t.Notes, Execs: t.Execs, Forced: t.Forced, Meta: t.Meta}
+		Notes: t.Notes, Execs: t.Execs, Forced: t.Forced, Parent: t.Parent, Due: t.Due, Meta: t.Meta}
 	if t.Claim != nil {
 		v.Claim = &Claim{Actor: t.Claim.Actor, Session: t.Claim.Session, LeaseUntil: t.Claim.LeaseUntil, ClaimedAt: t.Claim.ClaimedAt}
 	}
@@ -111,7 +137,8 @@ func TaskOf(t *projection.Task) Task {
 // StepOf shapes a step.
 func StepOf(s projection.Step) Step {
 	return Step{ID: s.ID, Title: s.Title, Status: s.Status, Progress: s.Progress, Note: s.Note,
-		Result: s.Result, Error: s.Error, UpdatedAt: s.UpdatedAt}
+		Result: s.Result, Error: s.Error, UpdatedAt: s.UpdatedAt, StartedAt: s.StartedAt, CompletedAt: s.CompletedAt,
+		Attempt: s.Attempt, ResultData: Value(s.ResultData)}
 }
 
 // TaskStep is a step with its task and the task's version: what the
@@ -152,13 +179,16 @@ type TaskBrief struct {
 	Owner    string   `json:"owner,omitempty"`
 	// ClaimedBy is the actor of a claim that is live now (claim.actor of
 	// a lease that has not run out).
-	ClaimedBy string `json:"claimed_by,omitempty" jsonschema:"the actor of a live claim"`
-	Version   uint64 `json:"version"`
+	ClaimedBy string          `json:"claimed_by,omitempty" jsonschema:"the actor of a live claim"`
+	Version   uint64          `json:"version"`
+	Parent    string          `json:"parent,omitempty"`
+	Due       projection.Time `json:"due,omitempty" jsonschema:"when it is due (RFC 3339)"`
 }
 
 // TaskBriefOf shapes a task for a list, with the claims live at now.
 func TaskBriefOf(t *projection.Task, now time.Time) TaskBrief {
-	b := TaskBrief{ID: t.ID, Title: t.Title, Status: t.Status, Priority: t.Priority, Deps: t.Deps, Owner: t.Owner, Version: t.Version}
+	b := TaskBrief{ID: t.ID, Title: t.Title, Status: t.Status, Priority: t.Priority, Deps: t.Deps, Owner: t.Owner, Version: t.Version,
+		Parent: t.Parent, Due: t.Due}
 	if t.Claim.Live(now) {
 		b.ClaimedBy = t.Claim.Actor
 	}

@@ -11,7 +11,7 @@ import (
 
 func (a *app) depCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "dep", Short: "Add, remove and list task dependencies"}
-	cmd.AddCommand(a.depChangeCommand("add"), a.depChangeCommand("rm"), a.depLsCommand())
+	cmd.AddCommand(a.depChangeCommand("add"), a.depChangeCommand("rm"), a.depLsCommand(), a.depTreeCommand())
 	return cmd
 }
 
@@ -89,7 +89,9 @@ func (a *app) readyCommand() *cobra.Command {
 		Use:   "ready [--explain]",
 		Short: "List tasks ready to work on",
 		Long: "ready lists todo tasks whose dependencies are done, with no pending approval and no live claim\n" +
-			"by someone else. --explain also lists every other task with the reasons it is not ready.",
+			"by someone else. --explain also lists every other task with the reasons it is not ready.\n" +
+			"Order: priority first (higher first), then due date (sooner first, none last), then age (older\n" +
+			"first). --limit N keeps the first N in that order.",
 		Example: "  flowctl ready\n  flowctl ready --explain -o json",
 		Args:    cobra.NoArgs,
 	}

@@ -38,8 +38,8 @@ func (a *app) execRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [--task T] [--step T-n.m] -- CMD [ARGS...]",
 		Short: "Run a command, passing its output through, and record it (exits with the command's code)",
-		Long: "run starts CMD with flowctl's stdin and working directory and FLOW_PROJECT, FLOW_TASK_ID and\n" +
-			"FLOW_PLAN_ID set, copies its stdout and stderr through unchanged as they come, and records it:\n" +
+		Long: "run starts CMD with flowctl's stdin and working directory and FLOW_PROJECT, FLOW_TASK_ID,\n" +
+			"FLOW_TASK_NAME (the task's title), FLOW_STEP_ID (with --step) and FLOW_PLAN_ID set, copies its stdout and stderr through unchanged as they come, and records it:\n" +
 			"command line, cwd, exit code, success (exit 0), elapsed time, the first and last 16 KiB of\n" +
 			"stdout and stderr with their sizes and SHA-256, and the git HEAD when the command started.\n" +
 			"Nothing is added to stdout; 'recorded X-n' goes to stderr (not with -q). flowctl exits with\n" +
@@ -57,12 +57,12 @@ func (a *app) execRunCommand() *cobra.Command {
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		in := a.execInput(target, writeOpts{ifVersion: ifVersion})
 		in.Command, in.Cwd = shellJoin(args), a.dir
-		in, err := a.checkExec(in)
+		in, title, err := a.checkExec(in)
 		if err != nil {
 			return err
 		}
 		in.GitHead = gitHead(a.dir)
-		res := teeRun{argv: args, dir: a.dir, env: execEnv(in), stdin: a.stdin, stdout: a.stdout, stderr: a.stderr}.run(cmd.Context())
+		res := teeRun{argv: args, dir: a.dir, env: execEnv(in, title), stdin: a.stdin, stdout: a.stdout, stderr: a.stderr}.run(cmd.Context())
 		in.ExitCode, in.Success, in.ElapsedMS = res.exitCode, res.exitCode == 0, float64(res.elapsed.Microseconds())/1000
 		in.Stdout, in.Stderr = res.stdout, res.stderr
 		x, err := a.recordExec(in)
@@ -81,15 +81,22 @@ func (a *app) execInput(t execTarget, wo writeOpts) flow.NewExec {
 }
 
 // checkExec validates a record before its command runs, returning it
-// normalized, with its project.
-func (a *app) checkExec(in flow.NewExec) (flow.NewExec, error) {
+// normalized, with its project, and its task's title ("" for none).
+func (a *app) checkExec(in flow.NewExec) (flow.NewExec, string, error) {
+	var title string
 	err := a.withEngine(true, func(s *session) error {
 		in.Project = s.project
 		var err error
-		in, err = s.eng.CheckExec(in)
+		if in, err = s.eng.CheckExec(in); err != nil || in.Task == "" {
+			return err
+		}
+		t, err := s.eng.Task(in.Project, in.Task)
+		if err == nil {
+			title = t.Title
+		}
 		return err
 	})
-	return in, err
+	return in, title, err
 }
 
 func (a *app) recordExec(in flow.NewExec) (*projection.Exec, error) {
@@ -103,12 +110,16 @@ func (a *app) recordExec(in flow.NewExec) (*projection.Exec, error) {
 	return x, err
 }
 
-// execEnv is flowctl's environment with the record's project, task and
-// plan set, so that flowctl commands run by the command find them.
-func execEnv(in flow.NewExec) []string {
+// execEnv is flowctl's environment with the record's project, task (id
+// and title, FLOW_TASK_NAME as seed 003 names it), step and plan set, so
+// that flowctl commands run by the command find them.
+func execEnv(in flow.NewExec, title string) []string {
 	env := append(os.Environ(), "FLOW_PROJECT="+in.Project)
 	if in.Task != "" {
-		env = append(env, "FLOW_TASK_ID="+in.Task)
+		env = append(env, "FLOW_TASK_ID="+in.Task, "FLOW_TASK_NAME="+title)
+	}
+	if in.Step != "" {
+		env = append(env, "FLOW_STEP_ID="+in.Step)
 	}
 	if in.Plan != "" {
 		env = append(env, "FLOW_PLAN_ID="+in.Plan)

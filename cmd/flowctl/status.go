@@ -16,8 +16,9 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Show the project at a glance: tasks by status, ready, blocked, approvals, claims",
 		Long: "status counts the project's tasks by status and lists the ready tasks (as 'ready' does), the\n" +
 			"blocked ones (status blocked, or todo with dependencies not done), pending approvals and live\n" +
-			"claims, with plan and exec record counts and the head seq of the log. As for 'ready', your own\n" +
-			"live claims (--actor) do not keep a task from being ready.",
+			"claims, with plan and exec record counts and the head seq of the log, and the overdue tasks (open,\n" +
+			"past their --due; JSON: overdue, overdue_count). As for 'ready', your own live claims (--actor)\n" +
+			"do not keep a task from being ready.",
 		Example: "  flowctl status\n  flowctl status -o json | jq .tasks",
 		Args:    cobra.NoArgs,
 		RunE: a.action(func(*cobra.Command, []string) error {
@@ -101,6 +102,13 @@ func writeProjectStatus(w io.Writer, st *flow.Status) {
 		}
 		return rows
 	})
+	statusSection(w, "overdue", st.OverdueCount, func() [][]string {
+		rows := make([][]string, len(st.Overdue))
+		for i, t := range st.Overdue {
+			rows[i] = []string{"  " + t.ID, t.Status, "due " + fmtTime(t.Due), t.Title}
+		}
+		return rows
+	})
 	writeStatusPending(w, st)
 }
 
@@ -122,7 +130,7 @@ func writeStatusPending(w io.Writer, st *flow.Status) {
 }
 
 // sectionColors colour the names of status's sections that ask for attention.
-var sectionColors = map[string]string{"ready": sgrGreen, "blocked": sgrRed, "pending approvals": sgrYellow}
+var sectionColors = map[string]string{"ready": sgrGreen, "blocked": sgrRed, "overdue": sgrRed, "pending approvals": sgrYellow}
 
 // statusSection prints "name: none", or "name (n):" and a table.
 func statusSection(w io.Writer, name string, n int, rows func() [][]string) {

@@ -20,7 +20,7 @@ func (a *app) stepCommand() *cobra.Command {
 			"A STEP is T-n.m, n.m, or just m for a step of the task in FLOW_TASK_ID. Steps of a done or\n" +
 			"cancelled task do not change.",
 	}
-	cmd.AddCommand(a.stepAddCommand(), a.stepLsCommand(), a.stepProgressCommand())
+	cmd.AddCommand(a.stepAddCommand(), a.stepLsCommand(), a.stepProgressCommand(), a.stepShowCommand(), a.stepRetryCommand())
 	for _, m := range stepMoves {
 		cmd.AddCommand(a.stepMoveCommand(m))
 	}
@@ -113,8 +113,8 @@ func (a *app) stepMoveCommand(m stepMove) *cobra.Command {
 	cmd.Flags().StringVar(&in.Note, "note", "", "a note on the step (recorded)")
 	switch m.text {
 	case "result":
-		cmd.Flags().StringVar(&in.Result, "result", "", "what the step produced (recorded)")
-		cmd.Example += " --result 'all 41 tests pass'"
+		cmd.Flags().StringVar(&in.Result, "result", "", "what the step produced (recorded): text, or a JSON object or array, kept as a structured result")
+		cmd.Example += " --result 'all 41 tests pass'\n  flowctl step done T-3.2 --result '{\"passed\":41,\"failed\":0}'"
 	case "error":
 		cmd.Flags().StringVar(&in.Error, "error", "", "what went wrong (required, recorded)")
 		_ = cmd.MarkFlagRequired("error")
@@ -123,9 +123,20 @@ func (a *app) stepMoveCommand(m stepMove) *cobra.Command {
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
 		in.To, in.Write = m.to, wo.write()
+		in.Result, in.ResultData = splitResult(in.Result)
 		return a.runStepMove(args[0], in)
 	})
 	return cmd
+}
+
+// splitResult reads --result: a value that starts with { or [ (after
+// space) is a structured result, JSON the engine checks; anything else is
+// text.
+func splitResult(result string) (text, data string) {
+	if t := strings.TrimSpace(result); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		return "", t
+	}
+	return result, ""
 }
 
 func (a *app) stepProgressCommand() *cobra.Command {
@@ -189,4 +200,65 @@ func (a *app) stepArg(arg string) (string, error) {
 	}
 	_, id, err := flow.ParseStepID(arg)
 	return id, err
+}
+
+func (a *app) stepRetryCommand() *cobra.Command {
+	var note string
+	var wo writeOpts
+	cmd := &cobra.Command{
+		Use:   "retry STEP",
+		Short: "Retry a failed step (failed -> in_progress, attempt + 1)",
+		Long: "retry moves a failed step back to in_progress for another attempt: its attempt grows by one,\n" +
+			"started_at is now, and its error, completed_at and progress are cleared (the log keeps them).\n" +
+			"Only a failed step can be retried: any other is a conflict (exit 4).",
+		Example: "  flowctl step retry T-3.2 --note 'flaky network, once more'",
+		Args:    cobra.ExactArgs(1),
+	}
+	cmd.Flags().StringVar(&note, "note", "", "a note on the step (recorded)")
+	wo.addFlags(cmd)
+	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
+		return a.runStepMove(args[0], flow.StepMove{To: projection.StepInProgress, Note: note, Retry: true, Write: wo.write()})
+	})
+	return cmd
+}
+
+func (a *app) stepShowCommand() *cobra.Command {
+	var at atFlag
+	cmd := &cobra.Command{
+		Use:   "show STEP",
+		Short: "Show a step: status, progress, attempt, times, note, result, error",
+		Long: "show prints one step. -o json prints its fields: id, title, status, progress, note, result,\n" +
+			"result_data (a structured result), error, attempt, started_at, completed_at, updated_at, task\n" +
+			"and the task's version.",
+		Example: "  flowctl step show T-3.2\n  flowctl step show T-3.2 -o json | jq .attempt",
+		Args:    cobra.ExactArgs(1),
+	}
+	at.add(cmd)
+	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
+		id, err := a.stepArg(args[0])
+		if err != nil {
+			return err
+		}
+		return a.withEngine(true, func(s *session) error {
+			if err := at.view(s); err != nil {
+				return err
+			}
+			st, err := s.eng.Step(s.project, id)
+			if err != nil {
+				return err
+			}
+			return a.printer().one(st, func(w io.Writer) { writeStep(w, st) })
+		})
+	})
+	return cmd
+}
+
+func writeStep(w io.Writer, st *flow.TaskStep) {
+	fmt.Fprintf(w, "%s  %s  [%s]  %d%%  (task %s v%d)\n", st.ID, printable(st.Title), st.Status, st.Progress, st.Task, st.Version)
+	fmt.Fprintf(w, "attempt %d, started %s, completed %s, updated %s\n", st.Attempt, fmtTime(st.StartedAt), fmtTime(st.CompletedAt), fmtTime(st.UpdatedAt))
+	for _, kv := range [][2]string{{"note", st.Note}, {"result", st.Result}, {"result data", string(st.ResultData)}, {"error", st.Error}} {
+		if kv[1] != "" {
+			fmt.Fprintf(w, "%s: %s\n", kv[0], printable(kv[1]))
+		}
+	}
 }

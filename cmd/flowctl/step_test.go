@@ -8,16 +8,20 @@ import (
 
 // stepJSON is a step as `step ... -o json` prints it.
 type stepJSON struct {
-	ID       string `json:"id"`
-	Title    string `json:"title"`
-	Status   string `json:"status"`
-	Progress int    `json:"progress"`
-	Note     string `json:"note"`
-	Result   string `json:"result"`
-	Error    string `json:"error"`
-	Updated  string `json:"updated_at"`
-	Task     string `json:"task"`
-	Version  uint64 `json:"version"`
+	ID       string          `json:"id"`
+	Title    string          `json:"title"`
+	Status   string          `json:"status"`
+	Progress int             `json:"progress"`
+	Note     string          `json:"note"`
+	Result   string          `json:"result"`
+	Error    string          `json:"error"`
+	Updated  string          `json:"updated_at"`
+	Started  *string         `json:"started_at"`
+	Done     *string         `json:"completed_at"`
+	Attempt  int             `json:"attempt"`
+	Data     json.RawMessage `json:"result_data"`
+	Task     string          `json:"task"`
+	Version  uint64          `json:"version"`
 }
 
 func stepDecode(t *testing.T, stdout string, v any) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/view"
 	"github.com/spf13/cobra"
 )
 
@@ -25,11 +26,13 @@ func (a *app) taskAddCommand() *cobra.Command {
 	var in flow.NewTask
 	var wo writeOpts
 	cmd := &cobra.Command{
-		Use:     "add TITLE",
-		Short:   "Add a task (T-n)",
-		Example: "  flowctl task add 'write the parser' --dep T-1 --tag backend --priority 2",
-		Args:    cobra.ExactArgs(1),
+		Use:   "add TITLE",
+		Short: "Add a task (T-n)",
+		Example: "  flowctl task add 'write the parser' --dep T-1 --tag backend --priority 2\n" +
+			"  flowctl task add 'parse numbers' --parent T-2 --due +3d",
+		Args: cobra.ExactArgs(1),
 	}
+	var due string
 	fs := cmd.Flags()
 	fs.StringVar(&in.Plan, "plan", "", "plan the task belongs to (env FLOW_PLAN_ID)")
 	fs.StringVar(&in.Description, "description", "", "what is to be done")
@@ -38,8 +41,14 @@ func (a *app) taskAddCommand() *cobra.Command {
 	fs.StringSliceVar(&in.Tags, "tag", nil, "a tag (repeat or comma-separate)")
 	fs.IntVar(&in.Priority, "priority", 0, "priority; higher is more urgent")
 	fs.StringVar(&in.Ref, "ref", "", "an outside reference (issue URL, original id)")
+	fs.StringVar(&in.Parent, "parent", "", "the task this one is a subtask of")
+	fs.StringVar(&due, "due", "", "when it is due: RFC 3339, a date, or +N m|h|d|w from now (+3d)")
 	wo.addKeyFlag(cmd)
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
+		var err error
+		if in.Due, err = flow.ParseDue(due, time.Now()); err != nil {
+			return err
+		}
 		return a.withEngine(false, func(s *session) error {
 			in.Project, in.Title, in.Write = s.project, args[0], wo.write()
 			in.Plan = a.planDefault(in.Plan)
@@ -58,7 +67,7 @@ func (a *app) taskLsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Short:   "List tasks",
-		Example: "  flowctl task ls --status doing\n  flowctl task ls --status done --limit 20\n  flowctl task ls --tag backend -o json",
+		Example: "  flowctl task ls --status doing\n  flowctl task ls --status done --limit 20\n  flowctl task ls --tag backend -o json\n  flowctl task ls --tree",
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -66,6 +75,8 @@ func (a *app) taskLsCommand() *cobra.Command {
 	fs.StringVar(&f.Plan, "plan", "", "only tasks of this plan")
 	fs.StringVar(&f.Owner, "owner", "", "only tasks of this owner")
 	fs.StringVar(&f.Tag, "tag", "", "only tasks with this tag")
+	var tree bool
+	fs.BoolVar(&tree, "tree", false, "print subtasks under their parents, as a tree (-o json: nested)")
 	var limit int
 	limitFlag(cmd, &limit, "tasks")
 	var at atFlag
@@ -73,6 +84,9 @@ func (a *app) taskLsCommand() *cobra.Command {
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
 		if err := checkLimit(limit); err != nil {
 			return err
+		}
+		if tree && limit > 0 {
+			return usageError{fmt.Errorf("--tree prints the whole tree: leave out --limit")}
 		}
 		if f.Plan != "" {
 			id, err := flow.ParsePlanID(f.Plan)
@@ -84,6 +98,13 @@ func (a *app) taskLsCommand() *cobra.Command {
 		return a.withEngine(true, func(s *session) error {
 			if err := at.view(s); err != nil {
 				return err
+			}
+			if tree {
+				roots, err := s.eng.TaskTree(s.project, f)
+				if err != nil {
+					return err
+				}
+				return a.printTrees(roots)
 			}
 			pg := a.page(limit, "tasks", taskHeader)
 			err := s.eng.EachTask(s.project, f, func(t *projection.Task) error {
@@ -128,11 +149,11 @@ func (a *app) taskShowCommand() *cobra.Command {
 				if err := at.view(s); err != nil {
 					return err
 				}
-				t, err := s.eng.Task(s.project, id)
+				f, err := s.eng.TaskFamily(s.project, id)
 				if err != nil {
 					return err
 				}
-				return a.printer().one(t, func(w io.Writer) { writeTask(w, t) })
+				return a.printer().one(view.TaskDetailOf(f), func(w io.Writer) { writeTask(w, f) })
 			})
 		}),
 	}
@@ -140,7 +161,8 @@ func (a *app) taskShowCommand() *cobra.Command {
 	return cmd
 }
 
-func writeTask(w io.Writer, t *projection.Task) {
+func writeTask(w io.Writer, f *flow.Family) {
+	t := f.Task
 	fmt.Fprintf(w, "%s  %s  [%s]  v%d\n", t.ID, printable(t.Title), t.Status, t.Version)
 	var meta []string
 	for _, kv := range [][2]string{{"plan", t.Plan}, {"owner", t.Owner}, {"ref", t.Ref}} {
@@ -153,9 +175,13 @@ func writeTask(w io.Writer, t *projection.Task) {
 		meta = append(meta, "tags: "+strings.Join(t.Tags, ", "))
 	}
 	fmt.Fprintln(w, printable(strings.Join(meta, "   ")))
+	if t.Due != 0 {
+		fmt.Fprintf(w, "due: %s\n", fmtTime(t.Due))
+	}
 	if len(t.Deps) > 0 {
 		fmt.Fprintf(w, "depends on: %s\n", strings.Join(t.Deps, ", "))
 	}
+	writeFamily(w, f)
 	if t.Claim != nil {
 		fmt.Fprintf(w, "claimed by %s until %s\n", printable(t.Claim.Actor), fmtTime(t.Claim.LeaseUntil))
 	}
@@ -169,7 +195,7 @@ func writeTask(w io.Writer, t *projection.Task) {
 		fmt.Fprintln(w, "\nsteps:")
 		rows := make([][]string, len(t.Steps))
 		for i, s := range t.Steps {
-			rows[i] = []string{"  " + s.ID, s.Status, fmt.Sprintf("%d%%", s.Progress), s.Title}
+			rows[i] = []string{"  " + s.ID, s.Status, fmt.Sprintf("%d%%", s.Progress), stepAttempt(s), s.Title}
 		}
 		table(w, "", rows)
 	}
@@ -180,15 +206,17 @@ func writeTask(w io.Writer, t *projection.Task) {
 }
 
 func (a *app) taskEditCommand() *cobra.Command {
-	var title, desc, owner, plan string
+	var title, desc, owner, plan, due string
 	var tags []string
 	var priority int
 	var wo writeOpts
 	cmd := &cobra.Command{
 		Use:     "edit [T]",
-		Short:   "Change a task's title, description, owner, tags, priority or plan",
-		Example: "  flowctl task edit T-3 --title 'parse the v2 format' --priority 3",
-		Args:    cobra.MaximumNArgs(1),
+		Aliases: []string{"update"},
+		Short:   "Change a task's title, description, owner, tags, priority, plan, parent or due date",
+		Example: "  flowctl task edit T-3 --title 'parse the v2 format' --priority 3\n" +
+			"  flowctl task update T-3 --parent T-1 --due 2026-12-01\n  flowctl task update T-3 --parent '' --due ''",
+		Args: cobra.MaximumNArgs(1),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&title, "title", "", "new title")
@@ -197,6 +225,8 @@ func (a *app) taskEditCommand() *cobra.Command {
 	fs.StringSliceVar(&tags, "tag", nil, "new tags, replacing the old ones")
 	fs.IntVar(&priority, "priority", 0, "new priority")
 	fs.StringVar(&plan, "plan", "", "move to this plan")
+	fs.String("parent", "", "make it a subtask of this task ('' detaches it)")
+	fs.StringVar(&due, "due", "", "new due date: RFC 3339, a date, or +N m|h|d|w from now ('' clears it)")
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		id, err := a.taskArg(args, 0)
@@ -205,7 +235,7 @@ func (a *app) taskEditCommand() *cobra.Command {
 		}
 		in := flow.TaskEdit{ID: id, Write: wo.write()}
 		changed := cmd.Flags().Changed
-		for flag, dst := range map[string]**string{"title": &in.Title, "description": &in.Description, "owner": &in.Owner, "plan": &in.Plan} {
+		for flag, dst := range map[string]**string{"title": &in.Title, "description": &in.Description, "owner": &in.Owner, "plan": &in.Plan, "parent": &in.Parent} {
 			if changed(flag) {
 				v, _ := cmd.Flags().GetString(flag)
 				*dst = &v
@@ -216,6 +246,13 @@ func (a *app) taskEditCommand() *cobra.Command {
 		}
 		if changed("priority") {
 			in.Priority = &priority
+		}
+		if changed("due") {
+			d, err := flow.ParseDue(due, time.Now())
+			if err != nil {
+				return err
+			}
+			in.Due = &d
 		}
 		return a.withEngine(false, func(s *session) error {
 			in.Project = s.project

@@ -195,6 +195,8 @@ type newTaskFields struct {
 	Owner       string   `json:"owner,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
 	Priority    int      `json:"priority,omitempty" jsonschema:"0-1000, higher is more urgent"`
+	Parent      string   `json:"parent,omitempty" jsonschema:"the task it is a subtask of: an id, or the key of an earlier item"`
+	Due         string   `json:"due,omitempty" jsonschema:"when it is due: RFC 3339, a date, or +N with m, h, d or w (+3d)"`
 }
 
 type batchTask struct {
@@ -236,8 +238,12 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 		if len(in.Tasks) > 0 {
 			key = flow.SubKey(in.RequestID, strconv.Itoa(i+1))
 		}
+		due, err := flow.ParseDue(it.Due, time.Now())
+		if err != nil {
+			return taskCreateOut{}, "", err
+		}
 		batch[i] = flow.BatchTask{Key: it.Key, NewTask: flow.NewTask{Plan: it.Plan, Title: it.Title, Description: it.Description,
-			Deps: it.Deps, Owner: it.Owner, Tags: it.Tags, Priority: it.Priority, Write: flow.Write{Key: key}}}
+			Deps: it.Deps, Owner: it.Owner, Tags: it.Tags, Priority: it.Priority, Parent: it.Parent, Due: due, Write: flow.Write{Key: key}}}
 	}
 	tasks, err := c.eng.AddTasks(c.project, batch)
 	if err != nil {
@@ -257,7 +263,7 @@ func taskCreateTool(c *call, in taskCreateIn) (taskCreateOut, string, error) {
 func (in taskCreateIn) items() ([]batchTask, error) {
 	one := in.newTaskFields
 	hasOne := one.Title != "" || one.Description != "" || one.Plan != "" || len(one.Deps) > 0 ||
-		one.Owner != "" || len(one.Tags) > 0 || one.Priority != 0
+		one.Owner != "" || len(one.Tags) > 0 || one.Priority != 0 || one.Parent != "" || one.Due != ""
 	switch {
 	case len(in.Tasks) > 0 && hasOne:
 		return nil, invalid("give either title (one task) or tasks (several), not both")
@@ -285,6 +291,8 @@ type taskUpdateIn struct {
 	Tags        *[]string `json:"tags,omitempty" jsonschema:"replaces the tags"`
 	Priority    *int      `json:"priority,omitempty"`
 	Plan        *string   `json:"plan,omitempty" jsonschema:"plan id, like P-1; empty to detach"`
+	Parent      *string   `json:"parent,omitempty" jsonschema:"parent task id, like T-1; empty to detach"`
+	Due         *string   `json:"due,omitempty" jsonschema:"due date: RFC 3339, a date, or +N with m, h, d or w; empty to clear"`
 	IfVersion   *uint64   `json:"if_version,omitempty" jsonschema:"fail with conflict unless the task is at this version (checked by the first change)"`
 	requestArg
 }
@@ -313,9 +321,17 @@ func taskUpdateTool(c *call, in taskUpdateIn) (taskUpdateOut, string, error) {
 	if err != nil {
 		return taskUpdateOut{}, "", err
 	}
+	var due *projection.Time
+	if in.Due != nil {
+		d, err := flow.ParseDue(*in.Due, time.Now())
+		if err != nil {
+			return taskUpdateOut{}, "", err
+		}
+		due = &d
+	}
 	t, applied, err := c.eng.UpdateTask(flow.TaskUpdate{Project: c.project, ID: id, Claim: in.Claim, Lease: lease,
 		Status: in.Status, Reason: in.Reason, Force: in.Force, Title: in.Title, Description: in.Description,
-		Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan,
+		Owner: in.Owner, Tags: in.Tags, Priority: in.Priority, Plan: in.Plan, Parent: in.Parent, Due: due,
 		Write: flow.Write{IfVersion: ifVersion, Key: in.RequestID}})
 	if err != nil {
 		return taskUpdateOut{}, "", err

@@ -215,11 +215,11 @@ func (s *server) task(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		t, err := c.eng.Task(c.project, id)
+		f, err := c.eng.TaskFamily(c.project, id)
 		if err != nil {
 			return err
 		}
-		return a.one(t)
+		return a.one(f)
 	})
 }
 

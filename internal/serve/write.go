@@ -130,7 +130,11 @@ func (s *server) move(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return a.one(t)
+		f, err := c.eng.TaskFamily(c.project, t.ID) // as task show prints it
+		if err != nil {
+			return err
+		}
+		return a.one(f)
 	})
 }
 

@@ -24,6 +24,8 @@ type taskView struct {
 	Memories []digest.ReportNote
 	Moves    []string // the statuses a move may go to (the engine decides)
 	Timeline []digest.ReportEvent
+	Children []*projection.Task // its subtasks, in id order
+	Progress int                // flow.Progress of the task
 }
 
 func (u *ui) taskPage(rq *request) error {
@@ -37,6 +39,10 @@ func (u *ui) taskPage(rq *request) error {
 	t := rep.Task
 	pg.Title = t.ID + " " + t.Title
 	v := &taskView{Report: rep, Task: t, Card: cardOf(t, rq.eng.Now())}
+	if v.Children, err = rq.eng.Children(rq.project, t.ID); err != nil {
+		return err
+	}
+	v.Progress = flow.Progress(t, v.Children)
 	hist, err := rq.base.ContextHistory(rq.project, t.ID, "")
 	if err != nil {
 		return err

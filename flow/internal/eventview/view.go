@@ -46,6 +46,9 @@ func withMeta(r viewRules) viewRules {
 // Every type's occurred_at (an imported event's own time) is a time too.
 var eventViews = everyOccurredAt(map[string]viewRules{
 	projection.TypeTaskClaimed:       {"lease_until": timeField},
+	projection.TypeTaskCreated:       {"due": timeField},
+	projection.TypeTaskUpdated:       {"due": timeField},
+	projection.TypeStepStatusChanged: {"result_data": textField},
 	projection.TypeTaskContextMerged: {"patch": textField},
 	projection.TypeApprovalRequested: {"action": textField, "expires": timeField},
 	projection.TypeRollbackApplied: {
@@ -54,7 +57,9 @@ var eventViews = everyOccurredAt(map[string]viewRules{
 		"tasks": {fields: withMeta(viewRules{
 			"context": textField,
 			"claim":   {fields: viewRules{"lease_until": timeField, "claimed_at": timeField}},
-			"steps":   {fields: viewRules{"updated_at": timeField}},
+			"steps": {fields: viewRules{"updated_at": timeField, "started_at": timeField, "completed_at": timeField,
+				"result_data": textField}},
+			"due": timeField,
 		})},
 		"approvals": {fields: withMeta(viewRules{
 			"action": textField, "expires": timeField, "decided_at": timeField,
