@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,7 +228,7 @@ func (e *Engine) postCommit(hs []hooks.Hook, done *hookRun, id store.ID) {
 
 // commitRun runs fn again and commits it, if since plan began no one has
 // appended but the hooks of run id, and fn appends what the hooks saw:
-// as many events of the same types to the same streams. Else errMoved.
+// as many events of the same types (sameShape). Else errMoved.
 // With post, it returns the run with the entities for post-commit hooks.
 func (e *Engine) commitRun(fn func(tx store.Tx) error, plan *hookRun, id store.ID, post bool) (*hookRun, error) {
 	var done *hookRun
@@ -312,10 +313,11 @@ func onlyRun(tx store.Tx, from uint64, id store.ID) (bool, error) {
 	return own, err
 }
 
-// sameShape reports whether a and b are as many events of the same types
-// to the same streams.
+// sameShape reports whether a and b are as many events of the same types.
+// Their streams may differ when a hook wrote meanwhile: a task it added
+// takes the id the command's own new task had in the dry run.
 func sameShape(a, b []*store.Record) bool {
-	return slices.EqualFunc(a, b, func(x, y *store.Record) bool { return x.Stream == y.Stream && x.Type == y.Type })
+	return slices.EqualFunc(a, b, func(x, y *store.Record) bool { return x.Type == y.Type })
 }
 
 // entitiesOf returns, by stream, the JSON of the entity each record's
@@ -398,50 +400,155 @@ func (run *hookRun) input(point string) ([]byte, error) {
 // runHooks runs point's hooks on run in order, skipping (with a warning)
 // the ones refused; the first that does not allow ends it with ErrVetoed.
 func (e *Engine) runHooks(point string, hs []hooks.Hook, run *hookRun, id store.ID) error {
-	if len(hs) == 0 {
-		return nil
-	}
 	stdin, err := run.input(point)
 	if err != nil {
 		return err
 	}
-	in := hooks.Input{Stdin: stdin, Timeout: e.opts.Hooks.Timeout}
-	project := ""
+	c := hookCall{h: e.opts.Hooks, db: e.path, actor: e.opts.Actor, session: e.opts.Session, id: id, warn: e.warn}
 	if len(run.records) > 0 {
-		project = run.records[0].Project
+		c.project = run.records[0].Project
 	}
-	for _, h := range hs {
-		if h.Refused != "" {
-			e.warn("hook %s does not run: %s", h.Path, h.Refused)
-			continue
-		}
-		in.Env = e.hookEnv(h.Name, project, id)
-		if err := h.Run(in); err != nil {
-			return fmt.Errorf("%w: %s %w", ErrVetoed, point, err)
-		}
-	}
-	return nil
+	_, err = c.run(point, hs, stdin)
+	return err
 }
 
-// hookEnv is the environment of hook name: the process's, and FLOW_*.
-func (e *Engine) hookEnv(name, project string, id store.ID) []string {
-	env := e.opts.Hooks.Environ
+// hookCall is what a run of hooks is given beside its input.
+type hookCall struct {
+	h                           *Hooks
+	db, actor, session, project string
+	id                          store.ID
+	warn                        func(format string, args ...any)
+}
+
+// run runs hs on stdin in order and returns each one's verdict, up to the
+// first that does not allow (ErrVetoed naming point and the hook).
+func (c hookCall) run(point string, hs []hooks.Hook, stdin []byte) ([]HookVerdict, error) {
+	in := hooks.Input{Stdin: stdin, Timeout: c.h.Timeout}
+	var out []HookVerdict
+	for _, h := range hs {
+		v := HookVerdict{Name: h.Name, Path: h.Path, Verdict: "allow"}
+		if h.Refused != "" {
+			c.warn("hook %s does not run: %s", h.Path, h.Refused)
+			v.Verdict, v.Reason = "not run", h.Refused
+			out = append(out, v)
+			continue
+		}
+		in.Env = c.env(h.Name)
+		err := h.Run(in)
+		var r *hooks.Refusal
+		if errors.As(err, &r) {
+			v.Verdict, v.Reason = "fail", r.Reason
+			if r.Vetoed {
+				v.Verdict = "veto"
+			}
+		}
+		out = append(out, v)
+		if err != nil {
+			return out, &vetoError{point: point, err: err}
+		}
+	}
+	return out, nil
+}
+
+// env is the environment of hook name: the process's, and FLOW_*.
+func (c hookCall) env(name string) []string {
+	env := c.h.Environ
 	if env == nil {
 		env = os.Environ()
 	}
-	env = slices.Clip(env)
-	return append(env,
-		"FLOW_DB="+e.path,
-		"FLOW_PROJECT="+project,
-		"FLOW_ACTOR="+e.opts.Actor,
-		"FLOW_SESSION="+e.opts.Session,
+	return append(slices.Clip(env),
+		"FLOW_DB="+c.db,
+		"FLOW_PROJECT="+c.project,
+		"FLOW_ACTOR="+c.actor,
+		"FLOW_SESSION="+c.session,
 		"FLOW_HOOK="+name,
-		"FLOW_HOOK_DEPTH="+strconv.Itoa(e.opts.Hooks.Depth+1),
-		"FLOW_HOOK_RUN="+id.String(),
+		"FLOW_HOOK_DEPTH="+strconv.Itoa(c.h.Depth+1),
+		"FLOW_HOOK_RUN="+c.id.String(),
 	)
 }
 
-// hookMessage is a hook's failure without the ErrVetoed prefix.
+// HookVerdict is what one hook said in TestHooks.
+type HookVerdict struct {
+	Name    string `json:"name"`    // below the hooks directory: "pre-commit.d/10-check"
+	Path    string `json:"path"`    // the file
+	Verdict string `json:"verdict"` // allow, veto, fail (another exit, a signal, the timeout) or "not run" (refused)
+	Reason  string `json:"reason,omitempty"`
+}
+
+// HookFile is a hook file as `flowctl hooks ls` shows it.
+type HookFile struct {
+	Point   string `json:"point"` // pre-commit or post-commit
+	Name    string `json:"name"`  // below the hooks directory
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Runs    bool   `json:"runs"`              // whether a command would run it
+	Refused string `json:"refused,omitempty"` // why not
+}
+
+// HookPoints are the points hooks run at, in the order they run.
+var HookPoints = hooks.Points
+
+// ListHooks lists the hook files in dir, in the order they run. Errors:
+// the system's, reading a directory that exists.
+func ListHooks(dir string) ([]HookFile, error) {
+	set, err := hooks.Find(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []HookFile
+	for _, point := range hooks.Points {
+		for _, h := range set.Of(point) {
+			f := HookFile{Point: point, Name: h.Name, Path: h.Path, Runs: h.Refused == "", Refused: h.Refused}
+			if f.SHA256, err = h.SHA256(); err != nil {
+				f.Runs, f.Refused = false, fmt.Sprintf("cannot be read: %v", err)
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// TestHooks runs the hooks of point in dir on input, lines as hooks read
+// them, as a command would (the environment from the first line's event,
+// db as FLOW_DB), without touching any file: the verdicts up to the
+// first refusal, and ErrVetoed then. It returns ErrInvalid for an unknown
+// point.
+func TestHooks(dir, point, db string, input []byte, h *Hooks, warn func(string)) ([]HookVerdict, error) {
+	if !slices.Contains(hooks.Points, point) {
+		return nil, fmt.Errorf("%w: no hook point %q (pre-commit or post-commit)", ErrInvalid, point)
+	}
+	set, err := hooks.Find(dir)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		h = &Hooks{}
+	}
+	c := hookCall{h: h, db: db, id: store.NewID(time.Now()), warn: func(format string, args ...any) {
+		if warn != nil {
+			warn(fmt.Sprintf(format, args...))
+		}
+	}}
+	var first struct {
+		Event struct{ Actor, Session, Project string } `json:"event"`
+	}
+	if line, _, _ := bytes.Cut(input, []byte("\n")); json.Unmarshal(line, &first) == nil {
+		c.actor, c.session, c.project = first.Event.Actor, first.Event.Session, first.Event.Project
+	}
+	return c.run(point, set.Of(point), input)
+}
+
+// vetoError is a hook's refusal of a command: ErrVetoed, worded as
+// "pre-commit hook NAME vetoed: REASON" or "... failed: HOW".
+type vetoError struct {
+	point string
+	err   error // a *hooks.Refusal
+}
+
+func (e *vetoError) Error() string   { return e.point + " " + e.err.Error() }
+func (e *vetoError) Unwrap() []error { return []error{ErrVetoed, e.err} }
+
+// hookMessage is a hook's failure as a warning says it.
 func hookMessage(err error) string {
 	var r *hooks.Refusal
 	if errors.As(err, &r) {

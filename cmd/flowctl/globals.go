@@ -57,6 +57,7 @@ var globalUses = map[string]uses{
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
 	"mcp": writes, "serve": writes,
+	"hooks ls": whole, "hooks test": whole,
 	// cobra's own commands
 	"help": whole, "completion bash": whole, "completion zsh": whole, "completion fish": whole, "completion powershell": whole,
 }
