@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowctl/flowctl/flow/store"
+	"pgregory.net/rapid"
 )
 
 // hookedEngine opens a new file whose engine runs the hooks of dir/.flow/hooks,
@@ -188,12 +189,25 @@ func TestHooks_TimeoutKillsGroup(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the hook's child %d outlived the timeout", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// alive reports whether process pid runs (a zombie does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: trust kill
+	}
+	_, rest, _ := bytes.Cut(b, []byte(") "))
+	return len(rest) == 0 || rest[0] != 'Z'
 }
 
 // TestHooks_Order: the plain hook runs first, then the directory's in
@@ -338,4 +352,109 @@ func TestHooks_OthersWriteMeanwhile(t *testing.T) {
 	if task.ID != "T-2" || he.tasks(t) != 2 {
 		t.Errorf("task %s, %d tasks; want T-2 of 2", task.ID, he.tasks(t))
 	}
+}
+
+// TestHooks_BusyAfterRounds: when someone else writes every time the
+// hook runs, the command gives up after maxHookRounds with ErrBusy and
+// appends nothing of its own.
+func TestHooks_BusyAfterRounds(t *testing.T) {
+	he := openHooked(t, Hooks{})
+	ran := filepath.Join(he.dir, "ran")
+	// Each run: say so, and wait until the other writer has written.
+	he.hook(t, "pre-commit", "cat >/dev/null; touch "+ran+"; i=0; while [ -f "+ran+" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	writes := 0
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := os.Stat(ran); err != nil {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			e2, err := Open(he.path, Options{NoSync: true, Actor: "other"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := e2.AddTask(NewTask{Project: "p", Title: "other's"}); err != nil {
+				t.Error(err)
+			}
+			e2.Close()
+			writes++
+			os.Remove(ran)
+		}
+	}()
+	_, err := he.AddTask(NewTask{Project: "p", Title: "mine"})
+	close(stop)
+	wg.Wait()
+	if !errors.Is(err, store.ErrBusy) {
+		t.Fatalf("err = %v, want ErrBusy", err)
+	}
+	if writes != maxHookRounds || he.tasks(t) != maxHookRounds {
+		t.Errorf("%d writes by the other, %d tasks; want %d of each", writes, he.tasks(t), maxHookRounds)
+	}
+}
+
+// TestHooks_Batch: a batch's commands are one command to the hooks: they
+// see all its events at once, and a veto leaves none.
+func TestHooks_Batch(t *testing.T) {
+	he := openHooked(t, Hooks{})
+	out := filepath.Join(he.dir, "in.jsonl")
+	he.hook(t, "pre-commit", "cat > "+out+"; exit 2")
+	before := he.sum(t)
+	err := he.Batch(func(b *Engine) error {
+		if _, err := b.AddTask(NewTask{Project: "p", Title: "one"}); err != nil {
+			return err
+		}
+		_, err := b.AddTask(NewTask{Project: "p", Title: "two"})
+		return err
+	})
+	he.wantRefused(t, err, before, "vetoed")
+	if b, _ := os.ReadFile(out); bytes.Count(b, []byte("\n")) != 2 {
+		t.Errorf("the hook saw %q, want the batch's two events", b)
+	}
+}
+
+// TestHooks_VetoProperty: for any sequence of task additions, a policy
+// hook that vetoes some leaves exactly the allowed tasks, in order, and
+// every veto leaves the file byte for byte as it was.
+func TestHooks_VetoProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		he := openHooked(t, Hooks{})
+		he.hook(t, "pre-commit", `grep -q '"title":"no' && { echo refused >&2; exit 2; }; exit 0`)
+		titles := rapid.SliceOfN(rapid.SampledFrom([]string{"yes", "no", "yes too", "no way"}), 1, 6).Draw(rt, "titles")
+		var want []string
+		for _, title := range titles {
+			before := he.sum(t)
+			_, err := he.AddTask(NewTask{Project: "p", Title: title})
+			if strings.HasPrefix(title, "no") {
+				if !errors.Is(err, ErrVetoed) || he.sum(t) != before {
+					rt.Fatalf("%q: err %v, file changed %v", title, err, he.sum(t) != before)
+				}
+				continue
+			}
+			if err != nil {
+				rt.Fatalf("%q: %v", title, err)
+			}
+			want = append(want, title)
+		}
+		tasks, err := he.Tasks("p", TaskFilter{})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var got []string
+		for _, task := range tasks {
+			got = append(got, task.Title)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			rt.Fatalf("tasks %q, want %q", got, want)
+		}
+	})
 }
