@@ -44,7 +44,9 @@ type Options struct {
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.
 	Cache *Cache
-	// Hooks, when set, runs the hooks around every command (see Hooks).
+	// Hooks, when set, runs the hooks around every command (see Hooks);
+	// the engine then closes its file while they run: one operation at
+	// a time.
 	Hooks *Hooks
 }
 
