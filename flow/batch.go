@@ -23,7 +23,7 @@ import (
 // once and written once, when fn returns; each project's rollback index
 // and digest log index are brought up to date once, then, too.
 func (e *Engine) Batch(fn func(b *Engine) error) error {
-	return e.update(func(tx store.Tx) error {
+	return e.commit(func(tx store.Tx) error {
 		b := *e
 		if b.batch != nil { // a batch in a batch joins it
 			return fn(&b)

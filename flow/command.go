@@ -144,7 +144,7 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		}
 	}
 	var out Ref
-	err := e.update(func(tx store.Tx) error {
+	err := e.commit(func(tx store.Tx) error {
 		if done, err := replayed(tx, wr.Key, hash, &out); done || err != nil {
 			return err
 		}

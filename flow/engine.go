@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flowctl/flowctl/flow/internal/hooks"
 	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -43,6 +44,10 @@ type Options struct {
 	// Cache is the read cache; several engines (one per operation, say)
 	// may share one. nil: the engine makes its own.
 	Cache *Cache
+	// Hooks, when set, runs the hooks around every command (see Hooks);
+	// the engine then closes its file while they run: one operation at
+	// a time.
+	Hooks *Hooks
 }
 
 // Engine is flowctl's one public entry point: commands, queries and audit
@@ -60,6 +65,7 @@ type Engine struct {
 	idx    *logidx.Writer   // set on the view of a Batch: its commands' log index entries, written once at its end
 	held   *heldHead        // the head while the file is held; shared with views
 	snaps  *snapstore.Cache // what the newest snapshots this engine stored hold; shared with views
+	hooks  *hooks.Set       // the hooks its commands run, found at the first (hookSet)
 }
 
 // Open opens the engine on the store at path: a file's path, or a URL
@@ -97,6 +103,7 @@ func newEngine(path string, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	opts.Session = opts.Hooks.Session(opts.Session)
 	e := &Engine{path: path, opts: opts, cache: opts.Cache, held: &heldHead{}, snaps: &snapstore.Cache{}}
 	if e.cache == nil {
 		e.cache = NewCache(DefaultCacheSize)

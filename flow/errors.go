@@ -40,6 +40,7 @@ const (
 	CodeBusy     Code = "busy"
 	CodePending  Code = "pending"
 	CodeCorrupt  Code = "corrupt"
+	CodeVetoed   Code = "vetoed" // a pre-commit hook refused the command (Hooks)
 )
 
 // ErrorCode classifies err. It is the one table from errors to codes.
@@ -50,6 +51,8 @@ func ErrorCode(err error) Code {
 	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNewerFormat), errors.Is(err, snapshot.ErrCorrupt),
 		errors.Is(err, ErrDamagedProjection):
 		return CodeCorrupt
+	case errors.Is(err, ErrVetoed):
+		return CodeVetoed
 	case errors.Is(err, store.ErrBusy):
 		return CodeBusy
 	case errors.Is(err, ErrPending):

@@ -29,6 +29,22 @@ func (e *Engine) update(fn func(tx store.Tx) error) error {
 	return e.log.Update(fn)
 }
 
+// commit is update for a command: with the hooks around fn when the
+// engine has any (hooks.go), else update itself, at no cost.
+func (e *Engine) commit(fn func(tx store.Tx) error) error {
+	if e.at != nil || e.tx != nil {
+		return e.update(fn)
+	}
+	set, err := e.hookSet()
+	if err != nil {
+		return err
+	}
+	if set.Empty() {
+		return e.update(fn)
+	}
+	return e.updateHooked(fn, set)
+}
+
 // view runs fn in one read transaction.
 func (e *Engine) view(fn func(tx store.Tx) error) error {
 	if e.tx != nil {
@@ -93,6 +109,8 @@ func (e *Engine) newEvent(typ string, schema uint32, project string, payload any
 		Session: e.opts.Session,
 		Project: project,
 		Data:    data,
+
+		Correlation: e.opts.Hooks.correlation(),
 	}, nil
 }
 

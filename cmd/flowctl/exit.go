@@ -24,6 +24,7 @@ var exitCodes = map[flow.Code]int{
 	flow.CodeBusy:     5,
 	flow.CodePending:  6,
 	flow.CodeCorrupt:  7,
+	flow.CodeVetoed:   8,
 }
 
 // codeExit is the error code of a command's own exit status outside the
@@ -41,6 +42,7 @@ var hints = map[flow.Code]string{
 	flow.CodeBusy:     "another process holds the file; retry, or wait longer with --lock-timeout",
 	flow.CodePending:  "a person decides with 'flowctl approval grant A-n' or 'deny'; 'flowctl approval wait A-n' waits",
 	flow.CodeCorrupt:  "the file failed a check; keep a copy, see 'flowctl verify', and 'flowctl recover --into NEW' copies every record that still verifies into a new file",
+	flow.CodeVetoed:   "a hook refused the command: the message names it and says why; 'flowctl hooks ls' lists the hooks, --no-hooks skips them",
 	codeExit:          "the exit status is the command's own, passed on; 'flowctl exec ls' lists what was recorded",
 }
 

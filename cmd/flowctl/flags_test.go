@@ -175,7 +175,11 @@ func TestFlags_EveryCommand(t *testing.T) {
 			if c.LocalNonPersistentFlags().Lookup(g.name) != nil {
 				continue // its own flag (log --actor)
 			}
-			err := parsedRefusal(t, path, "--"+g.name, "junk")
+			value := "junk"
+			if g.name == "no-hooks" {
+				value = "true" // a bool flag
+			}
+			err := parsedRefusal(t, path, "--"+g.name, value)
 			switch {
 			case u&g.use != 0 && err != nil:
 				t.Errorf("flowctl %s --%s: %v, want it honoured", path, g.name, err)

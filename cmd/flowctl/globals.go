@@ -19,12 +19,13 @@ const (
 	usesProject uses = 1 << iota // works on one project (or filters by it)
 	usesActor                    // records the actor, or answers for them
 	usesSession                  // records the session
+	usesHooks                    // runs the hooks around its writes (--no-hooks)
 
-	reads  = usesProject                           // a read of the current project
-	writes = usesProject | usesActor | usesSession // a change: the actor and session are recorded
-	asking = usesProject | usesActor               // a read that answers for the actor
-	named  = usesActor | usesSession               // a change of the project NAME names
-	whole  = uses(0)                               // works on the whole file
+	reads  = usesProject                                       // a read of the current project
+	writes = usesProject | usesActor | usesSession | usesHooks // a change: the actor and session are recorded
+	asking = usesProject | usesActor                           // a read that answers for the actor
+	named  = usesActor | usesSession | usesHooks               // a change of the project NAME names
+	whole  = uses(0)                                           // works on the whole file
 )
 
 // globalUses is every command's decision, by its path below flowctl. A
@@ -57,6 +58,7 @@ var globalUses = map[string]uses{
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
 	"mcp": writes, "serve": writes,
+	"hooks ls": whole, "hooks test": whole,
 	// cobra's own commands
 	"help": whole, "completion bash": whole, "completion zsh": whole, "completion fish": whole, "completion powershell": whole,
 }
@@ -71,6 +73,7 @@ var globalFlags = []struct {
 	{"project", usesProject, "it does not work on the current project"},
 	{"actor", usesActor, "it records no event and answers for no one"},
 	{"session", usesSession, "it records no event"},
+	{"no-hooks", usesHooks, "it records no event, so no hook runs"},
 }
 
 // refuseGiven refuses any of flags given to cmd, for a reason: the checks

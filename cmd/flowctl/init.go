@@ -57,7 +57,11 @@ func (a *app) runInit() (err error) {
 		res.Created = errors.Is(statErr, os.ErrNotExist)
 	}
 	defer a.holdOutput(&err)()
-	eng, err := flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session})
+	hooks, err := a.hooks()
+	if err != nil {
+		return err
+	}
+	eng, err := flow.Open(path, flow.Options{Create: true, LockTimeout: a.g.lockTimeout, Actor: a.actor(), Session: a.g.session, Hooks: hooks})
 	if err != nil {
 		return err
 	}

@@ -78,10 +78,16 @@ func (a *app) mcpOpen(readOnly bool, actor string, cache *flow.Cache) (*flow.Eng
 	if err != nil {
 		return nil, err
 	}
-	eng, err := flow.Open(path, flow.Options{
+	opts := flow.Options{
 		ReadOnly: readOnly, LockTimeout: a.g.lockTimeout, Actor: actor, Session: a.g.session,
 		Warn: a.warn, Cache: cache,
-	})
+	}
+	if !readOnly {
+		if opts.Hooks, err = a.hooks(); err != nil {
+			return nil, err
+		}
+	}
+	eng, err := flow.Open(path, opts)
 	if errors.Is(err, store.ErrNotExist) {
 		err = withHint(err, "run 'flowctl init' in the project's directory, or point --db or FLOW_DB at the file")
 	}

@@ -52,6 +52,7 @@ type globals struct {
 	lockTimeout time.Duration
 	color       string
 	quiet       bool
+	noHooks     bool
 }
 
 func (g *globals) addFlags(fs *pflag.FlagSet) {
@@ -64,6 +65,7 @@ func (g *globals) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&g.lockTimeout, "lock-timeout", eventlog.DefaultTimeout, "how long to wait for the file lock (env FLOW_LOCK_TIMEOUT)")
 	enumVar(fs, &g.color, "color", "auto", colorModes, "color output: auto, always or never (honours NO_COLOR and FORCE_COLOR)")
 	fs.BoolVarP(&g.quiet, "quiet", "q", false, "print only data and errors")
+	fs.BoolVar(&g.noHooks, "no-hooks", false, "run no hook, and record that on the events (env FLOW_NO_HOOKS=1)")
 }
 
 // run builds the command tree, runs args and returns the exit code.
@@ -154,6 +156,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.primeCommand(),
 		a.watchCommand(),
 		a.serveCommand(),
+		a.hooksCommand(),
 		a.versionCommand(),
 	)
 	refuseUnknownSubcommands(root)
@@ -311,6 +314,10 @@ func (a *app) openOptions(readOnly bool) (flow.Options, error) {
 	}
 	if !readOnly {
 		opts.Actor = a.actor()
+		var err error
+		if opts.Hooks, err = a.hooks(); err != nil {
+			return opts, err
+		}
 	}
 	return opts, nil
 }

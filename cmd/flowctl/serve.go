@@ -122,6 +122,9 @@ func (a *app) serveConfig(o *serveOptions, token string) (serve.Config, error) {
 		return serve.Config{}, perr
 	}
 	opts := flow.Options{LockTimeout: a.g.lockTimeout, Session: a.g.session, Warn: a.warn}
+	if opts.Hooks, err = a.hooks(); err != nil {
+		return serve.Config{}, err
+	}
 	return serve.Config{
 		Path: path, Options: opts,
 		Token: token, ReadOnly: o.readOnly, Project: project, Actor: a.actor(),

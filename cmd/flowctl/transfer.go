@@ -90,7 +90,7 @@ func (a *app) importCommand() *cobra.Command {
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		if from == "events" {
-			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session"); err != nil {
+			if err := refuseGiven(cmd, "it appends the events as exported, each with its own project, actor and session", "project", "actor", "session", "no-hooks"); err != nil {
 				return err
 			}
 			stop, err := startCPUProfile(cpuProfile)

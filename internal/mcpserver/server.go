@@ -244,6 +244,7 @@ var mcpHints = map[flow.Code]string{
 	flow.CodePending:  "a person has not decided yet; ask them to run 'flowctl approval grant' or 'deny'",
 	flow.CodeCorrupt:  "the file failed a check; ask a person to run 'flowctl verify'",
 	flow.CodeInternal: "report this as a flowctl bug",
+	flow.CodeVetoed:   "a hook of the project refused this change: the message says why; do not retry it unchanged",
 }
 
 // ToolError classifies err with Config.Classify, as a failed call

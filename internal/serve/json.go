@@ -114,6 +114,7 @@ var statusOf = map[flow.Code]int{
 	flow.CodePending:  http.StatusConflict,
 	flow.CodeCorrupt:  http.StatusInternalServerError,
 	flow.CodeInternal: http.StatusInternalServerError,
+	flow.CodeVetoed:   http.StatusForbidden, // a hook's policy refused the change
 }
 
 // errorBody is the CLI's JSON error object.
