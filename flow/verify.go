@@ -314,8 +314,8 @@ func (e *Engine) CheckHead(h Head) error {
 // and counts them and the bad ones.
 func countSnapshots(tx store.Tx) (all, bad int, err error) {
 	d := snapstore.NewDescriber(tx)
-	err = tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {
-		info, err := d.Describe(k, v)
+	err = store.ScanShared(tx, snapstore.Bucket, nil, func(k, v []byte) error {
+		info, err := d.Describe(k, v) // keeps nothing of k and v
 		if all++; !info.OK {
 			bad++
 		}
