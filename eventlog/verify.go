@@ -121,6 +121,7 @@ type verifier struct {
 	projects map[string]*projectCheck
 
 	tail      map[uint64]tailView // the index tail's entries by seq
+	tailFrom  uint64              // the smallest seq in tail (0: none)
 	inTail    int                 // records found in the tail
 	indexed   int                 // records found in the indexes
 	projected int                 // of them, records with a project
@@ -151,7 +152,13 @@ func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 		streams: map[string]*streamCheck{}, projects: map[string]*projectCheck{}, tail: map[uint64]tailView{},
 		streamIdx: tx.bucket(bucketStreamIdx), projCur: tx.bucket(bucketProjIdx).Cursor(), idCur: tx.bucket(bucketIDs).Cursor(),
 	}
-	err := tx.scanTail(func(e *tailView) bool { v.tail[e.seq] = *e; return true })
+	err := tx.scanTail(func(e *tailView) bool {
+		v.tail[e.seq] = *e
+		if v.tailFrom == 0 || e.seq < v.tailFrom {
+			v.tailFrom = e.seq
+		}
+		return true
+	})
 	if err != nil {
 		return Report{}, err
 	}
@@ -230,9 +237,11 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 	}
 	// The tail holds the entries of the last records: once a record is
 	// in it, every later one must be.
-	if e, ok := v.tail[r.Seq]; ok {
-		v.inTail++
-		return verifyTail(&e, r)
+	if v.tailFrom != 0 && r.Seq >= v.tailFrom {
+		if e, ok := v.tail[r.Seq]; ok {
+			v.inTail++
+			return verifyTail(&e, r)
+		}
 	}
 	if v.inTail > 0 {
 		return corruptf(r.Seq, "index tail misses the record")
