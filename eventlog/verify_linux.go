@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
@@ -59,13 +60,12 @@ func (p *pager) trim() {
 // /proc/self/statm ("size resident shared ..."); on an error it says the
 // limit is passed.
 func (p *pager) fileResident() uintptr {
-	fd, err := syscall.Open("/proc/self/statm", syscall.O_RDONLY, 0)
+	fd, err := statm()
 	if err != nil {
 		return residentLimit + 1
 	}
 	var buf [128]byte // trim runs on the page check's goroutine and the walk's at once
-	n, err := syscall.Read(fd, buf[:])
-	syscall.Close(fd)
+	n, err := syscall.Pread(fd, buf[:], 0)
 	if err != nil || n <= 0 {
 		return residentLimit + 1
 	}
@@ -79,3 +79,10 @@ func (p *pager) fileResident() uintptr {
 	}
 	return uintptr(shared) * p.page
 }
+
+// statm is /proc/self/statm opened once for the process, which each read
+// from its start tells anew: a trim every millisecond of verify's page
+// check opened and closed it every time.
+var statm = sync.OnceValues(func() (int, error) {
+	return syscall.Open("/proc/self/statm", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+})

@@ -595,6 +595,7 @@ type importReader struct {
 	read  int64             // bytes of input read
 	total int64             // the input's size, 0 when unknown
 	names map[string]string // parseLine's strings
+	last  int               // the events of the batch before
 }
 
 func newImportReader(r io.Reader, lim importLimits) *importReader {
@@ -612,7 +613,10 @@ func newImportReader(r io.Reader, lim importLimits) *importReader {
 // next parses the next batch of events: up to lim.batch of them, or
 // lim.batchBytes of their lines. At the end of the input it sets done.
 func (in *importReader) next() ([]importEvent, error) {
-	var out []importEvent
+	// Room for as many as the batch before: a batch grown from nothing
+	// copied its events a second time over.
+	out := make([]importEvent, 0, in.last)
+	defer func() { in.last = len(out) }()
 	size := 0
 	for len(out) < in.lim.batch && size < in.lim.batchBytes {
 		if !in.sc.Scan() {

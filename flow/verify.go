@@ -47,7 +47,7 @@ type VerifyReport struct {
 // own, while its record walk goes on and feeds the log index's check
 // (logidx.Checker, compared once the walk has ended) and the
 // projections' (projstore.Stream: every project folded from that one
-// walk, on a goroutine of its own). Other stores' projections are
+// walk, its projects dealt to a goroutine per CPU). Other stores' projections are
 // replayed project by project, a project on each CPU
 // (projstore.VerifyProjects). A problem in the
 // log is reported before one in the projections either way. A store that
@@ -184,7 +184,7 @@ func (f *fed) setup(tx store.Tx, view func(func(store.Tx) error) error, warn fun
 	if !current {
 		return nil // nothing more is compared
 	}
-	if f.stream, err = projstore.NewStream(tx, view, warn); err != nil {
+	if f.stream, err = projstore.NewStream(tx, view, runtime.GOMAXPROCS(0), warn); err != nil {
 		return err
 	}
 	if current, err = logidx.Current(tx); err != nil || !current {
@@ -314,8 +314,8 @@ func (e *Engine) CheckHead(h Head) error {
 // and counts them and the bad ones.
 func countSnapshots(tx store.Tx) (all, bad int, err error) {
 	d := snapstore.NewDescriber(tx)
-	err = tx.Scan(snapstore.Bucket, nil, func(k, v []byte) error {
-		info, err := d.Describe(k, v)
+	err = store.ScanShared(tx, snapstore.Bucket, nil, func(k, v []byte) error {
+		info, err := d.Describe(k, v) // keeps nothing of k and v
 		if all++; !info.OK {
 			bad++
 		}

@@ -153,10 +153,10 @@ func TestVerify_Stream(t *testing.T) {
 			}
 		}
 	}
-	stream := func() []string {
+	stream := func(workers int) []string {
 		var unsure []string
 		err := e.log.View(func(tx store.Tx) error {
-			s, err := projstore.NewStream(tx, e.log.View, e.warn)
+			s, err := projstore.NewStream(tx, e.log.View, workers, e.warn)
 			if err != nil {
 				return err
 			}
@@ -177,14 +177,18 @@ func TestVerify_Stream(t *testing.T) {
 		}
 		return unsure
 	}
-	if got := stream(); len(got) != 0 {
-		t.Errorf("unsure = %q before a rollback, want none", got)
+	for _, workers := range []int{1, 2, 3, 8} {
+		if got := stream(workers); len(got) != 0 {
+			t.Errorf("unsure = %q before a rollback (%d workers), want none", got, workers)
+		}
 	}
 	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := stream(); len(got) != 1 || got[0] != "p" {
-		t.Errorf("unsure = %q after a rollback of p, want [p]", got)
+	for _, workers := range []int{1, 2, 3, 8} {
+		if got := stream(workers); len(got) != 1 || got[0] != "p" {
+			t.Errorf("unsure = %q after a rollback of p (%d workers), want [p]", got, workers)
+		}
 	}
 	if rep, err := e.Verify(); err != nil || rep.Projections != "ok" {
 		t.Errorf("Verify = %+v, %v", rep, err)

@@ -358,10 +358,11 @@ func (v *projectVerifier) compareOwned(bucket, p string, n int, match func(k, va
 	return projectionDiff(bucket, p, "has entries a replay does not produce")
 }
 
-// eachOwned calls fn with each key of bucket that p owns and its value.
+// eachOwned calls fn with each key of bucket that p owns and its value,
+// lent (store.ScanShared): valid only during the call.
 func (v *projectVerifier) eachOwned(bucket, p string, fn func(k, val []byte) error) error {
 	for _, prefix := range ownedPrefixes(bucket, p) {
-		err := v.tx.Scan(bucket, prefix, func(k, val []byte) error {
+		err := store.ScanShared(v.tx, bucket, prefix, func(k, val []byte) error {
 			if owner, ok := ownerOf(bucket, k); !ok || owner != p {
 				return nil // another project's, whose name starts with p's
 			}
@@ -485,10 +486,10 @@ func (w *projectWork) nothingElse(tx store.Tx, projects []string) error {
 	for _, bucket := range slices.Concat(EntityBuckets, []string{BucketSummaries}) {
 		n := 0
 		var stray []byte
-		err := tx.Scan(bucket, nil, func(k, _ []byte) error {
+		err := store.ScanShared(tx, bucket, nil, func(k, _ []byte) error {
 			n++
 			if owner, ok := ownerOf(bucket, k); stray == nil && (!ok || !known[owner]) {
-				stray = k
+				stray = bytes.Clone(k)
 			}
 			return nil
 		})

@@ -1,6 +1,7 @@
 package projstore
 
 import (
+	"cmp"
 	"errors"
 	"sync"
 
@@ -12,12 +13,14 @@ import (
 // order (the store's own check, which decodes every record anyway)
 // rather than by a read of each project's records through the project
 // index: the walk lends each record to Add, which copies it into a batch
-// for a goroutine of the Stream's own (in a transaction view begins)
-// that folds every project at once. An exec never changes after the
-// event that recorded it (projection.ExecAt), so the fold compares each
-// exec with the stored one as it is made and drops it, and so each
-// approval once decided: what the fold holds is the projects' other
-// entities, a fraction of their events.
+// for the worker that folds its project. The projects are dealt to up to
+// as many workers as asked (a goroutine each, in a transaction view
+// begins), so the folds of independent projects run on every core beside
+// the walk. An exec never changes after the event that recorded it
+// (projection.ExecAt), so a fold compares each exec with the stored one
+// as it is made and drops it, and so each approval once decided: what a
+// fold holds is its projects' other entities, a fraction of their
+// events.
 //
 // The Stream only tells a project whose stored keys are all the replay
 // makes from one it is not sure of: a difference, an event the fold
@@ -26,21 +29,36 @@ import (
 // replay, which names the difference in the same words. A check of the
 // whole that fails (nothingElse) is made again by VerifyProjects too.
 type Stream struct {
-	batches chan *recBatch
-	free    chan *recBatch
-	cur     *recBatch
+	route   map[string]*streamWorker // by project
+	workers []*streamWorker
 	done    chan struct{}
 
 	projects []string
 	marks    map[string]DigestMark
 	w        *projectWork // warns; the fallback's work is a new one
 
-	// Set by the goroutine before done is closed.
+	// Set before done is closed, from the workers' own.
 	failed   bool // the walk found a problem: nothing is compared
 	beginErr error
 	events   uint64
 	matched  map[string]int
 	unsure   map[string]bool
+}
+
+// A streamWorker folds some of the Stream's projects from the batches of
+// their records.
+type streamWorker struct {
+	batches chan *recBatch
+	free    chan *recBatch
+	cur     *recBatch
+
+	projects []string
+
+	// Set by the worker's goroutine before it ends.
+	beginErr error
+	events   uint64
+	matched  map[string]int
+	unsure   []string
 }
 
 // recBatch is records lent by the walk, copied: their Data in one buffer
@@ -53,13 +71,14 @@ type recBatch struct {
 
 const (
 	streamBatch   = 512 // records a batch
-	streamBatches = 4   // batches in flight
+	streamBatches = 4   // batches in flight, per worker
 )
 
 // NewStream reads the projects and the digest log index's marks in tx and
-// starts the Stream's fold in a transaction that view begins. The caller
-// must call End once the walk has ended, whether it lent records or not.
-func NewStream(tx store.Tx, view func(func(store.Tx) error) error, warn func(format string, args ...any)) (*Stream, error) {
+// starts the Stream's folds, on up to workers goroutines, each in a
+// transaction that view begins. The caller must call End once the walk
+// has ended, whether it lent records or not.
+func NewStream(tx store.Tx, view func(func(store.Tx) error) error, workers int, warn func(format string, args ...any)) (*Stream, error) {
 	var projects []string
 	err := tx.Scan(BucketProjects, nil, func(k, _ []byte) error {
 		projects = append(projects, string(k))
@@ -73,41 +92,82 @@ func NewStream(tx store.Tx, view func(func(store.Tx) error) error, warn func(for
 		return nil, err
 	}
 	s := &Stream{
-		batches: make(chan *recBatch, streamBatches), free: make(chan *recBatch, streamBatches+2),
-		done: make(chan struct{}), projects: projects, marks: marks, w: newProjectWork(projects, warn),
+		route: make(map[string]*streamWorker, len(projects)), done: make(chan struct{}),
+		projects: projects, marks: marks, w: newProjectWork(projects, warn),
 		matched: map[string]int{}, unsure: map[string]bool{},
 	}
-	for range streamBatches + 2 {
-		s.free <- &recBatch{}
-	}
-	s.cur = <-s.free
-	go func() {
-		defer close(s.done)
-		ran := false
-		err := view(func(tx store.Tx) error {
-			ran = true
-			s.fold(tx)
-			return nil
-		})
-		if !ran {
-			s.beginErr = err
-			for range s.batches {
-			}
+	s.workers = make([]*streamWorker, max(1, min(workers, len(projects))))
+	for i := range s.workers {
+		sw := &streamWorker{batches: make(chan *recBatch, streamBatches), free: make(chan *recBatch, streamBatches+2), matched: map[string]int{}}
+		for range streamBatches + 2 {
+			sw.free <- &recBatch{}
 		}
+		sw.cur = <-sw.free
+		s.workers[i] = sw
+	}
+	for i, p := range projects {
+		sw := s.workers[i%len(s.workers)]
+		sw.projects = append(sw.projects, p)
+		s.route[p] = sw
+	}
+	var wg sync.WaitGroup
+	for _, sw := range s.workers {
+		wg.Go(func() { s.run(view, sw) })
+	}
+	go func() {
+		wg.Wait()
+		s.gather()
+		close(s.done)
 	}()
 	return s, nil
 }
 
-// Add copies r, a record the walk has checked, for the fold.
+// run folds sw's projects in a transaction view begins; when none can
+// begin, it takes the batches and drops them.
+func (s *Stream) run(view func(func(store.Tx) error) error, sw *streamWorker) {
+	ran := false
+	err := view(func(tx store.Tx) error {
+		ran = true
+		s.fold(tx, sw)
+		return nil
+	})
+	if !ran {
+		sw.beginErr = err
+		for range sw.batches {
+		}
+	}
+}
+
+// gather adds up what the workers found, once they have all ended.
+func (s *Stream) gather() {
+	for _, sw := range s.workers {
+		s.beginErr = cmp.Or(s.beginErr, sw.beginErr)
+		s.events += sw.events
+		for b, n := range sw.matched {
+			s.matched[b] += n
+		}
+		for _, p := range sw.unsure {
+			s.unsure[p] = true
+		}
+	}
+}
+
+// Add copies r, a record the walk has checked, for the fold of its
+// project; a record of no project the Stream folds is only counted out
+// (Verify then leaves the whole to VerifyProjects).
 func (s *Stream) Add(r *store.Record) {
-	b := s.cur
+	sw := s.route[r.Project]
+	if sw == nil {
+		return
+	}
+	b := sw.cur
 	b.data = append(b.data, r.Data...)
 	b.recs = append(b.recs, *r)
 	b.recs[len(b.recs)-1].Data = nil
 	b.ends = append(b.ends, len(b.data))
 	if len(b.recs) == streamBatch {
-		s.batches <- b
-		s.cur = <-s.free
+		sw.batches <- b
+		sw.cur = <-sw.free
 	}
 }
 
@@ -115,14 +175,16 @@ func (s *Stream) Add(r *store.Record) {
 // problem in the log (then nothing is compared: that problem is the one
 // reported).
 func (s *Stream) End(failed bool) {
-	if len(s.cur.recs) > 0 {
-		s.batches <- s.cur
-	}
-	s.cur = nil
 	if failed {
-		s.failed = true // read by fold only after the channel is closed
+		s.failed = true // read by the folds only after their channel is closed
 	}
-	close(s.batches)
+	for _, sw := range s.workers {
+		if len(sw.cur.recs) > 0 {
+			sw.batches <- sw.cur
+		}
+		sw.cur = nil
+		close(sw.batches)
+	}
 }
 
 // streamProject is a project's fold so far.
@@ -136,37 +198,37 @@ type streamProject struct {
 	counts    map[string]uint64 // their counts by status
 }
 
-// fold folds the batches in tx, then compares what each project's fold
-// holds with its stored keys.
-func (s *Stream) fold(tx store.Tx) {
-	v := projectVerifier{tx: tx, w: s.w, matched: s.matched, sum: newSummarySum()}
-	states := make(map[string]*streamProject, len(s.projects))
-	for _, p := range s.projects {
+// fold folds sw's batches in tx, then compares what each of its
+// projects' fold holds with the project's stored keys.
+func (s *Stream) fold(tx store.Tx, sw *streamWorker) {
+	v := projectVerifier{tx: tx, w: s.w, matched: sw.matched, sum: newSummarySum()}
+	states := make(map[string]*streamProject, len(sw.projects))
+	for _, p := range sw.projects {
 		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{}}
 	}
-	for b := range s.batches {
+	for b := range sw.batches {
 		start := 0
 		for i := range b.recs {
 			r := &b.recs[i]
 			r.Data, start = b.data[start:b.ends[i]], b.ends[i]
 			if ps := states[r.Project]; ps != nil {
-				s.events++
+				sw.events++
 				s.add(&v, r, ps)
 			}
 		}
 		b.recs, b.ends, b.data = b.recs[:0], b.ends[:0], b.data[:0]
-		s.free <- b
+		sw.free <- b
 	}
 	if s.failed {
 		return
 	}
-	for _, p := range s.projects {
+	for _, p := range sw.projects {
 		ps := states[p]
 		if ps.mem != nil && !s.same(&v, p, ps) {
 			ps.mem = nil
 		}
 		if ps.mem == nil {
-			s.unsure[p] = true
+			sw.unsure = append(sw.unsure, p)
 		}
 		delete(states, p) // its memory goes
 	}

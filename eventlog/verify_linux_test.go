@@ -1,0 +1,28 @@
+package eventlog
+
+import (
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestPager_FileResident: the pager reads the process's resident file
+// pages from /proc/self/statm, again and again through one descriptor
+// (the binary's own text is such pages), rather than the value it gives
+// on an error, which would trim on every call.
+func TestPager_FileResident(t *testing.T) {
+	l := mustOpen(t)
+	mustAppend(t, l, "task/p/T-1", Any, ev("task.created", "x"))
+	err := l.view(func(btx *bolt.Tx) error {
+		pg := l.newPager(btx)
+		for range 3 {
+			if got := pg.fileResident(); got == 0 || got == residentLimit+1 {
+				t.Errorf("fileResident = %d, want the resident file pages", got)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
