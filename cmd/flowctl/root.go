@@ -141,6 +141,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statusCommand(),
 		a.statsCommand(),
 		a.reportCommand(),
+		a.searchCommand(),
 		a.graphCommand(),
 		a.rebuildCommand(),
 		a.recoverCommand(),
