@@ -47,8 +47,12 @@ func wordPrefix(word string) []byte {
 }
 
 // listPrefix is the key prefix of the list of word in project.
-func listPrefix(word, project string) []byte {
-	b := wordPrefix(word)
+func listPrefix(word, project string) []byte { return appendListPrefix(nil, word, project) }
+
+func appendListPrefix(b []byte, word, project string) []byte {
+	b = append(b, kindWord)
+	b = binary.BigEndian.AppendUint16(b, uint16(min(len(word), math.MaxUint16)))
+	b = append(b, word...)
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(project), math.MaxUint16)))
 	return append(b, project...)
 }
@@ -92,6 +96,7 @@ func corrupt(k []byte) error {
 // log's for a rebuild) per list.
 type Writer struct {
 	lists map[string]*[]Posting // list prefix -> postings, ascending
+	buf   []byte                // scratch: a list's prefix
 }
 
 // Add lists the words of the event at seq; seqs come in ascending order.
@@ -107,21 +112,27 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 // AddText lists the words of one text of the event at seq.
 func (w *Writer) AddText(seq uint64, project string, t Text) {
 	words := Words(t.Text)
-	tf := map[string]int{}
-	for _, word := range words {
-		tf[word]++
+	if len(words) == 0 {
+		return
 	}
 	if w.lists == nil {
 		w.lists = map[string]*[]Posting{}
 	}
-	for word, n := range tf {
-		p := string(listPrefix(word, project))
-		ps := w.lists[p]
+	n := len(words)
+	slices.Sort(words)
+	for i := 0; i < len(words); {
+		j := i + 1
+		for j < len(words) && words[j] == words[i] {
+			j++
+		}
+		w.buf = appendListPrefix(w.buf[:0], words[i], project)
+		ps := w.lists[string(w.buf)]
 		if ps == nil {
 			ps = new([]Posting)
-			w.lists[p] = ps
+			w.lists[string(w.buf)] = ps
 		}
-		*ps = append(*ps, NewPosting(seq, t.Field, n, len(words)))
+		*ps = append(*ps, NewPosting(seq, t.Field, j-i, n))
+		i = j
 	}
 }
 

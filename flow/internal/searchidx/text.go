@@ -2,14 +2,11 @@ package searchidx
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Field is the kind of text a posting is in.
@@ -79,57 +76,42 @@ func Texts(ev *store.Event) []Text {
 	if ev.Schema != projection.SchemaVersion {
 		return nil
 	}
+	var f [4]string // by type: the strings wanted, by position
+	var names [4]string
 	switch ev.Type {
-	case projection.TypeTaskCreated:
-		var p struct {
-			Title       string `msgpack:"title"`
-			Description string `msgpack:"description"`
-		}
-		if msgpack.Unmarshal(ev.Data, &p) != nil {
-			return nil
-		}
-		return texts(Text{FieldTitle, p.Title}, Text{FieldDescription, p.Description})
-	case projection.TypeTaskUpdated:
-		var p struct {
-			Title       *string `msgpack:"title"`
-			Description *string `msgpack:"description"`
-		}
-		if msgpack.Unmarshal(ev.Data, &p) != nil {
-			return nil
-		}
-		return texts(Text{FieldTitle, deref(p.Title)}, Text{FieldDescription, deref(p.Description)})
+	case projection.TypeTaskCreated, projection.TypeTaskUpdated:
+		names = [4]string{"title", "description"}
 	case projection.TypeTaskContextMerged:
-		var p struct {
-			Patch string `msgpack:"patch"`
-		}
-		if msgpack.Unmarshal(ev.Data, &p) != nil {
-			return nil
-		}
-		return texts(Text{FieldContext, ContextText(p.Patch)})
+		names = [4]string{"patch"}
 	case projection.TypeNoteAdded:
-		var p struct {
-			Text string `msgpack:"text"`
-			Kind string `msgpack:"kind"`
-		}
-		if msgpack.Unmarshal(ev.Data, &p) != nil {
-			return nil
-		}
-		f := FieldNote
-		if p.Kind == "memory" {
-			f = FieldMemory
-		}
-		return texts(Text{f, p.Text})
+		names = [4]string{"text", "kind"}
 	case projection.TypeExecRecorded:
-		var p struct {
-			Command string `msgpack:"command"`
-			Code    string `msgpack:"code"`
-		}
-		if msgpack.Unmarshal(ev.Data, &p) != nil {
-			return nil
-		}
-		return texts(Text{FieldCommand, ExecText(p.Command, p.Code)})
+		names = [4]string{"command", "code"}
+	default:
+		return nil
 	}
-	return nil
+	err := stringFields(ev.Data, func(k, v string) {
+		for i, n := range names {
+			if n != "" && k == n {
+				f[i] = v
+			}
+		}
+	})
+	if err != nil {
+		return nil
+	}
+	switch ev.Type {
+	case projection.TypeTaskContextMerged:
+		return texts(Text{FieldContext, ContextText(f[0])})
+	case projection.TypeNoteAdded:
+		if f[1] == "memory" {
+			return texts(Text{FieldMemory, f[0]})
+		}
+		return texts(Text{FieldNote, f[0]})
+	case projection.TypeExecRecorded:
+		return texts(Text{FieldCommand, ExecText(f[0], f[1])})
+	}
+	return texts(Text{FieldTitle, f[0]}, Text{FieldDescription, f[1]})
 }
 
 // ExecText is the searchable text of an exec record: its command, else
@@ -151,43 +133,66 @@ func texts(ts ...Text) []Text {
 	return out
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // ContextText is the searchable text of a context object (or patch): its
 // string values, at any depth, one per line, in the order they appear.
-// Keys, numbers and booleans are not searched.
+// Keys, numbers and booleans are not searched. doc is valid JSON (the
+// engine checks it before it is stored); what is not gives "".
 func ContextText(doc string) string {
-	if doc == "" {
-		return ""
-	}
-	var v any
-	if json.Unmarshal([]byte(doc), &v) != nil {
-		return ""
-	}
 	var b strings.Builder
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('\n')
+	key := false // the next string is an object's key
+	var stack []byte
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; c {
+		case '{', '[':
+			stack = append(stack, c)
+			key = c == '{'
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
 			}
-			b.WriteString(v)
-		case []any:
-			for _, x := range v {
-				walk(x)
+		case ',':
+			key = len(stack) > 0 && stack[len(stack)-1] == '{'
+		case ':':
+			key = false
+		case '"':
+			end := stringEnd(doc, i)
+			if end < 0 {
+				return ""
 			}
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
-				walk(v[k])
+			if !key {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(unquote(doc[i : end+1]))
 			}
+			i = end
 		}
 	}
-	walk(v)
 	return b.String()
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// starting at doc[i], or -1.
+func stringEnd(doc string, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
+}
+
+// unquote reads a JSON string literal.
+func unquote(lit string) string {
+	if !strings.Contains(lit, `\`) {
+		return lit[1 : len(lit)-1]
+	}
+	var s string
+	if json.Unmarshal([]byte(lit), &s) != nil {
+		return ""
+	}
+	return s
 }
