@@ -142,6 +142,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statsCommand(),
 		a.reportCommand(),
 		a.searchCommand(),
+		a.sessionCommand(),
 		a.graphCommand(),
 		a.rebuildCommand(),
 		a.recoverCommand(),

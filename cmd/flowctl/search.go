@@ -13,6 +13,7 @@ import (
 type searchOptions struct {
 	at    atFlag
 	limit int
+	all   bool
 }
 
 func (a *app) searchCommand() *cobra.Command {
@@ -26,17 +27,24 @@ func (a *app) searchCommand() *cobra.Command {
 			"A word is a run of two or more letters or digits, matched whole and without case\n" +
 			"('Parser' finds 'parser', not 'parsers'). Each hit is one field of one entity, with a snippet.\n" +
 			"It searches the current project (--project, FLOW_PROJECT, 'project switch', or the only\n" +
-			"one), and every project when none is chosen; --at searches the project as it stood at a point.\n" +
+			"one); --all, or no project chosen, searches every project. --at searches the project as it\n" +
+			"stood at a point.\n" +
 			"-o json prints {query, words, project, at, index, candidates, hits: [{project, kind, id,\n" +
 			"task, title, field, snippet, score, seq, time}]}.",
-		Example: "  flowctl search parser\n  flowctl search 'table-driven parser' --limit 5 -o json\n  flowctl search deploy --at C-1",
+		Example: "  flowctl search parser\n  flowctl search 'table-driven parser' --limit 5 -o json\n  flowctl search deploy --at C-1\n  flowctl search deploy --all",
 		Args:    cobra.ExactArgs(1),
 	}
 	o.at.add(cmd)
 	cmd.Flags().IntVar(&o.limit, "limit", flow.DefaultSearchLimit, "show at most N hits")
+	cmd.Flags().BoolVar(&o.all, "all", false, "search every project")
 	cmd.RunE = a.action(func(_ *cobra.Command, args []string) error {
-		if o.limit <= 0 {
+		switch {
+		case o.limit <= 0:
 			return usageError{fmt.Errorf("--limit %d: must be 1 or more", o.limit)}
+		case o.all && o.at.set():
+			return usageError{errors.New("--at searches one project as it stood at a point: not with --all")}
+		case o.all && a.g.project != "":
+			return usageError{errors.New("--all searches every project: not with --project")}
 		}
 		return a.runSearch(&o, args[0])
 	})
@@ -51,9 +59,11 @@ func (a *app) runSearch(o *searchOptions, query string) (err error) {
 	}
 	defer closeEngine(eng, &err)
 	s := &session{eng: eng}
-	s.project, err = a.currentProject(eng)
-	if err != nil && (a.g.project != "" || o.at.set() || !errors.Is(err, flow.ErrInvalid)) {
-		return err // a project named and not found, or --at without a project
+	if !o.all {
+		s.project, err = a.currentProject(eng)
+		if err != nil && (a.g.project != "" || o.at.set() || !errors.Is(err, flow.ErrInvalid)) {
+			return err // a project named and not found, or --at without a project
+		}
 	}
 	if err := o.at.view(s); err != nil {
 		return err
