@@ -60,19 +60,39 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 	if l.q.Project != "" {
 		prefix = listPrefix(word, l.q.Project)
 	}
-	var buf []Posting
+	var last string // the project of the chunk before
+	var dst *[]Posting
 	return tx.Scan(Bucket, prefix, func(k, v []byte) error {
 		proj, pl, ok := projectOf(k, n, 8)
 		if !ok || (l.q.Project != "" && proj != l.q.Project) {
 			return nil // a project whose name starts with Project's
 		}
-		var err error
-		if buf, err = decodeChunk(buf[:0], pl, k, v); err != nil {
+		if dst == nil || proj != last {
+			dst, last = l.list(proj, i), proj
+		}
+		// Decoded in place: a common word's lists are long.
+		from := len(*dst)
+		ps, err := decodeChunk(*dst, pl, k, v)
+		if err != nil {
 			return err
 		}
-		l.keep(proj, i, buf)
+		if l.q.UpTo != 0 {
+			ps = ps[:from+sortSearch(ps[from:], l.q.UpTo)]
+		}
+		*dst, l.df[i] = ps, l.df[i]+len(ps)-from
 		return nil
 	})
+}
+
+// list returns the list of word i in project.
+func (l *Lists) list(project string, i int) *[]Posting {
+	lists := l.lists[project]
+	if lists == nil {
+		lists = make([][]Posting, len(l.q.Words))
+		l.lists[project] = lists
+		l.projects = append(l.projects, project)
+	}
+	return &lists[i]
 }
 
 // keep adds the postings of ps up to q.UpTo to the list of word i in
@@ -84,13 +104,8 @@ func (l *Lists) keep(project string, i int, ps []Posting) {
 	if len(ps) == 0 {
 		return
 	}
-	lists := l.lists[project]
-	if lists == nil {
-		lists = make([][]Posting, len(l.q.Words))
-		l.lists[project] = lists
-		l.projects = append(l.projects, project)
-	}
-	lists[i] = append(lists[i], ps...)
+	dst := l.list(project, i)
+	*dst = append(*dst, ps...)
 	l.df[i] += len(ps)
 }
 
@@ -147,13 +162,21 @@ var (
 // Score is BM25's weight of one posting: the word's idf (of df postings
 // among n events) times its saturated, length-normalized frequency,
 // times the field's boost.
-func Score(p Posting, df int, n uint64) float64 {
+func Score(p Posting, df int, n uint64) float64 { return weight(p, idf(df, n)) }
+
+// idf is BM25's inverse document frequency of a word in df postings
+// among n events.
+func idf(df int, n uint64) float64 {
+	N := math.Max(float64(n), float64(df))
+	return math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// weight is Score with the word's idf given.
+func weight(p Posting, idf float64) float64 {
 	f := p.Field()
 	if int(f) >= len(avgLen) || avgLen[f] == 0 {
 		return 0
 	}
-	N := math.Max(float64(n), float64(df))
-	idf := math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
 	tf := float64(p.TF())
 	norm := tf * (k1 + 1) / (tf + k1*(1-b+b*float64(p.Len())/avgLen[f]))
 	return boost[f] * idf * norm
@@ -184,14 +207,30 @@ func (l *Lists) Top(m int) []Scored {
 	return out
 }
 
-// merge walks the lists of one project (each ascending) together and
-// calls fn once per field of an event with its summed score.
+// merge walks the lists of one project (each ascending) together,
+// newest first, and calls fn once per field of an event with its summed
+// score. Newest first, a candidate that only ties the worst one kept
+// does not replace it: the heap is left alone for most of a long list.
 func (l *Lists) merge(lists [][]Posting, fn func(seq uint64, f Field, s float64)) {
-	at := make([]int, len(lists))
+	idfs := make([]float64, len(lists))
+	for i := range lists {
+		idfs[i] = idf(l.df[i], l.q.Events)
+	}
+	if len(lists) == 1 { // one word: no merge
+		ps := lists[0]
+		for i := len(ps) - 1; i >= 0; i-- {
+			fn(ps[i].Seq(), ps[i].Field(), weight(ps[i], idfs[0]))
+		}
+		return
+	}
+	at := make([]int, len(lists)) // the next posting of each list, from its end
+	for i, ps := range lists {
+		at[i] = len(ps) - 1
+	}
 	for {
-		key, ok := uint64(math.MaxUint64), false
+		key, ok := uint64(0), false
 		for i, ps := range lists {
-			if at[i] < len(ps) && uint64(ps[at[i]])>>12 <= key {
+			if at[i] >= 0 && (!ok || uint64(ps[at[i]])>>12 > key) {
 				key, ok = uint64(ps[at[i]])>>12, true
 			}
 		}
@@ -200,9 +239,9 @@ func (l *Lists) merge(lists [][]Posting, fn func(seq uint64, f Field, s float64)
 		}
 		s := 0.0
 		for i, ps := range lists {
-			if at[i] < len(ps) && uint64(ps[at[i]])>>12 == key {
-				s += Score(ps[at[i]], l.df[i], l.q.Events)
-				at[i]++
+			if at[i] >= 0 && uint64(ps[at[i]])>>12 == key {
+				s += weight(ps[at[i]], idfs[i])
+				at[i]--
 			}
 		}
 		fn(key>>4, Field(key&0xF), s)
