@@ -72,8 +72,12 @@ const pageSize = 4096
 // engine releases the file lock while fn runs. With f.Limit, the newest
 // Limit matches are found newest first (EventsBack) and handed out oldest
 // first.
+//
+// A session's events (f.Session without f.Stream) are found the same way,
+// through the log index's list of the session rather than a walk of the
+// whole log: a session is a small part of a big log.
 func (e *Engine) Events(f Filter, fn func(Event) error) error {
-	if f.Limit > 0 {
+	if f.Limit > 0 || (f.Session != "" && f.Stream == "") {
 		newest := make([]Event, 0, min(f.Limit, pageSize))
 		err := e.EventsBack(f, func(ev Event) error {
 			newest = append(newest, ev)

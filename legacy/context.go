@@ -65,6 +65,7 @@ func readContextDir(dir, name string) ([]contextDump, []string, error) {
 	}
 	var dumps []contextDump
 	var warns []string
+	var bad badEntries
 	for _, de := range entries { // sorted by name
 		if !strings.HasSuffix(de.Name(), ".json") {
 			continue
@@ -76,10 +77,16 @@ func readContextDir(dir, name string) ([]contextDump, []string, error) {
 		}
 		d, err := parseContextDump(file, data)
 		if err != nil {
+			if bad.add(err) {
+				continue
+			}
 			return nil, nil, err
 		}
 		dumps = append(dumps, d)
 		warns = appendWarning(warns, d.o.unused(""))
+	}
+	if err := bad.err(); err != nil {
+		return nil, nil, err
 	}
 	return dumps, warns, nil
 }

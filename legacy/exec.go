@@ -61,6 +61,7 @@ func (u unknownKeys) warnings(file string) []string {
 func parseExecLog(file string, data []byte) ([]execLine, []string, error) {
 	var out []execLine
 	unknown := unknownKeys{}
+	var bad badEntries
 	for n, raw := range bytes.Split(data, []byte{'\n'}) {
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
@@ -68,12 +69,18 @@ func parseExecLog(file string, data []byte) ([]execLine, []string, error) {
 		}
 		x, err := parseExecLine(file, n+1, raw)
 		if err != nil {
+			if bad.add(err) {
+				continue
+			}
 			return nil, nil, err
 		}
 		for _, k := range x.o.unusedKeys() {
 			unknown[k] = append(unknown[k], n+1)
 		}
 		out = append(out, x)
+	}
+	if err := bad.err(); err != nil {
+		return nil, nil, err
 	}
 	return out, unknown.warnings(file), nil
 }

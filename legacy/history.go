@@ -59,12 +59,19 @@ func parseHistory(name string, data []byte) ([]historyEntry, error) {
 		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}
 	}
 	out := make([]historyEntry, 0, len(raws))
+	var bad badEntries
 	for i, r := range raws {
 		h, err := parseHistoryEntry(name, r, i+1)
 		if err != nil {
+			if bad.add(err) {
+				continue
+			}
 			return nil, err
 		}
 		out = append(out, h)
+	}
+	if err := bad.err(); err != nil {
+		return nil, err
 	}
 	if err := flow.CheckJSON(data); err != nil {
 		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}

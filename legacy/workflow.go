@@ -111,18 +111,26 @@ func parseWorkflow(name string, data []byte) (*workflowDoc, error) {
 		doc.warnings = append(doc.warnings, w)
 	}
 	seen := map[string]int{} // ref -> entry index
+	var bad badEntries
 	for i, en := range entries {
 		t, warns, err := parseWorkflowTask(name, en, i+1)
 		if err != nil {
+			if bad.add(err) {
+				continue
+			}
 			return nil, err
 		}
 		if j, dup := seen[t.ref]; dup {
-			return nil, &ImportError{File: name, Line: en.line, Err: fmt.Errorf("%w: task %d: id %q is also the id of task %d (line %d)",
-				flow.ErrInvalid, i+1, t.ref, j+1, entries[j].line)}
+			bad.add(&ImportError{File: name, Line: en.line, Err: fmt.Errorf("%w: task %d: id %q is also the id of task %d (line %d)",
+				flow.ErrInvalid, i+1, t.ref, j+1, entries[j].line)})
+			continue
 		}
 		seen[t.ref] = i
 		doc.tasks = append(doc.tasks, t)
 		doc.warnings = append(doc.warnings, warns...)
+	}
+	if err := bad.err(); err != nil {
+		return nil, err
 	}
 	if err := flow.CheckJSON(data); err != nil { // what the entries' checks cannot see: the top level
 		return nil, &ImportError{File: name, Err: fmt.Errorf("%w: %v", flow.ErrInvalid, err)}

@@ -63,7 +63,7 @@ var (
 	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
 	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
 	noteKinds        = []string{flow.NoteKindNote, flow.NoteKindMemory}
-	watchFormats     = []string{"text", "jsonl", "mcp"}
+	watchFormats     = []string{"text", "jsonl", "mcp", "mcp-full"}
 )
 
 // eventTypes is every event type there is: log and watch --type refuse a

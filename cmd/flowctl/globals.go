@@ -55,6 +55,7 @@ var globalUses = map[string]uses{
 	"approval ls": reads, "approval show": reads, "approval wait": reads, "approval check": reads,
 	"exec run": writes, "exec record": writes, "exec ls": reads, "exec show": reads,
 	"status": asking, "report": asking, "stats": reads, "prime": writes, "diff": reads, "graph": reads,
+	"search": reads, "session ls": whole,
 	"checkpoint": writes, "checkpoint ls": reads, "rollback": writes,
 	"snapshot ls": reads, "snapshot verify": reads, "snapshot export": reads, "snapshot import": whole,
 	"mcp": writes, "serve": writes,

@@ -143,6 +143,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.statusCommand(),
 		a.statsCommand(),
 		a.reportCommand(),
+		a.searchCommand(),
+		a.sessionCommand(),
 		a.graphCommand(),
 		a.rebuildCommand(),
 		a.recoverCommand(),

@@ -20,12 +20,13 @@ type watchOptions struct {
 	format             string
 	since              string
 	stream, typ, actor string
+	session            string
 }
 
 func (a *app) watchCommand() *cobra.Command {
 	var o watchOptions
 	cmd := &cobra.Command{
-		Use:   "watch [--format text|jsonl|mcp] [--since SEQ]",
+		Use:   "watch [--format text|jsonl|mcp|mcp-full] [--since SEQ]",
 		Short: "Follow new events as any process appends them",
 		Long: "watch prints each new event as soon as any process appends it, until interrupted (exit 0).\n" +
 			"It opens the file read-only for each poll (every 200 ms) and closes it right after, so writers\n" +
@@ -33,18 +34,22 @@ func (a *app) watchCommand() *cobra.Command {
 			"listens (LISTEN/NOTIFY) and reads as soon as an append commits, and polls every second too.\n" +
 			"--since replays from a seq (or an RFC 3339 time) first; without it only the events appended\n" +
 			"after watch started are shown (the head is read once at the start), each once.\n" +
-			"--format text prints log's lines, jsonl one event per line, and mcp per event one line\n" +
-			"'MCP::<type> {json}' followed by one line for people, flushed at once.\n" +
-			"--project (or FLOW_PROJECT), --stream, --type and --actor filter as in log.",
-		Example: "  flowctl watch\n  flowctl watch --format mcp\n  flowctl watch --since 1 --format jsonl | jq -c .data\n  flowctl watch --type 'task.*'",
+			"--format text prints log's lines, jsonl one event per line, and mcp per event the seed's\n" +
+			"stdout protocol: one line 'MCP::<name> {json}' (step_start, step_done, step_failed,\n" +
+			"need_approval, approval_decided, task_start, task_done, checkpoint, note, exec, ...; a\n" +
+			"compact payload of ids, title, pct and msg) and one line for people, each at most 200 bytes,\n" +
+			"flushed at once; mcp-full prints 'MCP::<type> {the whole event}' and the line for people.\n" +
+			"--project (or FLOW_PROJECT), --stream, --type, --actor and --session filter as in log.",
+		Example: "  flowctl watch\n  flowctl watch --format mcp\n  flowctl watch --session s-42 --format mcp-full\n  flowctl watch --since 1 --format jsonl | jq -c .data\n  flowctl watch --type 'task.*'",
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	enumVar(fs, &o.format, "format", "", watchFormats, "text, jsonl or mcp (default: text, or jsonl with -o jsonl)")
+	enumVar(fs, &o.format, "format", "", watchFormats, "text, jsonl, mcp or mcp-full (default: text, or jsonl with -o jsonl)")
 	fs.StringVar(&o.since, "since", "", "replay from this seq, or this RFC 3339 time, first (default: only new events)")
 	fs.StringVar(&o.stream, "stream", "", "only events of this stream (e.g. project/website)")
 	fs.Var(typePattern{&o.typ}, "type", "only events of this type; a trailing * matches a prefix (task.*)")
 	fs.StringVar(&o.actor, "actor", "", "only events by this actor")
+	fs.StringVar(&o.session, "session", "", "only events of this session")
 	cmd.RunE = a.action(func(cmd *cobra.Command, _ []string) error { return a.runWatch(cmd.Context(), &o) })
 	return cmd
 }
@@ -54,7 +59,7 @@ func (a *app) runWatch(ctx context.Context, o *watchOptions) error {
 	if err != nil {
 		return err
 	}
-	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Project: a.g.project}
+	f := flow.Filter{Stream: o.stream, Type: o.typ, Actor: o.actor, Session: o.session, Project: a.g.project}
 	if f.SinceSeq, f.Since, err = seqOrTime("--since", o.since); err != nil {
 		return err
 	}
@@ -87,7 +92,7 @@ func (a *app) follow(ctx context.Context, f flow.Filter, onlyNew bool, format st
 		return err
 	}
 	out := &eventPrinter{w: bufio.NewWriter(a.stdout), format: format}
-	f.Raw = format == "mcp" // Describe needs the payload
+	f.Raw = format == "mcp" || format == "mcp-full" // Describe needs the payload
 	opts := flow.FollowOptions{Options: flow.Options{LockTimeout: a.g.lockTimeout, Warn: a.warn}, New: onlyNew}
 	err = flow.Follow(ctx, path, opts, f, out.print)
 	switch {
@@ -115,6 +120,10 @@ func (p *eventPrinter) print(ev flow.Event) error {
 			return err
 		}
 	case "mcp":
+		if err := writeEventMCPCompact(p.w, ev); err != nil {
+			return err
+		}
+	case "mcp-full":
 		if err := writeEventMCP(p.w, ev); err != nil {
 			return err
 		}

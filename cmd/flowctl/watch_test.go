@@ -166,7 +166,7 @@ func wantSeqs(t *testing.T, got []uint64, from, to uint64) {
 func TestWatch_SeesOtherProcesses(t *testing.T) {
 	t.Parallel()
 	f := mustInit(t, "--project", "w") // seq 1
-	w := startWatch(t, f.dir, "watch", "--format", "mcp", "--since", "2")
+	w := startWatch(t, f.dir, "watch", "--format", "mcp-full", "--since", "2")
 	events := 0
 	for round, lists := range [][][]string{
 		{{"task", "add", "one"}, {"task", "add", "two"}, {"note", "add", "hello"}},
@@ -280,7 +280,7 @@ func TestWatch_Since(t *testing.T) {
 		wantSeqs(t, seqs, 2, 6)
 	})
 	t.Run("Filters", func(t *testing.T) {
-		w := startWatch(t, f.dir, "watch", "--since", "1", "--type", "task.*", "--format", "mcp")
+		w := startWatch(t, f.dir, "watch", "--since", "1", "--type", "task.*", "--format", "mcp-full")
 		w.waitLines(t, 2*3)
 		w.stop(t)
 		for _, m := range parseMCP(t, w.stdout.String()) {
@@ -297,7 +297,7 @@ func TestWatch_Since(t *testing.T) {
 func TestWatch_DoesNotBlockWriters(t *testing.T) {
 	t.Parallel()
 	f := mustInit(t, "--project", "w")
-	w := startWatch(t, f.dir, "watch", "--since", "1", "--format", "mcp")
+	w := startWatch(t, f.dir, "watch", "--since", "1", "--format", "mcp-full")
 	var lists [][]string
 	for i := range 4 {
 		lists = append(lists, []string{"note", "add", "child " + strconv.Itoa(i), "--lock-timeout", "500ms"})

@@ -13,7 +13,7 @@ import (
 
 // mcpFuzzTools are the tools FuzzMCPToolCall calls (the "all" profile).
 var mcpFuzzTools = []string{"flow_prime", "task_ready", "task_get", "task_create", "task_update", "step_update",
-	"ctx_merge", "exec_record", "approval_request", "task_list", "approval_status", "history", "dep_update",
+	"ctx_merge", "exec_record", "approval_request", "task_list", "approval_status", "history", "search", "dep_update",
 	"checkpoint_create", "rollback", "project_manage"}
 
 // FuzzMCPToolCall sends arbitrary arguments to every tool of a running

@@ -75,10 +75,10 @@ var mcpProfiles = map[string][]string{
 		"ctx_merge", "exec_record", "approval_request"},
 	"standard": {"flow_prime", "task_ready", "task_get", "task_create", "task_update", "step_update",
 		"ctx_merge", "exec_record", "approval_request",
-		"task_list", "approval_status", "history", "dep_update", "checkpoint_create"},
+		"task_list", "approval_status", "history", "search", "dep_update", "checkpoint_create"},
 	"all": {"flow_prime", "task_ready", "task_get", "task_create", "task_update", "step_update",
 		"ctx_merge", "exec_record", "approval_request",
-		"task_list", "approval_status", "history", "dep_update", "checkpoint_create",
+		"task_list", "approval_status", "history", "search", "dep_update", "checkpoint_create",
 		"rollback", "project_manage"},
 }
 

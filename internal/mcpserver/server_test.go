@@ -78,7 +78,7 @@ func TestMCP_ToolMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := []string{"flow_prime", "task_ready", "task_get", "task_list", "approval_status", "history"}
+	readOnly := []string{"flow_prime", "task_ready", "task_get", "task_list", "approval_status", "history", "search"}
 	for _, tl := range res.Tools {
 		if tl.Description == "" || len(tl.Description) > 200 || tl.InputSchema == nil || tl.OutputSchema == nil || tl.Annotations == nil {
 			t.Errorf("%s: description %q, input schema %v, output schema %v, annotations %v",

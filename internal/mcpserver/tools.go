@@ -30,6 +30,7 @@ var mcpToolTable = map[string]func(*mcp.Server, *mcpServer){
 	"task_list":         addTaskListTool,
 	"approval_status":   addApprovalStatusTool,
 	"history":           addHistoryTool,
+	"search":            addSearchTool,
 	"dep_update":        addDepUpdateTool,
 	"checkpoint_create": addCheckpointTool,
 	"rollback":          addRollbackTool,

@@ -42,6 +42,14 @@ most a bound with one Store.Last per chunk it enters; a reader pages by
 calling it with the seq before the last it got, in a new transaction if
 it likes.
 
+# The full-text index
+
+Format 2 added package searchidx's bucket (search_idx): Writer.Add hands
+every event to a searchidx.Writer too, Flush writes both, Rebuild
+rebuilds both and Compare compares both, so this package's stamp and
+"through" say whether the full-text index is current as well. The
+Checker of verify does not check it yet.
+
 # Rebuild and verify
 
 Through reports the seq the index lists the log up to, if the bucket was

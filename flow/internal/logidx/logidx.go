@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/flowctl/flowctl/flow/internal/searchidx"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -14,7 +15,9 @@ import (
 const Bucket = "log_idx"
 
 // Format is the layout of the bucket (doc.go); another one is rebuilt.
-const Format = 1
+// Format 2 added the full-text index (package searchidx), which this
+// stamp and "through" govern too.
+const Format = 2
 
 // ChunkSize is the number of seqs of a full chunk.
 const ChunkSize = 64
@@ -137,6 +140,7 @@ type Writer struct {
 	order []string             // prefixes in the order first added
 	last  uint64               // the largest seq added
 	buf   []byte               // scratch: the prefix being added
+	words searchidx.Writer     // the events' words, in the full-text index
 }
 
 // Add lists the event at seq.
@@ -145,6 +149,7 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 		w.lists = map[string]*[]uint64{}
 	}
 	w.last = max(w.last, seq)
+	w.words.Add(seq, ev)
 	w.add(appendListPrefix(w.buf[:0], kindType, ev.Type), seq)
 	if ev.Project != "" {
 		// listPrefix(kindProjectType, projectTerm(ev.Project, ev.Type))
@@ -182,6 +187,9 @@ func (w *Writer) Flush(tx store.Tx) error {
 		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
 			return err
 		}
+	}
+	if err := w.words.Flush(tx); err != nil {
+		return err
 	}
 	if w.last != 0 {
 		if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, w.last)); err != nil {

@@ -35,6 +35,9 @@ func Rebuild(tx store.Tx) error {
 	if err := tx.Put(Bucket, keyVersion, stamp); err != nil {
 		return err
 	}
+	if err := w.words.Rebuild(tx); err != nil {
+		return err
+	}
 	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
 }
 
@@ -93,7 +96,7 @@ func Compare(tx store.Tx) error {
 	if len(want) > 0 {
 		return differs([]byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
 	}
-	return nil
+	return w.words.Compare(tx)
 }
 
 func differs(k []byte, what string) error {

@@ -1,0 +1,237 @@
+package searchidx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/flowctl/flowctl/flow/store"
+)
+
+// Bucket holds the index.
+const Bucket = "search_idx"
+
+// ChunkSize is the number of postings of a full chunk.
+const ChunkSize = 64
+
+const kindWord byte = 'w'
+
+// Posting is one packed posting (doc.go).
+type Posting uint64
+
+// NewPosting packs a posting.
+func NewPosting(seq uint64, f Field, tf, length int) Posting {
+	return Posting(seq<<16 | uint64(f&0xF)<<12 | uint64(min(tf, 15))<<8 | uint64(min(length, 255)))
+}
+
+// Seq is the seq of the event.
+func (p Posting) Seq() uint64 { return uint64(p) >> 16 }
+
+// Field is the field the word is in.
+func (p Posting) Field() Field { return Field(p >> 12 & 0xF) }
+
+// TF is how often the word is in the field's text (at most 15).
+func (p Posting) TF() int { return int(p >> 8 & 0xF) }
+
+// Len is how many words the field's text has (at most 255).
+func (p Posting) Len() int { return int(p & 0xFF) }
+
+// wordPrefix is the key prefix of every project's list of word.
+func wordPrefix(word string) []byte {
+	b := []byte{kindWord}
+	b = binary.BigEndian.AppendUint16(b, uint16(min(len(word), math.MaxUint16)))
+	return append(b, word...)
+}
+
+// listPrefix is the key prefix of the list of word in project.
+func listPrefix(word, project string) []byte { return appendListPrefix(nil, word, project) }
+
+func appendListPrefix(b []byte, word, project string) []byte {
+	b = append(b, kindWord)
+	b = binary.BigEndian.AppendUint16(b, uint16(min(len(word), math.MaxUint16)))
+	b = append(b, word...)
+	b = binary.BigEndian.AppendUint16(b, uint16(min(len(project), math.MaxUint16)))
+	return append(b, project...)
+}
+
+func chunkKey(prefix []byte, first Posting) []byte {
+	return binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(first))
+}
+
+func encodeChunk(ps []Posting) []byte {
+	b := make([]byte, 0, 3*len(ps))
+	for i := 1; i < len(ps); i++ {
+		b = binary.AppendUvarint(b, uint64(ps[i]-ps[i-1]))
+	}
+	return b
+}
+
+// decodeChunk appends the postings of the chunk k, v (whose key is
+// prefixLen bytes before the first posting) to out.
+func decodeChunk(out []Posting, prefixLen int, k, v []byte) ([]Posting, error) {
+	if len(k) != prefixLen+8 {
+		return out, corrupt(k)
+	}
+	p := Posting(binary.BigEndian.Uint64(k[prefixLen:]))
+	out = append(out, p)
+	for n := 1; len(v) > 0; n++ {
+		d, w := binary.Uvarint(v)
+		if w <= 0 || d == 0 || n == ChunkSize || p+Posting(d) < p {
+			return out, corrupt(k)
+		}
+		p, v = p+Posting(d), v[w:]
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func corrupt(k []byte) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %x is malformed", Bucket, k)}
+}
+
+// Writer buffers the postings of events (one transaction's, or the whole
+// log's for a rebuild) per list.
+type Writer struct {
+	lists map[string]*[]Posting // list prefix -> postings, ascending
+	buf   []byte                // scratch: a list's prefix
+}
+
+// Add lists the words of the event at seq; seqs come in ascending order.
+func (w *Writer) Add(seq uint64, ev *store.Event) {
+	if ev.Project == "" {
+		return
+	}
+	for _, t := range Texts(ev) {
+		w.AddText(seq, ev.Project, t)
+	}
+}
+
+// AddText lists the words of one text of the event at seq.
+func (w *Writer) AddText(seq uint64, project string, t Text) {
+	words := Words(t.Text)
+	if len(words) == 0 {
+		return
+	}
+	if w.lists == nil {
+		w.lists = map[string]*[]Posting{}
+	}
+	n := len(words)
+	slices.Sort(words)
+	for i := 0; i < len(words); {
+		j := i + 1
+		for j < len(words) && words[j] == words[i] {
+			j++
+		}
+		w.buf = appendListPrefix(w.buf[:0], words[i], project)
+		ps := w.lists[string(w.buf)]
+		if ps == nil {
+			ps = new([]Posting)
+			w.lists[string(w.buf)] = ps
+		}
+		*ps = append(*ps, NewPosting(seq, t.Field, j-i, n))
+		i = j
+	}
+}
+
+// Empty reports whether w holds no posting.
+func (w *Writer) Empty() bool { return len(w.lists) == 0 }
+
+// Flush appends the buffered postings to the stored lists and empties w.
+func (w *Writer) Flush(tx store.Tx) error {
+	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
+		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
+			return err
+		}
+	}
+	w.lists = nil
+	return nil
+}
+
+// Rebuild drops the bucket and writes w's lists as a new index, keys in
+// order (see logidx.Rebuild for why).
+func (w *Writer) Rebuild(tx store.Tx) error {
+	if err := tx.DeleteBucket(Bucket); err != nil {
+		return err
+	}
+	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+}
+
+// Drop deletes the index (for a rebuild that lists the log again).
+func Drop(tx store.Tx) error { return tx.DeleteBucket(Bucket) }
+
+func (w *Writer) each(fn func(k, v []byte) error) error {
+	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
+		ps := *w.lists[p]
+		for i := 0; i < len(ps); i += ChunkSize {
+			chunk := ps[i:min(i+ChunkSize, len(ps))]
+			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// appendList adds postings, each larger than every posting stored, to
+// prefix's list: into its last chunk while it has room, then new ones.
+func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
+	k, v, err := tx.Last(Bucket, prefix, chunkKey(prefix, math.MaxUint64))
+	if err != nil {
+		return err
+	}
+	var chunk []Posting
+	if k != nil {
+		if chunk, err = decodeChunk(nil, len(prefix), k, v); err != nil {
+			return err
+		}
+		if len(chunk) == ChunkSize {
+			chunk = nil
+		}
+	}
+	if len(chunk) > 0 && ps[0] <= chunk[len(chunk)-1] {
+		return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
+	}
+	for len(ps) > 0 {
+		n := min(ChunkSize-len(chunk), len(ps))
+		chunk = append(chunk, ps[:n]...)
+		ps = ps[n:]
+		if err := tx.Put(Bucket, chunkKey(prefix, chunk[0]), encodeChunk(chunk)); err != nil {
+			return err
+		}
+		chunk = chunk[:0]
+	}
+	return nil
+}
+
+// Compare compares the stored index, byte for byte, with the one w's
+// lists (of the whole log: logidx.Compare fills it). The first difference
+// is a *store.CorruptionError naming the key.
+func (w *Writer) Compare(tx store.Tx) error {
+	want := map[string][]byte{}
+	_ = w.each(func(k, v []byte) error {
+		want[string(k)] = v
+		return nil
+	})
+	err := tx.Scan(Bucket, nil, func(k, v []byte) error {
+		w, ok := want[string(k)]
+		if !ok || !bytes.Equal(w, v) {
+			return differs(k, "is not the log's")
+		}
+		delete(want, string(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(want) > 0 {
+		return differs([]byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
+	}
+	return nil
+}
+
+func differs(k []byte, what string) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %q %s (run 'flowctl rebuild')", Bucket, k, what)}
+}

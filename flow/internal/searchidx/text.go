@@ -1,0 +1,198 @@
+package searchidx
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// Field is the kind of text a posting is in.
+type Field uint8
+
+// The fields, in posting order. Stored: never renumbered.
+const (
+	FieldTitle       Field = 1
+	FieldDescription Field = 2
+	FieldContext     Field = 3
+	FieldNote        Field = 4
+	FieldMemory      Field = 5
+	FieldCommand     Field = 6
+)
+
+var fieldNames = [...]string{FieldTitle: "title", FieldDescription: "description", FieldContext: "context",
+	FieldNote: "note", FieldMemory: "memory", FieldCommand: "command"}
+
+// String is the field's name in output: title, description, context,
+// note, memory or command.
+func (f Field) String() string {
+	if int(f) < len(fieldNames) && fieldNames[f] != "" {
+		return fieldNames[f]
+	}
+	return "unknown"
+}
+
+// MaxWord is the longest word kept, in bytes; a longer one is cut.
+const MaxWord = 64
+
+// Words returns the words of s, lowered, in order (see doc.go).
+func Words(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, notWordRune) {
+		if len(w) < 2 {
+			continue
+		}
+		w = strings.ToLower(w)
+		if len(w) > MaxWord {
+			w = cutUTF8(w, MaxWord)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// cutUTF8 cuts s to at most n bytes on a rune boundary.
+func cutUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// Text is one searchable text of an event.
+type Text struct {
+	Field Field
+	Text  string
+}
+
+// Texts returns the searchable texts of an event, in field order: none
+// for a type that has none, or a payload that does not decode (the fold
+// reports that, not the index).
+func Texts(ev *store.Event) []Text {
+	if ev.Schema != projection.SchemaVersion {
+		return nil
+	}
+	var f [4]string // by type: the strings wanted, by position
+	var names [4]string
+	switch ev.Type {
+	case projection.TypeTaskCreated, projection.TypeTaskUpdated:
+		names = [4]string{"title", "description"}
+	case projection.TypeTaskContextMerged:
+		names = [4]string{"patch"}
+	case projection.TypeNoteAdded:
+		names = [4]string{"text", "kind"}
+	case projection.TypeExecRecorded:
+		names = [4]string{"command", "code"}
+	default:
+		return nil
+	}
+	err := stringFields(ev.Data, func(k, v string) {
+		for i, n := range names {
+			if n != "" && k == n {
+				f[i] = v
+			}
+		}
+	})
+	if err != nil {
+		return nil
+	}
+	switch ev.Type {
+	case projection.TypeTaskContextMerged:
+		return texts(Text{FieldContext, ContextText(f[0])})
+	case projection.TypeNoteAdded:
+		if f[1] == "memory" {
+			return texts(Text{FieldMemory, f[0]})
+		}
+		return texts(Text{FieldNote, f[0]})
+	case projection.TypeExecRecorded:
+		return texts(Text{FieldCommand, ExecText(f[0], f[1])})
+	}
+	return texts(Text{FieldTitle, f[0]}, Text{FieldDescription, f[1]})
+}
+
+// ExecText is the searchable text of an exec record: its command, else
+// its code.
+func ExecText(command, code string) string {
+	if command != "" {
+		return command
+	}
+	return code
+}
+
+func texts(ts ...Text) []Text {
+	out := ts[:0]
+	for _, t := range ts {
+		if t.Text != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ContextText is the searchable text of a context object (or patch): its
+// string values, at any depth, one per line, in the order they appear.
+// Keys, numbers and booleans are not searched. doc is valid JSON (the
+// engine checks it before it is stored); what is not gives "".
+func ContextText(doc string) string {
+	var b strings.Builder
+	key := false // the next string is an object's key
+	var stack []byte
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; c {
+		case '{', '[':
+			stack = append(stack, c)
+			key = c == '{'
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case ',':
+			key = len(stack) > 0 && stack[len(stack)-1] == '{'
+		case ':':
+			key = false
+		case '"':
+			end := stringEnd(doc, i)
+			if end < 0 {
+				return ""
+			}
+			if !key {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(unquote(doc[i : end+1]))
+			}
+			i = end
+		}
+	}
+	return b.String()
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// starting at doc[i], or -1.
+func stringEnd(doc string, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
+}
+
+// unquote reads a JSON string literal.
+func unquote(lit string) string {
+	if !strings.Contains(lit, `\`) {
+		return lit[1 : len(lit)-1]
+	}
+	var s string
+	if json.Unmarshal([]byte(lit), &s) != nil {
+		return ""
+	}
+	return s
+}
