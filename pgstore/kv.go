@@ -23,11 +23,12 @@ import (
 //     the same pipelined batch as their own statement, one upsert and one
 //     delete for all of them (kvWrites). A Get answers from them.
 //   - what its Gets read, and reads ahead: the first Get of a bucket
-//     fetches its key, a second one the 64 rows from its key on, a third
-//     256, then 1024, so that a command that reads a project's entities
-//     one by one (status, ready) fetches them a page at a time. A range
-//     read is complete: a key inside it that it did not return is not
-//     there. Values over aheadValue bytes are left for their own Get.
+//     fetches its key; when it was there, the next one the 64 rows from
+//     its key on, then 256, then 1024 while the reads ahead answer Gets
+//     (aheadSizes), so that a command that reads a project's entities one
+//     by one (status, ready) fetches them a page at a time. A range read
+//     is complete: a key inside it that it did not return is not there.
+//     Values over aheadValue bytes are left for their own Get.
 //
 // Both are valid for the transaction: a View reads one snapshot, and an
 // Update holds the head row, which every writer takes first.
@@ -44,9 +45,15 @@ type kvOp struct {
 // ahead is what the Gets of one bucket read.
 type ahead struct {
 	rows  map[string]aheadRow
-	spans []span // key ranges read whole
-	reads int    // reads sent: the size of the next (aheadSize)
+	spans []span // key ranges read whole, the last maxSpans
+	level int    // of the last read: its size was aheadSizes[level]
+	hits  int    // Gets the last read answered after it
+	found bool   // the last read found the key it was for
 }
+
+// maxSpans bounds the ranges a bucket remembers: a Get looks through
+// them all.
+const maxSpans = 16
 
 type aheadRow struct {
 	value []byte
@@ -64,18 +71,13 @@ type span struct {
 // snapshot) is fetched by the Get that asks for it.
 const aheadValue = 16 << 10
 
-// aheadSize is how many rows the nth read of a bucket fetches.
-func aheadSize(n int) int {
-	switch {
-	case n == 0:
-		return 1
-	case n == 1:
-		return 64
-	case n == 2:
-		return 256
-	}
-	return 1024
-}
+// aheadSizes are how many rows a read of a bucket at each level
+// fetches. The first read of a bucket is at level 0, of one row. A read
+// goes a level up when the read before it found its key or answered a
+// Get after it, and back to 0 when it did neither: the Gets of a write
+// that creates entities, each of a key that is not there, read a row
+// each.
+var aheadSizes = []int{1, 64, 256, 1024}
 
 func (a *ahead) covered(key string) bool {
 	for _, s := range a.spans {
@@ -113,8 +115,10 @@ func (t *Tx) Get(bucket string, key []byte) ([]byte, error) {
 		t.ahead[bucket] = a
 	}
 	if r, ok := a.rows[k.key]; ok && !r.big {
+		a.hits++
 		return r.value, nil
 	} else if !ok && a.covered(k.key) {
+		a.hits++
 		return nil, nil
 	} else if ok {
 		return t.getOne(k)
@@ -127,7 +131,7 @@ func (t *Tx) Get(bucket string, key []byte) ([]byte, error) {
 	} else if ok {
 		return t.getOne(k)
 	}
-	return nil, nil
+	return nil, nil // the read covers k: it is not there
 }
 
 // getOne reads one row.
@@ -141,23 +145,19 @@ func (t *Tx) getOne(k kvKey) ([]byte, error) {
 }
 
 // readAhead reads the rows of k's bucket from k on, as many as the
-// bucket's reads so far call for, into a.
+// bucket's reads so far call for (aheadSize), into a. Even a read of one
+// row is a range: k, or the key after it, so that the Gets of keys that
+// are not there, in a bucket with few keys, soon go without reads.
 func (t *Tx) readAhead(a *ahead, k kvKey) error {
-	size := aheadSize(a.reads)
-	a.reads++
-	if size == 1 {
-		v, err := t.getOne(k)
-		if err != nil {
-			return err
-		}
-		a.spans = append(a.spans, span{lo: k.key, hi: k.key})
-		if v != nil {
-			a.rows[k.key] = aheadRow{value: v}
-		}
-		return nil
+	if a.found || a.hits > 0 {
+		a.level = min(a.level+1, len(aheadSizes)-1)
+	} else {
+		a.level = 0
 	}
+	a.hits, a.found = 0, false
+	size := aheadSizes[a.level]
 	rows, err := t.q.Query(t.ctx, `SELECT key, CASE WHEN octet_length(value) <= $3 THEN value END
-		FROM flow_kv WHERE bucket = $1 AND key >= $2 ORDER BY key LIMIT `+fmt.Sprint(size), k.bucket, []byte(k.key), aheadValue)
+		FROM flow_kv WHERE bucket = $1 AND key >= $2 ORDER BY key LIMIT $4`, k.bucket, []byte(k.key), aheadValue, size)
 	if err != nil {
 		return t.s.wrap(err)
 	}
@@ -170,10 +170,14 @@ func (t *Tx) readAhead(a *ahead, k kvKey) error {
 		}
 		n, last = n+1, string(key)
 		a.rows[last] = aheadRow{value: nonNil(v), big: v == nil}
+		a.found = a.found || last == k.key
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return t.s.wrap(err)
+	}
+	if len(a.spans) == maxSpans {
+		a.spans = append(a.spans[:0], a.spans[1:]...)
 	}
 	a.spans = append(a.spans, span{lo: k.key, hi: last, open: n < size})
 	return nil

@@ -45,7 +45,7 @@ func TestTrips(t *testing.T) {
 	}{
 		{"Status", true, 22, func(e *flow.Engine) error { _, err := e.StatusFor("p", ""); return err }},
 		{"TaskShow", true, 6, func(e *flow.Engine) error { _, err := e.Task("p", "T-17"); return err }},
-		{"TaskAdd", false, 29, func(e *flow.Engine) error {
+		{"TaskAdd", false, 30, func(e *flow.Engine) error {
 			_, err := e.AddTask(flow.NewTask{Project: "p", Title: "one more", Deps: []string{"T-3"}})
 			return err
 		}},
