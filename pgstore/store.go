@@ -93,11 +93,24 @@ func (s *Store) update(fn func(store.Tx) error) error {
 	return err
 }
 
+// analyzeAfter is the records a transaction's AppendBulk writes past
+// which its commit analyzes the tables.
+const analyzeAfter = 10000
+
 // commit sends the writes the transaction holds and COMMIT, in one
 // round trip.
 func (t *Tx) commit() (pgconn.CommandTag, error) {
 	var b pgx.Batch
 	n := t.queueWrites(&b)
+	if t.copied >= analyzeAfter {
+		// The planner's statistics of tables a bulk import just filled
+		// say they are nearly empty until autovacuum comes by (a minute
+		// or more), and its plans for a project's pages read the whole
+		// project. Only the tables' owner may; another role gets a
+		// warning, which is no error.
+		b.Queue("ANALYZE flow_events, flow_streams, flow_kv")
+		n++
+	}
 	b.Queue("COMMIT")
 	br := t.q.SendBatch(t.ctx, &b)
 	defer br.Close()

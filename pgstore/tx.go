@@ -34,6 +34,10 @@ type Tx struct {
 	writes map[kvKey]kvOp
 	ahead  map[string]*ahead
 
+	// copied counts the records AppendBulk wrote: past analyzeAfter, the
+	// commit has the tables analyzed (commit).
+	copied int
+
 	// err is the first error of a method that has no error result
 	// (StreamVersion, SeqOf), or of a write PostgreSQL aborted the
 	// transaction for: the transaction then fails with it.
@@ -176,7 +180,10 @@ func byVersion(r *store.Record) uint64 { return r.Version }
 
 // pages reads the records of where (a condition on $1 <= key <= $2 and,
 // if arg is not nil, $3) in key order, descending if desc, calling fn
-// with each.
+// with each. Without arg, where is a range of seqs, which are dense: each
+// page asks for the range of its size, so that the server sorts no more
+// than a page whatever its statistics say (a table just filled by COPY,
+// not analyzed yet, was read whole and sorted for every page).
 func (t *Tx) pages(where, column string, arg any, lo, hi uint64, desc bool, key keyOf, fn func(*store.Record) error) error {
 	if hi > math.MaxInt64 {
 		hi = math.MaxInt64
@@ -195,7 +202,15 @@ func (t *Tx) pages(where, column string, arg any, lo, hi uint64, desc bool, key 
 		if size >= binaryPage {
 			args[0] = pgx.QueryExecModeCacheDescribe
 		}
-		args = append(args, int64(lo), int64(hi))
+		qlo, qhi := lo, hi
+		if arg == nil { // seqs 1..head are dense: a page is a range of them
+			if desc {
+				qlo = max(lo, hi-min(hi, uint64(size))+1)
+			} else {
+				qhi = min(hi, lo+uint64(size)-1)
+			}
+		}
+		args = append(args, int64(qlo), int64(qhi))
 		if arg != nil {
 			args = append(args, arg)
 		}
@@ -223,6 +238,20 @@ func (t *Tx) pages(where, column string, arg any, lo, hi uint64, desc bool, key 
 				}
 				return err
 			}
+		}
+		if arg == nil { // the next range, whatever this one held
+			if desc {
+				if qlo <= lo {
+					return nil
+				}
+				hi = qlo - 1
+			} else {
+				if qhi >= hi {
+					return nil
+				}
+				lo = qhi + 1
+			}
+			continue
 		}
 		if len(page) < size {
 			return nil
