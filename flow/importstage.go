@@ -387,7 +387,7 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 
 // appendBulk appends events in one transaction with AppendBulk, lists
 // them in the log index, and adds what it did to res. The fold waits for
-// foldBulk, but for the events of no project (bulkAppended.foldLoose).
+// foldBulk, but for the events of no project (bulkAppended.addTo).
 func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkState) error {
 	var c *bulkAppended
 	err := e.update(func(tx store.Tx) (err error) {
