@@ -71,6 +71,12 @@ type span struct {
 // snapshot) is fetched by the Get that asks for it.
 const aheadValue = 16 << 10
 
+// aheadBytes bounds what a Tx keeps of its reads ahead: past it, what it
+// kept is dropped, and the next Gets read again. A long read of every
+// entity (task ls of a large project) holds a page of them at a time,
+// not all.
+const aheadBytes = 32 << 20
+
 // aheadSizes are how many rows a read of a bucket at each level
 // fetches. The first read of a bucket is at level 0, of one row. A read
 // goes a level up when the read before it found its key or answered a
@@ -155,6 +161,12 @@ func (t *Tx) readAhead(a *ahead, k kvKey) error {
 		a.level = 0
 	}
 	a.hits, a.found = 0, false
+	if t.aheadSize > aheadBytes {
+		for _, b := range t.ahead {
+			b.rows, b.spans = map[string]aheadRow{}, nil
+		}
+		t.aheadSize = 0
+	}
 	size := aheadSizes[a.level]
 	rows, err := t.q.Query(t.ctx, `SELECT key, CASE WHEN octet_length(value) <= $3 THEN value END
 		FROM flow_kv WHERE bucket = $1 AND key >= $2 ORDER BY key LIMIT $4`, k.bucket, []byte(k.key), aheadValue, size)
@@ -170,6 +182,7 @@ func (t *Tx) readAhead(a *ahead, k kvKey) error {
 		}
 		n, last = n+1, string(key)
 		a.rows[last] = aheadRow{value: nonNil(v), big: v == nil}
+		t.aheadSize += len(key) + len(v)
 		a.found = a.found || last == k.key
 	}
 	rows.Close()

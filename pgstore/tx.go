@@ -31,8 +31,9 @@ type Tx struct {
 
 	// The caller's buckets: writes not sent yet, and what Gets read
 	// (kv.go).
-	writes map[kvKey]kvOp
-	ahead  map[string]*ahead
+	writes    map[kvKey]kvOp
+	ahead     map[string]*ahead
+	aheadSize int // bytes of keys and values in ahead
 
 	// copied counts the records AppendBulk wrote: past analyzeAfter, the
 	// commit has the tables analyzed (commit).
