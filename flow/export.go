@@ -391,7 +391,7 @@ func (e *Engine) importWith(r io.Reader, lim importLimits) (ImportResult, error)
 	if err != nil {
 		return ImportResult{}, err
 	}
-	if in.done {
+	if in.done && !e.onDatabase() {
 		return e.importEvents(first)
 	}
 	return e.importStaged(first, in)

@@ -74,7 +74,8 @@ func (e *Engine) importStaged(first []importEvent, in *importReader) (ImportResu
 	return res, nil
 }
 
-// importWhole appends every batch in one transaction.
+// importWhole appends every batch in one transaction: on a database
+// server, into an empty store, with AppendBulk (importBulkWhole).
 func (e *Engine) importWhole(batches *parsedBatches) (ImportResult, error) {
 	var all []importEvent
 	for {
@@ -83,10 +84,16 @@ func (e *Engine) importWhole(batches *parsedBatches) (ImportResult, error) {
 			return ImportResult{}, err
 		}
 		if !ok {
-			return e.importEvents(all)
+			break
 		}
 		all = append(all, b...)
 	}
+	if e.onDatabase() {
+		if res, ok, err := e.importBulkWhole(all); ok || err != nil {
+			return res, err
+		}
+	}
+	return e.importEvents(all)
 }
 
 // importInto appends the batches to the file at path, one transaction
@@ -379,97 +386,118 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 }
 
 // appendBulk appends events in one transaction with AppendBulk, lists
-// them in the log index, and adds what it did to res. The events are
-// asImported, as appendImported makes them, without reading the head's
-// time once per event. The fold waits for foldBulk, but for the events
-// of no project.
+// them in the log index, and adds what it did to res. The fold waits for
+// foldBulk, but for the events of no project (bulkAppended.addTo).
 func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkState) error {
-	var appended, skipped int
-	var projects []string
-	var loose []int // the events of no project appended, by index
-	var seqs []uint64
-	var in []store.BulkEvent
-	err := e.update(func(tx store.Tx) error {
-		appended, skipped, projects, loose = 0, 0, nil, nil
-		last, err := tx.HeadTime()
-		if err != nil {
-			return err
-		}
-		in = make([]store.BulkEvent, len(events))
-		here := make(map[store.ID][]byte, len(events)) // id -> the payload appended in this batch
-		for i := range events {
-			ie := &events[i]
-			ev := ie.event
-			stored, dup := here[ev.ID]
-			seq := uint64(0)
-			if !dup && ev.Time.Before(last) {
-				// An event at or after the file's time is appended as it
-				// is (asImported): only an earlier one is looked up.
-				seq = tx.SeqOf(ev.ID)
-			}
-			switch {
-			case !ev.Time.Before(last):
-				// as it is
-			case dup:
-				if d := withOccurredAt(ev.Data, ev.Time); bytes.Equal(stored, d) {
-					ev.Data = d
-				}
-			case seq != 0:
-				if ev, err = asStored(tx, seq, ev); err != nil {
-					return err
-				}
-			default:
-				ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
-			}
-			if !dup && seq == 0 {
-				here[ev.ID] = ev.Data
-				last = notBefore(ev.Time, last)
-			}
-			in[i] = store.BulkEvent{Stream: ie.stream, Version: ie.version, Event: ev}
-		}
-		out, err := tx.(store.BulkAppender).AppendBulk(in)
-		if be := (*store.BulkError)(nil); errors.As(err, &be) && be.Index < len(events) {
-			return fmt.Errorf("%s: %w", events[be.Index].at, be.Err)
-		} else if err != nil {
-			return err
-		}
-		seqs = out.Seqs
-		var idx logidx.Writer
-		for i := range in {
-			if out.Duplicate[i] {
-				skipped++
-				continue
-			}
-			appended++
-			ev := &in[i].Event
-			idx.Add(out.Seqs[i], ev)
-			if ev.Project == "" {
-				loose = append(loose, i)
-			} else if len(projects) == 0 || projects[len(projects)-1] != ev.Project {
-				projects = append(projects, ev.Project)
-			}
-		}
-		return idx.Flush(tx)
+	var c *bulkAppended
+	err := e.update(func(tx store.Tx) (err error) {
+		c, err = appendBulkTx(tx, events)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	for _, p := range projects {
+	return c.addTo(res, st)
+}
+
+// bulkAppended is what appendBulkTx did with a batch of events.
+type bulkAppended struct {
+	events            []importEvent
+	in                []store.BulkEvent // the events as appended
+	out               store.BulkAppended
+	appended, skipped int
+	projects          []string // of the events appended, each once
+	loose             []int    // the events of no project appended, by index
+}
+
+// appendBulkTx appends events to tx with AppendBulk and lists them in the
+// log index. The events are asImported, as appendImported makes them,
+// without reading the head's time once per event.
+func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
+	c := &bulkAppended{events: events}
+	last, err := tx.HeadTime()
+	if err != nil {
+		return nil, err
+	}
+	c.in = make([]store.BulkEvent, len(events))
+	here := make(map[store.ID][]byte, len(events)) // id -> the payload appended in this batch
+	for i := range events {
+		ie := &events[i]
+		ev := ie.event
+		stored, dup := here[ev.ID]
+		seq := uint64(0)
+		if !dup && ev.Time.Before(last) {
+			// An event at or after the file's time is appended as it
+			// is (asImported): only an earlier one is looked up.
+			seq = tx.SeqOf(ev.ID)
+		}
+		switch {
+		case !ev.Time.Before(last):
+			// as it is
+		case dup:
+			if d := withOccurredAt(ev.Data, ev.Time); bytes.Equal(stored, d) {
+				ev.Data = d
+			}
+		case seq != 0:
+			if ev, err = asStored(tx, seq, ev); err != nil {
+				return nil, err
+			}
+		default:
+			ev.Data, ev.Time = withOccurredAt(ev.Data, ev.Time), last
+		}
+		if !dup && seq == 0 {
+			here[ev.ID] = ev.Data
+			last = notBefore(ev.Time, last)
+		}
+		c.in[i] = store.BulkEvent{Stream: ie.stream, Version: ie.version, Event: ev}
+	}
+	c.out, err = tx.(store.BulkAppender).AppendBulk(c.in)
+	if be := (*store.BulkError)(nil); errors.As(err, &be) && be.Index < len(events) {
+		return nil, fmt.Errorf("%s: %w", events[be.Index].at, be.Err)
+	} else if err != nil {
+		return nil, err
+	}
+	var idx logidx.Writer
+	for i := range c.in {
+		if c.out.Duplicate[i] {
+			c.skipped++
+			continue
+		}
+		c.appended++
+		ev := &c.in[i].Event
+		idx.Add(c.out.Seqs[i], ev)
+		if ev.Project == "" {
+			c.loose = append(c.loose, i)
+		} else if len(c.projects) == 0 || c.projects[len(c.projects)-1] != ev.Project {
+			c.projects = append(c.projects, ev.Project)
+		}
+	}
+	return c, idx.Flush(tx)
+}
+
+// record is the ith event as appended.
+func (c *bulkAppended) record(i int) *store.Record {
+	return &store.Record{Seq: c.out.Seqs[i], Stream: c.in[i].Stream, Version: c.in[i].Version, Event: c.in[i].Event}
+}
+
+// addTo adds what c did to res and st, and folds its events of no
+// project, which no project's fold reads: the fold refuses one of a type
+// it knows (no stream of a project is theirs) and keeps the others
+// without folding them.
+func (c *bulkAppended) addTo(res *ImportResult, st *bulkState) error {
+	for _, p := range c.projects {
 		st.projects[p] = true
 	}
-	// The events of no project, which no project's fold reads: the fold
-	// refuses one of a type it knows (no stream of a project is theirs)
-	// and keeps the others without folding them.
-	for _, i := range loose {
-		r := &store.Record{Seq: seqs[i], Stream: in[i].Stream, Version: in[i].Version, Event: in[i].Event}
+	for _, i := range c.loose {
+		r := c.record(i)
 		if err := foldInto(st.loose, r, st.unknown); err != nil {
-			return fmt.Errorf("%s: %w", events[i].at, err)
+			return fmt.Errorf("%s: %w", c.events[i].at, err)
 		}
 		st.folded = st.folded || isKnown(r.Type)
 	}
-	res.Read += len(events)
-	res.Appended += appended
-	res.Skipped += skipped
+	res.Read += len(c.events)
+	res.Appended += c.appended
+	res.Skipped += c.skipped
 	return nil
 }
 

@@ -93,6 +93,7 @@ func (t *Tx) AppendBulk(events []store.BulkEvent) (store.BulkAppended, error) {
 	if len(rows) == 0 {
 		return out, nil
 	}
+	t.copied += len(rows)
 	if err := t.writeBulk(rows, heads); err != nil {
 		t.fail(err)
 		return out, err

@@ -82,12 +82,25 @@ by store.ChainHash, the one encoder both backends use; storetest pins the
 hashes of six events, and an export of one backend imported into the other
 ends at the same head hash.
 
+# Round trips
+
+A command on a remote database waits for each round trip, so a Tx
+spends few: a statement is one (QueryExecModeExec: pgx prepares
+nothing first, which would cost a new connection a second trip per
+statement); BEGIN, SET LOCAL and the head row go as one batch; the
+writes to the caller's buckets wait in the Tx and go with the next read
+that needs them on the server (Scan, Last) or with COMMIT; Gets read
+ahead, a page of the bucket at a time, while the pages answer Gets
+(kv.go). The store counts the round trips of its connections
+(trips.go), and TestTrips pins those of status, ready, task show and
+task add.
+
 # Caveats
 
-Not yet built (issue 17): migrate --to, Compact and Salvage (the server's own
-tools: VACUUM, backups), and the README's least-privilege role. Tx is a
-store.BulkAppender (COPY), but the engine's bulk import path is for files
-only: an import into a database appends and folds event by event, in one
-transaction.
+Not built here: Compact and Salvage (the server's own tools: VACUUM,
+backups). A writable Open applies the migrations of an older schema,
+which takes the rights of the schema's owner: a role with only the
+README's grants runs every command on a current schema, and the owner
+runs flowctl init after an upgrade.
 */
 package pgstore

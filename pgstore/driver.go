@@ -77,6 +77,13 @@ func (Driver) Open(dsn string, o store.Options) (store.Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	countTrips(&cfg.ConnConfig.Config, &s.tripCount)
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		// One round trip a statement: the default caches prepared
+		// statements, which costs a command (a new connection) a second
+		// round trip for each statement it runs first.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
 	ctx := context.Background()
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -96,10 +103,12 @@ func (s *Store) checkSchema(ctx context.Context, create bool) error {
 	var have *int32
 	var current *string
 	var exists bool
-	err := s.pool.QueryRow(ctx, `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL`).Scan(&current, &exists)
-	if err == nil && exists {
-		err = s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0)::integer FROM schema_migrations`).Scan(&have)
-	}
+	// One round trip: the version is read only where the table exists,
+	// by a query that PostgreSQL plans only then (query_to_xml).
+	err := s.pool.QueryRow(ctx, `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL,
+		CASE WHEN to_regclass('schema_migrations') IS NOT NULL THEN (xpath('/row/v/text()',
+			query_to_xml('SELECT coalesce(max(version), 0) AS v FROM schema_migrations', false, true, '')))[1]::text::integer END`).
+		Scan(&current, &exists, &have)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name: no such database

@@ -27,6 +27,8 @@ type Store struct {
 	now      func() time.Time
 	progress func(done, total uint64)
 	closed   atomic.Bool
+
+	tripCount atomic.Int64 // round trips of the connections (trips.go)
 }
 
 // maxAttempts bounds the runs of an Update that PostgreSQL aborted for a
@@ -83,12 +85,48 @@ func (s *Store) update(fn func(store.Tx) error) error {
 	if tx.err != nil {
 		return tx.err
 	}
-	tag, err := tx.q.Exec(tx.ctx, "COMMIT")
+	tag, err := tx.commit()
 	if err == nil && tag.String() != "COMMIT" {
 		err = fmt.Errorf("pgstore: the transaction was rolled back (%s)", tag)
 	}
 	tx.done = err == nil
 	return err
+}
+
+// analyzeAfter is the records a transaction's AppendBulk writes past
+// which its commit analyzes the tables.
+const analyzeAfter = 10000
+
+// commit sends the writes the transaction holds and COMMIT, in one
+// round trip.
+func (t *Tx) commit() (pgconn.CommandTag, error) {
+	var b pgx.Batch
+	n := t.queueWrites(&b)
+	if t.copied >= analyzeAfter {
+		// The planner's statistics of tables a bulk import just filled
+		// say they are nearly empty until autovacuum comes by (a minute
+		// or more), and its plans for a project's pages read the whole
+		// project. Only the tables' owner may; another role gets a
+		// warning, which is no error.
+		// A small sample (3,000 rows, not 30,000): row counts are what
+		// the plans need.
+		b.Queue("SET LOCAL default_statistics_target = 10")
+		b.Queue("ANALYZE flow_events, flow_streams, flow_kv")
+		n += 2
+	}
+	b.Queue("COMMIT")
+	br := t.q.SendBatch(t.ctx, &b)
+	defer br.Close()
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return tag, err
+	}
+	return tag, br.Close()
 }
 
 // begin starts a transaction on a connection of the pool and reads the

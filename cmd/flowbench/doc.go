@@ -27,7 +27,7 @@ refuses to overwrite a file unless --force, shows progress on stderr when
 that is a terminal, and prints one line: events, seconds, events/s, file
 size and bytes per event.
 
-	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check] [--only W,...]
+	flowbench run [--quick] [-o text|json] [--dir DIR] [--flowctl PATH] [--events N] [--projects P] [--check] [--only W,...] [--pg URL]
 
 builds flowctl (go build ./cmd/flowctl in the source tree, found from the
 working directory up: run it from the repository, or pass --flowctl),
@@ -41,7 +41,7 @@ new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
 every other file is removed. --only runs only the named workloads
 (append_single, append_group8, replay, bytes_per_event, point_in_time,
-cache_hit, cli, scale, bulk, rebuild, serve: the groups of rows below, in order;
+cache_hit, cli, scale, bulk, rebuild, serve, pg: the groups of rows below, in order;
 scale and bulk are the rows of issue 15); rows whose baseline another
 workload measures then have a baseline of 0. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
@@ -89,6 +89,13 @@ included, when Go's build cache is warm).
 	serve_api_*            median ms of an API call (serve.New)    50 ms                                    value <= 50
 	serve_page_*           median ms of a page (webui, the same)   50 ms                                    value <= 50
 	serve_sse_delivery     median ms, an append to its SSE event   100 ms                                   value <= 100
+	pg_append_single       µs per one-event Update, PostgreSQL     the same on a file (store seam, fsync)   -
+	pg_append_8_writers    events/s, 8 stores appending at once    8 goroutines on one file                 -
+	pg_append_64_writers   events/s, the same with 64              the same with 64                         -
+	pg_import              events/s of flowctl import, a database  the same into a new file                 ratio >= 0.5
+	pg_replay              events/s, every record read, checked    the same on the file import made         -
+	pg_cli_status          median ms of flowctl status, database   the same on the file                     -
+	pg_cli_task_show       median ms of flowctl task show T-1      the same on the file                     -
 
 The rows from cli_log_tail to gen are those of issue 15 ("read and bulk
 paths at scale"), with its targets. P is the first project (proj000), T
@@ -120,6 +127,17 @@ with --quick) from another engine opened and closed around each, at
 moments spread over the stream's poll interval: the time from the append
 to the note's id on the stream, median. It writes those notes to the
 generated file.
+
+The pg rows are issue 17's, run only when --pg or FLOWCTL_PG_URL names a
+PostgreSQL server (any database the URL's role may create schemas in):
+each store is a schema of its own (flowbench_PID_NAME, dropped at the
+end) beside a file in --dir, measured in turns. The 8 and 64 writers are
+as many stores (a process's connection each) on the server, goroutines
+sharing one store on the file (a file opens once per process). The
+import reads an export of the first project (its first 5000 events with
+--quick) into a new schema and a new file, the replay and the CLI rows
+read what it made. The server's durability is its own (pgtest's
+throwaway cluster runs with fsync off); the file's commits are fsync'd.
 
 Every row that runs flowctl reports the peak RSS of the process (the
 largest over its rounds; Linux only) and, where issue 15 sets one, its

@@ -30,6 +30,7 @@ type runOptions struct {
 	projects int
 	check    bool
 	only     []string // workloads to run; none: all
+	pg       string   // PostgreSQL server of the pg rows; "": FLOWCTL_PG_URL, none: no rows
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
@@ -40,6 +41,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.events, "events", 0, "events of the generated file (default 1000000; 50000 with --quick)")
 	fs.IntVar(&o.projects, "projects", 10, "projects of the generated file")
 	fs.BoolVar(&o.check, "check", false, "exit 1 when a row misses its target")
+	fs.StringVar(&o.pg, "pg", "", "PostgreSQL server for the pg rows, a URL (default: "+EnvPG+"; none: no pg rows)")
 	fs.StringSliceVar(&o.only, "only", nil, "run only these workloads (comma-separated): "+strings.Join(workloadNames, ", "))
 }
 
@@ -130,6 +132,7 @@ type bench struct {
 	replayRate    float64   // set by replayRows
 	checkedRate   float64   // read_checked's value, set by replayRows
 	pick          scalePick // what issue 15's rows read, set by scaleRows
+	pg            string    // the server of the pg rows; "": none
 	remove        []string
 }
 
@@ -155,7 +158,10 @@ func runBench(ctx context.Context, o runOptions, env env) error {
 }
 
 func newBench(ctx context.Context, o runOptions, env env) (*bench, error) {
-	b := &bench{ctx: ctx, size: quickOr(o.quick), log: logTo(env)}
+	b := &bench{ctx: ctx, size: quickOr(o.quick), log: logTo(env), pg: o.pg}
+	if b.pg == "" {
+		b.pg = os.Getenv(EnvPG)
+	}
 	if o.events > 0 {
 		b.size.genEvents = o.events
 	}
@@ -227,7 +233,7 @@ type rowGroup struct {
 
 // workloadNames are the workloads' names, in order, for --only.
 var workloadNames = []string{"append_single", "append_group8", "replay", "bytes_per_event", "point_in_time",
-	"cache_hit", "cli", "scale", "bulk", "rebuild", "serve"}
+	"cache_hit", "cli", "scale", "bulk", "rebuild", "serve", "pg"}
 
 // workloads are the workloads in the order they run (replay before bytes,
 // bulk and rebuild, which use its figures; scale before bulk, which reads
@@ -237,7 +243,7 @@ func (b *bench) workloads() []rowGroup {
 		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
 		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
 		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
-		{"serve", b.serveRows},
+		{"serve", b.serveRows}, {"pg", b.pgRows},
 	}
 }
 

@@ -37,7 +37,7 @@ const (
 var globalUses = map[string]uses{
 	"init": writes, "quickstart": writes,
 	"log": reads, "watch": reads, "verify": whole, "rebuild": whole, "compact": whole, "upgrade": whole, "version": whole, "recover": whole,
-	"export": reads, "import": writes,
+	"export": reads, "import": writes, "migrate": whole,
 	"project new": named, "project archive": named, "project switch": whole,
 	"project ls": reads, "project show": reads,
 	"plan new": writes, "plan close": writes, "plan ls": reads, "plan show": reads,

@@ -129,6 +129,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.verifyCommand(),
 		a.exportCommand(),
 		a.importCommand(),
+		a.migrateCommand(),
 		a.quickstartCommand(),
 		a.projectCommand(),
 		a.planCommand(),
