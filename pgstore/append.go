@@ -63,7 +63,7 @@ func (t *Tx) write(stream string, evs []store.Event, version uint64) (store.Appe
 	b.Queue(`INSERT INTO flow_streams (stream, version, seq) VALUES ($1, $2, $3)
 		ON CONFLICT (stream) DO UPDATE SET version = excluded.version, seq = excluded.seq`, stream, int64(version), int64(seq))
 	b.Queue(`UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`, int64(seq), prev[:], last.UnixNano())
-	b.Queue(notifySQL, int64(seq)) // notify.go: delivered at commit
+	queueNotify(&b, seq) // notify.go
 	if err := t.q.SendBatch(t.ctx, &b).Close(); err != nil {
 		err = t.s.wrap(err)
 		t.fail(err) // PostgreSQL aborted the transaction: nothing more commits

@@ -98,7 +98,10 @@ func (t *Tx) AppendBulk(events []store.BulkEvent) (store.BulkAppended, error) {
 		t.fail(err)
 		return out, err
 	}
-	if _, err := t.q.Exec(t.ctx, `UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`, int64(seq), prev[:], last.UnixNano()); err != nil {
+	var b pgx.Batch
+	b.Queue(`UPDATE flow_head SET seq = $1, hash = $2, time_ns = $3`, int64(seq), prev[:], last.UnixNano())
+	queueNotify(&b, seq) // notify.go
+	if err := t.q.SendBatch(t.ctx, &b).Close(); err != nil {
 		err = t.s.wrap(err)
 		t.fail(err)
 		return out, err

@@ -242,12 +242,12 @@ func TestFollow_NotifyWakes(t *testing.T) {
 	}
 }
 
-// TestFollow_FallbackPoll: an append that notifies nobody (a bulk append,
-// COPY) is still delivered, by the fallback poll.
-func TestFollow_FallbackPoll(t *testing.T) {
+// TestFollow_BulkNotifies: a bulk append (COPY) wakes a follower as an
+// append does: it is delivered long before the fallback poll.
+func TestFollow_BulkNotifies(t *testing.T) {
 	app := appName()
 	dsn := flowStore(t, app)
-	fw := follow(t, dsn, flow.FollowOptions{New: true, Fallback: 100 * time.Millisecond})
+	fw := follow(t, dsn, flow.FollowOptions{New: true, Fallback: noFallback})
 	after := fw.waitReady(t)
 	st, err := pgstore.Driver{}.Open(dsn, store.Options{NoSync: true})
 	if err != nil {
@@ -271,6 +271,21 @@ func TestFollow_FallbackPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fw.next(t, after+1)
+}
+
+// TestFollow_FallbackPoll: an append that notifies nobody is still
+// delivered, by the fallback poll.
+func TestFollow_FallbackPoll(t *testing.T) {
+	app := appName()
+	dsn := flowStore(t, app)
+	fw := follow(t, dsn, flow.FollowOptions{New: true, Fallback: 100 * time.Millisecond})
+	after := fw.waitReady(t)
+	defer pgstore.Silence()()
+	withEngine(t, dsn, false, func(e *flow.Engine) error {
+		_, err := e.AddTask(flow.NewTask{Project: "p", Title: "unannounced"})
+		return err
+	})
 	fw.next(t, after+1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -24,6 +25,17 @@ const notifyChannel = "flow_events"
 // delivers the notification when the transaction commits, never if it
 // rolls back.
 const notifySQL = `SELECT pg_notify('` + notifyChannel + `', $1::bigint::text || ' ' || coalesce(current_schema(), ''))`
+
+// silent makes appends notify nobody: a test's way to a commit that only
+// the fallback poll can find (export_test.go).
+var silent atomic.Bool
+
+// queueNotify queues notifySQL for the head seq into b.
+func queueNotify(b *pgx.Batch, seq uint64) {
+	if !silent.Load() {
+		b.Queue(notifySQL, int64(seq)) // delivered at commit
+	}
+}
 
 // Listen is store.Notifier's: a connection of its own, outside any
 // Store's pool, that has run LISTEN flow_events when Listen returns. The
