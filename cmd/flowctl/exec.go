@@ -54,7 +54,7 @@ func (a *app) execRunCommand() *cobra.Command {
 			"it is decided (exit 4 when denied or expired, 6 at --timeout), then runs.",
 		Example: "  flowctl exec run --task T-3 -- go test ./...\n  FLOW_TASK_ID=T-3 flowctl exec run make lint\n" +
 			"  flowctl exec run --task T-3 --require-approval --ttl 1h -- ./deploy.sh prod",
-		Args:    cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 	}
 	target.addFlags(cmd)
 	// No --idempotency-key: a retry runs the command again, so it is a
