@@ -47,6 +47,11 @@ type writer struct {
 	batched bool           // the Tx is its batch's, flushed at the batch's end
 	idx     *logidx.Writer // the events' entries in the log index
 	digest  *projstore.DigestWriter
+	// corr is the id of the command's first event: every later event
+	// the command emits carries it as its correlation id, so that the
+	// events of one command can be told apart in the log (flowctl undo).
+	// Imported events (emitEvent alone) carry none.
+	corr store.ID
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -56,7 +61,12 @@ func (w *writer) emit(stream string, exp store.Expect, project, typ string, payl
 	if err != nil {
 		return nil, err
 	}
-	return w.emitEvent(stream, exp, ev)
+	ev.Correlation = w.corr
+	r, err := w.emitEvent(stream, exp, ev)
+	if err == nil && w.corr.IsZero() {
+		w.corr = r.ID
+	}
+	return r, err
 }
 
 // emitEvent appends a built event to stream and folds it at once.
