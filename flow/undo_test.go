@@ -150,7 +150,10 @@ func (m *undoMachine) step(t *rapid.T) {
 		m.do(t, func() error { _, err := e.AddDep(DepChange{Project: "p", ID: a, Dep: b}); return err })
 	case 7:
 		id := m.task(t)
-		m.do(t, func() error { _, err := e.RequestApproval(NewApproval{Project: "p", Task: id, Message: "m"}); return err })
+		m.do(t, func() error {
+			_, err := e.RequestApproval(NewApproval{Project: "p", Task: id, Message: "m"})
+			return err
+		})
 	case 8:
 		id, title := m.task(t), rapid.SampledFrom([]string{"x", "y"}).Draw(t, "title")
 		m.do(t, func() error { _, err := e.EditTask(TaskEdit{Project: "p", ID: id, Title: &title}); return err })
