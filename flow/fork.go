@@ -80,6 +80,7 @@ func (w *writer) fork(in ForkInput) error {
 		return err
 	}
 	payload := forkPayload(src, in.Name, r.Seq, notes)
+	payload.Reason = fmt.Sprintf("fork of %s at seq %d", in.Project, seq)
 	applied, err := w.emit(projection.ProjectStream(in.Name), store.Any, in.Name, projection.TypeRollbackApplied, payload)
 	if err != nil {
 		return err
@@ -106,7 +107,6 @@ func forkPayload(src *projection.Scope, name string, seq uint64, notes []project
 	}
 	counters := src.Project.Counters
 	p := &projection.RollbackApplied{ToSeq: seq, Counters: &counters,
-		Reason:  fmt.Sprintf("fork of %s at seq %d", src.Project.Name, seq),
 		Project: &projection.Project{Name: name, Description: src.Project.Description, Settings: src.Project.Settings}}
 	for _, v := range src.Plans {
 		c := *v

@@ -238,6 +238,11 @@ func checkLocalFlag(t *testing.T, path string, fl *pflag.Flag) {
 			t.Errorf("flowctl %s --%s 0: accepted", path, fl.Name)
 		}
 		return
+	case *pointValue:
+		if err := v.Set("junk"); err == nil {
+			t.Errorf("flowctl %s --%s junk: accepted", path, fl.Name)
+		}
+		return
 	}
 	if slices.Contains(closedSetFlags, fl.Name) || fl.Name == "if-version" {
 		t.Errorf("flowctl %s --%s is a %s, not a closed-set flag", path, fl.Name, fl.Value.Type())
