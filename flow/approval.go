@@ -264,6 +264,12 @@ func shown(a *projection.Approval, now time.Time) *projection.Approval {
 	return c
 }
 
+// ApprovalShown returns a as reads show it at now: a copy with status
+// "expired" (ApprovalStatusExpired) when it is pending past its expiry,
+// else a itself. For readers that read approvals without an engine's
+// clock (Reader).
+func ApprovalShown(a *projection.Approval, now time.Time) *projection.Approval { return shown(a, now) }
+
 // actorName is an actor for messages: "(no actor)" for none.
 func actorName(actor string) string {
 	if actor == "" {
