@@ -92,9 +92,9 @@ type Project struct {
 	Archived    bool                `json:"archived"`
 	Counters    projection.Counters `json:"counters"`
 	Events      uint64              `json:"events"`
-	// Settings holds every project setting, with its default when unset
-	// (flowctl project set).
-	Settings map[string]string `json:"settings"`
+	// Settings are the settings set on the project (flowctl project
+	// set), by key; a setting not listed has its default.
+	Settings []projection.Setting `json:"settings,omitempty"`
 	// Origin is where a fork started (flowctl project fork); absent for
 	// a project that is not one.
 	Origin *projection.Origin `json:"origin,omitempty"`
@@ -104,7 +104,7 @@ type Project struct {
 // ProjectOf shapes a project.
 func ProjectOf(p *projection.Project) Project {
 	return Project{Name: p.Name, Description: p.Description, Archived: p.Archived, Counters: p.Counters, Events: p.Events,
-		Settings: flow.ProjectSettings(p), Origin: p.Origin, Meta: p.Meta}
+		Settings: p.Settings, Origin: p.Origin, Meta: p.Meta}
 }
 
 // Event is an event without its hashes and ids (MCP history and

@@ -25,10 +25,10 @@ func TestApproval_SelfDecisionRefused(t *testing.T) {
 		}
 	}
 	var p struct {
-		Settings map[string]string `json:"settings"`
+		Settings []struct{ Key, Value string } `json:"settings"`
 	}
 	out := f.mustRun("", "project", "set", "approvals.self_grant", "allow", "-o", "json")
-	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Settings["approvals.self_grant"] != "allow" {
+	if err := json.Unmarshal([]byte(out), &p); err != nil || len(p.Settings) != 1 || p.Settings[0].Key != "approvals.self_grant" || p.Settings[0].Value != "allow" {
 		t.Errorf("project set -o json = %s (%v)", out, err)
 	}
 	if show := f.mustRun("", "project", "show"); !strings.Contains(show, "approvals.self_grant: allow") {

@@ -57,7 +57,7 @@ var eventViews = everyOccurredAt(map[string]viewRules{
 			"steps":   {fields: viewRules{"updated_at": timeField}},
 		})},
 		"approvals": {fields: withMeta(viewRules{
-			"action": textField, "expires": timeField, "decided_at": timeField,
+			"action": textField, "expires": timeField, "decided_at": timeField, "used_at": timeField,
 		})},
 		"execs": {fields: withMeta(viewRules{"occurred_at": timeField})},
 	},
