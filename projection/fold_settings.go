@@ -22,7 +22,7 @@ func (f *fold) settingChanged() error {
 		case found:
 			s[i].Value = p.Value
 		case p.Value != "":
-			s = slices.Insert(s, i, Setting{Key: p.Key, Value: p.Value})
+			s = slices.Insert(s, i, Setting(p))
 		}
 		if len(s) == 0 {
 			s = nil
