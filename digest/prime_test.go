@@ -128,7 +128,7 @@ func primeFixture(tb testing.TB, w *primeWorld) {
 	}
 	primeMust(ann.RequestApproval(flow.NewApproval{Project: "web", Task: "T-3", Message: "deploy?"})).in(tb)
 	primeMust(ann.RequestApproval(flow.NewApproval{Project: "web", Task: "T-5", Message: "cleanup?"})).in(tb)
-	primeMust(ann.DecideApproval(flow.Decision{Project: "web", ID: "A-2", Grant: true})).in(tb)
+	primeMust(ann.As("bob", "b1").DecideApproval(flow.Decision{Project: "web", ID: "A-2", Grant: true})).in(tb)
 	primeMust(ann.AddNote(flow.NewNote{Project: "web", Kind: flow.NoteKindMemory, Text: "deploys need the VPN"})).in(tb)
 	primeMust(ann.AddNote(flow.NewNote{Project: "web", Task: "T-3", Text: "just a note"})).in(tb)
 	primeMust(ann.AddNote(flow.NewNote{Project: "web", Task: "T-2", Kind: flow.NoteKindMemory, Text: "use table tests"})).in(tb)
@@ -696,7 +696,7 @@ func primeRandomProject(t *rapid.T, w *primeWorld) {
 			}
 		case 9:
 			if approvals > 0 {
-				_, err = e.DecideApproval(flow.Decision{Project: "p", ID: projection.ShortID("A", rapid.IntRange(1, approvals).Draw(t, "approval")), Grant: rapid.Bool().Draw(t, "grant")})
+				_, err = e.As("reviewer", "").DecideApproval(flow.Decision{Project: "p", ID: projection.ShortID("A", rapid.IntRange(1, approvals).Draw(t, "approval")), Grant: rapid.Bool().Draw(t, "grant")})
 			}
 		case 10:
 			ok := rapid.Bool().Draw(t, "success")

@@ -187,8 +187,9 @@ type Decision struct {
 // DecideApproval grants or denies a pending approval, recording this
 // engine's actor as the one who decided; the decision goes on the stream
 // of the request. Deciding an approval that is already decided, or
-// granting one that has expired, is a conflict. IfVersion is compared
-// with the approval's version.
+// granting one that has expired, is a conflict; so is deciding one's own
+// request (ErrSelfDecision) unless the project's approvals.self_grant
+// setting is "allow". IfVersion is compared with the approval's version.
 func (e *Engine) DecideApproval(in Decision) (*projection.Approval, error) {
 	if err := check.Text("comment", in.Comment, MaxText, false); err != nil {
 		return nil, err
@@ -203,7 +204,8 @@ func (e *Engine) DecideApproval(in Decision) (*projection.Approval, error) {
 }
 
 func (w *writer) decide(in Decision) error {
-	if _, err := mustProject(w, in.Project); err != nil {
+	p, err := mustProject(w, in.Project)
+	if err != nil {
 		return err
 	}
 	a, err := mustApproval(w, in.Project, in.ID)
@@ -219,6 +221,10 @@ func (w *writer) decide(in Decision) error {
 	}
 	if in.Grant && expired(a, w.e.opts.Now()) {
 		return fmt.Errorf("%w: %s at %s; it can no longer be granted", ErrExpired, a.ID, fmtExpiry(a))
+	}
+	if a.RequestedBy == w.e.opts.Actor && setting(p, SettingSelfGrant) != "allow" {
+		return fmt.Errorf("%w: %s was requested by %s: ask someone else (or allow it: flowctl project set %s allow)",
+			ErrSelfDecision, a.ID, actorName(a.RequestedBy), SettingSelfGrant)
 	}
 	decision := projection.ApprovalDenied
 	if in.Grant {
@@ -242,6 +248,36 @@ func expired(a *projection.Approval, now time.Time) bool {
 	return !a.Expires.IsZero() && !now.Before(a.Expires.Std())
 }
 
+// ApprovalStatusExpired is the status reads give a pending approval whose
+// request expired (by the engine's clock): it can no longer be granted.
+// The projections keep it pending; the fold reads no clock.
+const ApprovalStatusExpired = "expired"
+
+// shown returns a as reads show it at now: a copy with status "expired"
+// when it is pending past its expiry, else a itself.
+func shown(a *projection.Approval, now time.Time) *projection.Approval {
+	if a == nil || a.Status != projection.ApprovalPending || !expired(a, now) {
+		return a
+	}
+	c := a.Clone()
+	c.Status = ApprovalStatusExpired
+	return c
+}
+
+// ApprovalShown returns a as reads show it at now: a copy with status
+// "expired" (ApprovalStatusExpired) when it is pending past its expiry,
+// else a itself. For readers that read approvals without an engine's
+// clock (Reader).
+func ApprovalShown(a *projection.Approval, now time.Time) *projection.Approval { return shown(a, now) }
+
+// actorName is an actor for messages: "(no actor)" for none.
+func actorName(actor string) string {
+	if actor == "" {
+		return "(no actor)"
+	}
+	return actor
+}
+
 func fmtExpiry(a *projection.Approval) string { return a.Expires.Std().Format(time.RFC3339) }
 
 // Approval returns an approval, or ErrNotFound.
@@ -252,20 +288,20 @@ func (e *Engine) Approval(project, id string) (*projection.Approval, error) {
 		a, err = mustApproval(src, project, id)
 		return err
 	})
-	return a, err
+	return shown(a, e.opts.Now()), err
 }
 
 // ApprovalFilter selects approvals for Approvals. Zero fields match all.
 type ApprovalFilter struct {
-	Status string // pending, granted or denied
+	Status string // pending, expired, granted or denied
 	Task   string // T-n
 }
 
 func (f *ApprovalFilter) check() error {
 	switch f.Status {
-	case "", projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied:
+	case "", projection.ApprovalPending, ApprovalStatusExpired, projection.ApprovalGranted, projection.ApprovalDenied:
 	default:
-		return fmt.Errorf("%w: approval status %q: use pending, granted or denied", ErrInvalid, f.Status)
+		return fmt.Errorf("%w: approval status %q: use pending, expired, granted or denied", ErrInvalid, f.Status)
 	}
 	if f.Task == "" {
 		return nil
@@ -275,8 +311,18 @@ func (f *ApprovalFilter) check() error {
 	return err
 }
 
+// match tests a, as shown (its status may be expired).
 func (f ApprovalFilter) match(a *projection.Approval) bool {
 	return (f.Status == "" || a.Status == f.Status) && (f.Task == "" || a.Task == f.Task)
+}
+
+// indexed is the stored status the status index serves f.Status from:
+// an expired approval is stored pending.
+func (f ApprovalFilter) indexed() string {
+	if f.Status == ApprovalStatusExpired {
+		return projection.ApprovalPending
+	}
+	return f.Status
 }
 
 // Approvals lists a project's approvals that match f, in id order
@@ -288,7 +334,7 @@ func (e *Engine) Approvals(project string, f ApprovalFilter) ([]*projection.Appr
 }
 
 // EachApproval calls fn with each of a project's approvals that match f,
-// in id order, decoding only those that can match: the status index serves
+// as shown (a pending one past its expiry has status "expired"), in id order, decoding only those that can match: the status index serves
 // f.Status, and one whose stored bytes lack f.Task is skipped undecoded.
 // fn returning ErrStop ends the walk (see EachTask). Errors: ErrInvalid (the
 // filter), ErrNotFound (the project, or the task filtered on).
@@ -300,9 +346,11 @@ func (e *Engine) EachApproval(project string, f ApprovalFilter, fn func(*project
 		if err := checkScope(src, project, f.Task); err != nil {
 			return err
 		}
+		now := e.opts.Now()
 		w := approvalWalk(src)
-		w.status, w.maybe, w.match = f.Status, containing(f.Task), f.match
-		return w.each(src, project, fn)
+		w.status, w.maybe = f.indexed(), containing(f.Task)
+		w.match = func(a *projection.Approval) bool { return f.match(shown(a, now)) }
+		return w.each(src, project, func(a *projection.Approval) error { return fn(shown(a, now)) })
 	})
 }
 

@@ -70,7 +70,7 @@ func apprRequest(t *testing.T, e *Engine, in NewApproval) *projection.Approval {
 
 func apprDecide(t *testing.T, e *Engine, id string, grant bool) *projection.Approval {
 	t.Helper()
-	a, err := e.DecideApproval(Decision{Project: "website", ID: id, Grant: grant, Comment: "ok"})
+	a, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: id, Grant: grant, Comment: "ok"})
 	if err != nil {
 		t.Fatalf("DecideApproval(%s, %t): %v", id, grant, err)
 	}
@@ -198,7 +198,7 @@ func TestEngine_DecideApproval(t *testing.T) {
 		e := apprFixture(t)
 		apprRequest(t, e, NewApproval{Task: "T-1"})
 		a := apprDecide(t, e, "A-1", true)
-		if a.Status != projection.ApprovalGranted || a.DecidedBy != "tester" || a.Comment != "ok" || a.DecidedAt.IsZero() {
+		if a.Status != projection.ApprovalGranted || a.DecidedBy != "reviewer" || a.Comment != "ok" || a.DecidedAt.IsZero() {
 			t.Errorf("granted approval = %+v", a)
 		}
 		tk, _ := e.Task("website", "T-1")
@@ -228,7 +228,7 @@ func TestEngine_DecideApproval(t *testing.T) {
 		apprDecide(t, e, "A-1", true)
 		before := apprCount(t, e)
 		for _, grant := range []bool{true, false} {
-			_, err := e.DecideApproval(Decision{Project: "website", ID: "A-1", Grant: grant})
+			_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-1", Grant: grant})
 			if ErrorCode(err) != CodeConflict || !strings.Contains(err.Error(), "already granted") {
 				t.Errorf("deciding a granted approval (grant %t) = %v, want conflict", grant, err)
 			}
@@ -240,7 +240,7 @@ func TestEngine_DecideApproval(t *testing.T) {
 	t.Run("ErrExpired", func(t *testing.T) {
 		e := apprFixture(t)
 		apprRequest(t, e, NewApproval{TTL: time.Second})
-		_, err := e.DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true})
+		_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true})
 		if !errors.Is(err, ErrExpired) || ErrorCode(err) != CodeConflict {
 			t.Fatalf("granting an expired approval = %v, want ErrExpired", err)
 		}
@@ -257,7 +257,7 @@ func TestEngine_DecideApproval(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		e := apprFixture(t)
-		_, err := e.DecideApproval(Decision{Project: "website", ID: "A-9", Grant: true})
+		_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-9", Grant: true})
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("deciding A-9 = %v, want ErrNotFound", err)
 		}
@@ -265,11 +265,11 @@ func TestEngine_DecideApproval(t *testing.T) {
 	t.Run("IfVersion", func(t *testing.T) {
 		e := apprFixture(t)
 		a := apprRequest(t, e, NewApproval{Task: "T-1"})
-		_, err := e.DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true, Write: Write{IfVersion: a.Version + 1}})
+		_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true, Write: Write{IfVersion: a.Version + 1}})
 		if ErrorCode(err) != CodeConflict {
 			t.Fatalf("stale --if-version = %v, want conflict", err)
 		}
-		got, err := e.DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true, Write: Write{IfVersion: a.Version}})
+		got, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-1", Grant: true, Write: Write{IfVersion: a.Version}})
 		if err != nil || got.Status != projection.ApprovalGranted || got.Version <= a.Version {
 			t.Errorf("decide at the current version = %+v, %v", got, err)
 		}
@@ -277,7 +277,7 @@ func TestEngine_DecideApproval(t *testing.T) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		e := apprFixture(t)
 		apprRequest(t, e, NewApproval{})
-		_, err := e.DecideApproval(Decision{Project: "website", ID: "A-1", Comment: "bad \xff"})
+		_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "website", ID: "A-1", Comment: "bad \xff"})
 		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("invalid comment = %v, want ErrInvalid", err)
 		}
@@ -422,8 +422,8 @@ func TestEngine_Approvals(t *testing.T) {
 			t.Errorf("Approvals(%+v) = %v, want %v", tt.f, got, tt.want)
 		}
 	}
-	if _, err := e.Approvals("website", ApprovalFilter{Status: "expired"}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("status filter 'expired' = %v, want ErrInvalid", err)
+	if _, err := e.Approvals("website", ApprovalFilter{Status: "cancelled"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("status filter 'cancelled' = %v, want ErrInvalid", err)
 	}
 	if _, err := e.Approvals("website", ApprovalFilter{Task: "T-9"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("task filter T-9 = %v, want ErrNotFound", err)

@@ -47,6 +47,14 @@ type writer struct {
 	batched bool           // the Tx is its batch's, flushed at the batch's end
 	idx     *logidx.Writer // the events' entries in the log index
 	digest  *projstore.DigestWriter
+	// corr is the id of the command's first event: every later event
+	// the command emits carries it as its correlation id, so that the
+	// events of one command can be told apart in the log (flowctl undo).
+	// Imported events (emitEvent alone) carry none, and the events of a
+	// write made inside a hook all carry the hook run's id (Hooks.Run), so
+	// that the command around the hook knows them and undo takes them as
+	// one.
+	corr store.ID
 }
 
 // emit appends one event to stream and folds it into the projections.
@@ -56,7 +64,14 @@ func (w *writer) emit(stream string, exp store.Expect, project, typ string, payl
 	if err != nil {
 		return nil, err
 	}
-	return w.emitEvent(stream, exp, ev)
+	if ev.Correlation.IsZero() { // a write made inside a hook keeps the hook run's id
+		ev.Correlation = w.corr
+	}
+	r, err := w.emitEvent(stream, exp, ev)
+	if err == nil && w.corr.IsZero() {
+		w.corr = r.ID
+	}
+	return r, err
 }
 
 // emitEvent appends a built event to stream and folds it at once.

@@ -50,7 +50,7 @@ func listProject(t *rapid.T, e *Engine) {
 			a, err := e.RequestApproval(NewApproval{Project: "p", Task: id, Message: "ok?"})
 			must(err)
 			if a != nil && rapid.Bool().Draw(t, "decide") {
-				_, err := e.DecideApproval(Decision{Project: "p", ID: a.ID, Grant: rapid.Bool().Draw(t, "grant")})
+				_, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "p", ID: a.ID, Grant: rapid.Bool().Draw(t, "grant")})
 				must(err)
 			}
 		}

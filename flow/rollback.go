@@ -387,7 +387,7 @@ func filter[T any](s []T, keep func(T) bool) []T {
 func rollbackPayload(current, target *projection.Scope, in RollbackInput, seq uint64) (*projection.RollbackApplied, error) {
 	p := &projection.RollbackApplied{ToSeq: seq, Checkpoint: in.To.Checkpoint, Task: in.Task, Reason: in.Reason}
 	if in.Task == "" && current.Project != nil && target.Project != nil &&
-		(current.Project.Description != target.Project.Description || current.Project.Archived != target.Project.Archived) {
+		!sameProject(current.Project, target.Project) {
 		p.Project = target.Project
 	}
 	var err error

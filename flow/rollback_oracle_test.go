@@ -33,7 +33,7 @@ func TestRollback_Oracle(t *testing.T) {
 	must(e.CreateCheckpoint(NewCheckpoint{Project: "p", Label: "mid"}))
 	a, err := e.RequestApproval(NewApproval{Project: "p", Task: "T-2", Message: "ok?"})
 	must(a, err)
-	must(e.DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
+	must(e.As("reviewer", "r1").DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
 	must(e.MoveTask(Move{Project: "p", ID: "T-3", To: "blocked"}))
 	must(e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}))
 	must(e.AddTask(NewTask{Project: "p", Title: "late"}))

@@ -33,7 +33,7 @@ func rollbackFixture(t *testing.T) *Engine {
 	must(e.RecordExec(NewExec{Project: "p", Task: "T-2", Command: "make", Success: true}))
 	a, err := e.RequestApproval(NewApproval{Project: "p", Task: "T-2", Message: "ok?"})
 	must(a, err)
-	must(e.DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
+	must(e.As("reviewer", "r1").DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
 	must(e.MoveTask(Move{Project: "p", ID: "T-2", To: "done"}))
 	return e
 }

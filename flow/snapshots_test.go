@@ -91,7 +91,7 @@ func snapsHistory(t *testing.T, e *Engine) {
 	}
 	a, err := e.RequestApproval(NewApproval{Project: "p", Task: "T-1", Message: "ok?"})
 	must(a, err)
-	must(e.DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
+	must(e.As("reviewer", "r1").DecideApproval(Decision{Project: "p", ID: a.ID, Grant: true}))
 	must(e.RecordExec(NewExec{Project: "p", Task: "T-1", Command: "make", Success: true}))
 	must(e.RecordExec(NewExec{Project: "q", Task: "T-2", Command: "make test", ExitCode: 1}))
 	must(e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}, Reason: "again"}))

@@ -69,6 +69,7 @@ type PendingBrief struct {
 	RequestedBy string          `json:"requested_by"`
 	RequestedAt projection.Time `json:"requested_at"`
 	Expires     projection.Time `json:"expires"`
+	Status      string          `json:"status"` // pending, or expired past Expires (by the engine's clock)
 }
 
 // LiveClaim is a claim whose lease still holds.
@@ -138,7 +139,7 @@ func statusOf(src source, project, actor string, head uint64, now time.Time) (*S
 	if err := st.addTasks(src, project, actor, now); err != nil {
 		return nil, err
 	}
-	if err := st.addApprovals(src, project); err != nil {
+	if err := st.addApprovals(src, project, now); err != nil {
 		return nil, err
 	}
 	if err := st.addPlans(src, project); err != nil {
@@ -280,7 +281,7 @@ func openDepIDs(t *projection.Task, status map[string]string) []string {
 	return open
 }
 
-func (st *Status) addApprovals(src source, project string) error {
+func (st *Status) addApprovals(src source, project string, now time.Time) error {
 	st.PendingApprovals = []PendingBrief{}
 	ids, err := src.SummaryIDs(projstore.BucketApprovals, project, projection.ApprovalPending)
 	if err != nil {
@@ -297,6 +298,7 @@ func (st *Status) addApprovals(src source, project string) error {
 		st.PendingApprovals = append(st.PendingApprovals, PendingBrief{
 			ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message,
 			RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires,
+			Status: shown(a, now).Status,
 		})
 	}
 	return nil

@@ -36,7 +36,7 @@ func statusByFullScan(tb testing.TB, e *Engine, project, actor string) *Status {
 		for _, a := range approvals {
 			if a.Status == projection.ApprovalPending {
 				st.PendingApprovals = append(st.PendingApprovals, PendingBrief{ID: a.ID, Task: a.Task, Step: a.Step,
-					Message: a.Message, RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires})
+					Message: a.Message, RequestedBy: a.RequestedBy, RequestedAt: a.CreatedAt, Expires: a.Expires, Status: a.Status})
 			}
 		}
 		plans, _ := src.Plans(project)

@@ -264,7 +264,7 @@ func (m *ttMachine) Decide(t *rapid.T) {
 	in := Decision{Project: project, ID: m.id(t, projection.PrefixApproval, m.counters(t, project).Approvals, "approval"),
 		Grant: rapid.Bool().Draw(t, "grant")}
 	m.do(t, func() error {
-		_, err := m.e.DecideApproval(in)
+		_, err := m.e.As("reviewer", "r1").DecideApproval(in)
 		return err
 	})
 }

@@ -16,9 +16,14 @@ func (t *Task) Clone() *Task {
 	return &c
 }
 
-// Clone returns a copy of p.
+// Clone returns a deep copy of p: it shares no slice or pointer with p.
 func (p *Project) Clone() *Project {
 	c := *p
+	c.Settings = slices.Clone(p.Settings)
+	if p.Origin != nil {
+		o := *p.Origin
+		c.Origin = &o
+	}
 	return &c
 }
 

@@ -5,6 +5,7 @@ package projection
 var projectCreatedFields = fieldsOf(
 	"name",
 	"description",
+	"origin",
 )
 
 func (v *ProjectCreated) unmarshal(b []byte, seen *stringCache) error {
@@ -22,16 +23,82 @@ func (v *ProjectCreated) decodeField(r *mpReader, i int) error {
 		return r.str(&v.Name)
 	case 1:
 		return r.str(&v.Description)
+	case 2:
+		return structPtr[Origin](r, &v.Origin)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *ProjectCreated) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 1+count(v.Description != ""))
+	b = appendMapLen(b, 1+count(v.Description != "", v.Origin != nil))
 	b = appendStr(appendKey(b, "name"), v.Name)
 	if v.Description != "" {
 		b = appendStr(appendKey(b, "description"), v.Description)
 	}
+	if v.Origin != nil {
+		b = v.Origin.appendMsgpack(appendKey(b, "origin"))
+	}
+	return b
+}
+
+var originFields = fieldsOf(
+	"project",
+	"seq",
+	"hash",
+)
+
+func (v *Origin) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, v, originFields, func(i int) error { return v.decodeField(r, i) })
+}
+
+func (v *Origin) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.str(&v.Project)
+	case 1:
+		return r.uintField(&v.Seq)
+	case 2:
+		return r.str(&v.Hash)
+	}
+	return fieldOutOfRange(i)
+}
+
+func (v *Origin) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 3)
+	b = appendStr(appendKey(b, "project"), v.Project)
+	b = appendUint64(appendKey(b, "seq"), v.Seq)
+	b = appendStr(appendKey(b, "hash"), v.Hash)
+	return b
+}
+
+var projectSettingChangedFields = fieldsOf(
+	"key",
+	"value",
+)
+
+func (v *ProjectSettingChanged) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
+	return v.decodeMsgpack(&r)
+}
+
+func (v *ProjectSettingChanged) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, v, projectSettingChangedFields, func(i int) error { return v.decodeField(r, i) })
+}
+
+func (v *ProjectSettingChanged) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.str(&v.Key)
+	case 1:
+		return r.str(&v.Value)
+	}
+	return fieldOutOfRange(i)
+}
+
+func (v *ProjectSettingChanged) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2)
+	b = appendStr(appendKey(b, "key"), v.Key)
+	b = appendStr(appendKey(b, "value"), v.Value)
 	return b
 }
 
@@ -704,6 +771,33 @@ func (v *ApprovalDecided) appendMsgpack(b []byte) []byte {
 	return b
 }
 
+var approvalConsumedFields = fieldsOf(
+	"id",
+)
+
+func (v *ApprovalConsumed) unmarshal(b []byte, seen *stringCache) error {
+	r := mpReader{b: b, seen: seen}
+	return v.decodeMsgpack(&r)
+}
+
+func (v *ApprovalConsumed) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, v, approvalConsumedFields, func(i int) error { return v.decodeField(r, i) })
+}
+
+func (v *ApprovalConsumed) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.str(&v.ID)
+	}
+	return fieldOutOfRange(i)
+}
+
+func (v *ApprovalConsumed) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 1)
+	b = appendStr(appendKey(b, "id"), v.ID)
+	return b
+}
+
 var outputFields = fieldsOf(
 	"head",
 	"tail",
@@ -937,6 +1031,8 @@ var rollbackAppliedFields = fieldsOf(
 	"approvals",
 	"execs",
 	"removed",
+	"counters",
+	"undone",
 )
 
 func (v *RollbackApplied) unmarshal(b []byte, seen *stringCache) error {
@@ -970,12 +1066,16 @@ func (v *RollbackApplied) decodeField(r *mpReader, i int) error {
 		return structs[Exec](r, &v.Execs)
 	case 9:
 		return structs[Removed](r, &v.Removed)
+	case 10:
+		return structPtr[Counters](r, &v.Counters)
+	case 11:
+		return structPtr[SeqRange](r, &v.Undone)
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *RollbackApplied) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 1+count(v.Checkpoint != "", v.Task != "", v.Reason != "", v.Project != nil, len(v.Plans) > 0, len(v.Tasks) > 0, len(v.Approvals) > 0, len(v.Execs) > 0, len(v.Removed) > 0))
+	b = appendMapLen(b, 1+count(v.Checkpoint != "", v.Task != "", v.Reason != "", v.Project != nil, len(v.Plans) > 0, len(v.Tasks) > 0, len(v.Approvals) > 0, len(v.Execs) > 0, len(v.Removed) > 0, v.Counters != nil, v.Undone != nil))
 	b = appendUint64(appendKey(b, "to_seq"), v.ToSeq)
 	if v.Checkpoint != "" {
 		b = appendStr(appendKey(b, "checkpoint"), v.Checkpoint)
@@ -1004,6 +1104,38 @@ func (v *RollbackApplied) appendMsgpack(b []byte) []byte {
 	if len(v.Removed) > 0 {
 		b = appendValues[Removed](appendKey(b, "removed"), v.Removed)
 	}
+	if v.Counters != nil {
+		b = v.Counters.appendMsgpack(appendKey(b, "counters"))
+	}
+	if v.Undone != nil {
+		b = v.Undone.appendMsgpack(appendKey(b, "undone"))
+	}
+	return b
+}
+
+var seqRangeFields = fieldsOf(
+	"first",
+	"last",
+)
+
+func (v *SeqRange) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, v, seqRangeFields, func(i int) error { return v.decodeField(r, i) })
+}
+
+func (v *SeqRange) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.uintField(&v.First)
+	case 1:
+		return r.uintField(&v.Last)
+	}
+	return fieldOutOfRange(i)
+}
+
+func (v *SeqRange) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2)
+	b = appendUint64(appendKey(b, "first"), v.First)
+	b = appendUint64(appendKey(b, "last"), v.Last)
 	return b
 }
 

@@ -52,6 +52,8 @@ var projectFields = fieldsOf(
 	"archived",
 	"counters",
 	"events",
+	"settings",
+	"origin",
 	"version",
 	"seq",
 	"created_at",
@@ -76,21 +78,25 @@ func (v *Project) decodeField(r *mpReader, i int) error {
 	case 4:
 		return r.uintField(&v.Events)
 	case 5:
-		return r.uintField(&v.Meta.Version)
+		return structs[Setting](r, &v.Settings)
 	case 6:
-		return r.uintField(&v.Meta.Seq)
+		return structPtr[Origin](r, &v.Origin)
 	case 7:
-		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+		return r.uintField(&v.Meta.Version)
 	case 8:
-		return r.str(&v.Meta.CreatedBy)
+		return r.uintField(&v.Meta.Seq)
 	case 9:
+		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+	case 10:
+		return r.str(&v.Meta.CreatedBy)
+	case 11:
 		return r.int64Field((*int64)(&v.Meta.UpdatedAt))
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Project) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 9+count(v.Description != ""))
+	b = appendMapLen(b, 9+count(v.Description != "", len(v.Settings) > 0, v.Origin != nil))
 	b = appendStr(appendKey(b, "name"), v.Name)
 	if v.Description != "" {
 		b = appendStr(appendKey(b, "description"), v.Description)
@@ -98,11 +104,43 @@ func (v *Project) appendMsgpack(b []byte) []byte {
 	b = appendBool(appendKey(b, "archived"), v.Archived)
 	b = v.Counters.appendMsgpack(appendKey(b, "counters"))
 	b = appendUint64(appendKey(b, "events"), v.Events)
+	if len(v.Settings) > 0 {
+		b = appendValues[Setting](appendKey(b, "settings"), v.Settings)
+	}
+	if v.Origin != nil {
+		b = v.Origin.appendMsgpack(appendKey(b, "origin"))
+	}
 	b = appendUint64(appendKey(b, "version"), v.Meta.Version)
 	b = appendUint64(appendKey(b, "seq"), v.Meta.Seq)
 	b = appendInt64(appendKey(b, "created_at"), int64(v.Meta.CreatedAt))
 	b = appendStr(appendKey(b, "created_by"), v.Meta.CreatedBy)
 	b = appendInt64(appendKey(b, "updated_at"), int64(v.Meta.UpdatedAt))
+	return b
+}
+
+var settingFields = fieldsOf(
+	"key",
+	"value",
+)
+
+func (v *Setting) decodeMsgpack(r *mpReader) error {
+	return decodeStruct(r, v, settingFields, func(i int) error { return v.decodeField(r, i) })
+}
+
+func (v *Setting) decodeField(r *mpReader, i int) error {
+	switch i {
+	case 0:
+		return r.str(&v.Key)
+	case 1:
+		return r.str(&v.Value)
+	}
+	return fieldOutOfRange(i)
+}
+
+func (v *Setting) appendMsgpack(b []byte) []byte {
+	b = appendMapLen(b, 2)
+	b = appendStr(appendKey(b, "key"), v.Key)
+	b = appendStr(appendKey(b, "value"), v.Value)
 	return b
 }
 
@@ -438,6 +476,8 @@ var approvalFields = fieldsOf(
 	"decided_by",
 	"comment",
 	"decided_at",
+	"used_at",
+	"used_by",
 	"version",
 	"seq",
 	"created_at",
@@ -480,21 +520,25 @@ func (v *Approval) decodeField(r *mpReader, i int) error {
 	case 13:
 		return r.int64Field((*int64)(&v.DecidedAt))
 	case 14:
-		return r.uintField(&v.Meta.Version)
+		return r.int64Field((*int64)(&v.UsedAt))
 	case 15:
-		return r.uintField(&v.Meta.Seq)
+		return r.str(&v.UsedBy)
 	case 16:
-		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+		return r.uintField(&v.Meta.Version)
 	case 17:
-		return r.str(&v.Meta.CreatedBy)
+		return r.uintField(&v.Meta.Seq)
 	case 18:
+		return r.int64Field((*int64)(&v.Meta.CreatedAt))
+	case 19:
+		return r.str(&v.Meta.CreatedBy)
+	case 20:
 		return r.int64Field((*int64)(&v.Meta.UpdatedAt))
 	}
 	return fieldOutOfRange(i)
 }
 
 func (v *Approval) appendMsgpack(b []byte) []byte {
-	b = appendMapLen(b, 13+count(v.Task != "", v.Step != "", v.Code != "", v.Action != "", v.DecidedBy != "", v.Comment != ""))
+	b = appendMapLen(b, 13+count(v.Task != "", v.Step != "", v.Code != "", v.Action != "", v.DecidedBy != "", v.Comment != "", v.UsedAt != 0, v.UsedBy != ""))
 	b = appendStr(appendKey(b, "project"), v.Project)
 	b = appendStr(appendKey(b, "id"), v.ID)
 	if v.Task != "" {
@@ -521,6 +565,12 @@ func (v *Approval) appendMsgpack(b []byte) []byte {
 		b = appendStr(appendKey(b, "comment"), v.Comment)
 	}
 	b = appendInt64(appendKey(b, "decided_at"), int64(v.DecidedAt))
+	if v.UsedAt != 0 {
+		b = appendInt64(appendKey(b, "used_at"), int64(v.UsedAt))
+	}
+	if v.UsedBy != "" {
+		b = appendStr(appendKey(b, "used_by"), v.UsedBy)
+	}
 	b = appendUint64(appendKey(b, "version"), v.Meta.Version)
 	b = appendUint64(appendKey(b, "seq"), v.Meta.Seq)
 	b = appendInt64(appendKey(b, "created_at"), int64(v.Meta.CreatedAt))

@@ -26,6 +26,11 @@ const (
 	TypeCheckpointCreated = "checkpoint.created"
 	TypeRollbackApplied   = "rollback.applied"
 	TypeRollbackMarked    = "rollback.marked"
+	// TypeProjectSettingChanged sets one of a project's settings
+	// (ProjectSettingChanged); TypeApprovalConsumed spends a granted
+	// approval's one use (ApprovalConsumed).
+	TypeProjectSettingChanged = "project.setting_changed"
+	TypeApprovalConsumed      = "approval.consumed"
 )
 
 // SchemaVersion is the payload schema version this binary writes for
@@ -69,6 +74,8 @@ const (
 	kindCheckpointCreated
 	kindRollbackApplied
 	kindRollbackMarked
+	kindProjectSettingChanged
+	kindApprovalConsumed
 )
 
 // kindOf returns the kind of an event type: by a hash of its length and
@@ -130,6 +137,8 @@ var kindsByFrequency = [...]struct {
 	{TypeRollbackMarked, kindRollbackMarked},
 	{TypeProjectCreated, kindProjectCreated},
 	{TypeProjectArchived, kindProjectArchived},
+	{TypeApprovalConsumed, kindApprovalConsumed},
+	{TypeProjectSettingChanged, kindProjectSettingChanged},
 }
 
 // Types returns every event type of the catalog, sorted: the closed set
@@ -149,6 +158,29 @@ func Types() []string {
 type ProjectCreated struct {
 	Name        string `msgpack:"name"`
 	Description string `msgpack:"description,omitempty"`
+	// Origin is set on a fork (flowctl project fork): the project and
+	// point it started from. Its state arrives in the rollback.applied
+	// event that follows.
+	Origin *Origin `msgpack:"origin,omitempty"`
+}
+
+// Origin is where a forked project started: the source project, the seq
+// of the point and the log's chain hash at that seq (hex).
+//
+//codec:decode,append
+type Origin struct {
+	Project string `msgpack:"project" json:"project"`
+	Seq     uint64 `msgpack:"seq" json:"seq"`
+	Hash    string `msgpack:"hash" json:"hash"`
+}
+
+// ProjectSettingChanged sets one setting of a project (a key of
+// ProjectSettings, such as approvals.self_grant) to a value.
+//
+//codec:decode,unmarshal,append
+type ProjectSettingChanged struct {
+	Key   string `msgpack:"key"`
+	Value string `msgpack:"value"`
 }
 
 // ProjectArchived closes a project to new work.
@@ -315,6 +347,14 @@ type ApprovalDecided struct {
 	Comment  string `msgpack:"comment,omitempty"`
 }
 
+// ApprovalConsumed spends the one use of a granted approval (exec run
+// --require-approval): the action it was granted for has been let run.
+//
+//codec:decode,unmarshal,append
+type ApprovalConsumed struct {
+	ID string `msgpack:"id"`
+}
+
 // Output is the kept part of a command's stdout or stderr.
 //
 //codec:decode,append
@@ -389,6 +429,20 @@ type RollbackApplied struct {
 	Approvals  []Approval `msgpack:"approvals,omitempty"`
 	Execs      []Exec     `msgpack:"execs,omitempty"`
 	Removed    []Removed  `msgpack:"removed,omitempty"`
+	// Counters, when set, raises the project's short id counters to at
+	// least these (a fork's first state: its ids continue the source's).
+	Counters *Counters `msgpack:"counters,omitempty"`
+	// Undone, when set, makes this an undo (flowctl undo): it reverts
+	// the command whose events are seqs First to Last.
+	Undone *SeqRange `msgpack:"undone,omitempty"`
+}
+
+// SeqRange is the seqs First to Last, both included.
+//
+//codec:decode,append
+type SeqRange struct {
+	First uint64 `msgpack:"first" json:"first"`
+	Last  uint64 `msgpack:"last" json:"last"`
 }
 
 // RollbackMarked is the mark a rollback of the whole project leaves on

@@ -132,7 +132,7 @@ func (f *fold) apply() error {
 		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
-		return f.s.PutProject(&Project{Name: f.r.Project, Description: p.Description, Meta: f.meta()})
+		return f.s.PutProject(&Project{Name: f.r.Project, Description: p.Description, Origin: p.Origin, Meta: f.meta()})
 	case kindProjectArchived:
 		return f.project(func(p *Project) error { p.Archived = true; return nil })
 	case kindPlanCreated:
@@ -162,6 +162,10 @@ func (f *fold) apply() error {
 		return f.rollbackApplied()
 	case kindRollbackMarked:
 		return f.rollbackMarked()
+	case kindProjectSettingChanged:
+		return f.settingChanged()
+	case kindApprovalConsumed:
+		return f.approvalConsumed()
 	}
 	return fmt.Errorf("%w: %s", ErrUnknown, f.r.Type)
 }

@@ -1,6 +1,9 @@
 package projection
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func (f *fold) checkpointCreated() error {
 	var p CheckpointCreated
@@ -25,6 +28,18 @@ func (f *fold) rollbackApplied() error {
 		err := f.project(func(cur *Project) error {
 			// Counters and the event count only ever grow: an id is never reused.
 			cur.Description, cur.Archived = p.Project.Description, p.Project.Archived
+			cur.Settings = slices.Clone(p.Project.Settings)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if c := p.Counters; c != nil {
+		err := f.project(func(cur *Project) error {
+			n := &cur.Counters
+			n.Plans, n.Tasks, n.Approvals = max(n.Plans, c.Plans), max(n.Tasks, c.Tasks), max(n.Approvals, c.Approvals)
+			n.Execs, n.Checkpoints = max(n.Execs, c.Execs), max(n.Checkpoints, c.Checkpoints)
 			return nil
 		})
 		if err != nil {

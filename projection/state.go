@@ -89,7 +89,30 @@ type Project struct {
 	Archived    bool     `msgpack:"archived" json:"archived"`
 	Counters    Counters `msgpack:"counters" json:"counters"`
 	Events      uint64   `msgpack:"events" json:"events"` // events of the project folded so far
+	// Settings are the project's settings that differ from their
+	// defaults, sorted by key (project.setting_changed).
+	Settings []Setting `msgpack:"settings,omitempty" json:"settings,omitempty"`
+	// Origin is where a fork started; nil for a project that is not one.
+	Origin *Origin `msgpack:"origin,omitempty" json:"origin,omitempty"`
 	Meta
+}
+
+// Setting is one project setting.
+//
+//codec:decode,append
+type Setting struct {
+	Key   string `msgpack:"key" json:"key"`
+	Value string `msgpack:"value" json:"value"`
+}
+
+// Setting returns the value of a project setting, "" when unset.
+func (p *Project) Setting(key string) string {
+	for _, s := range p.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // Plan is the projection of stream plan/<project>/<P-n>.
@@ -225,6 +248,10 @@ type Approval struct {
 	DecidedBy   string `msgpack:"decided_by,omitempty" json:"decided_by,omitempty"`
 	Comment     string `msgpack:"comment,omitempty" json:"comment,omitempty"`
 	DecidedAt   Time   `msgpack:"decided_at" json:"decided_at"`
+	// UsedAt and UsedBy record the one use of a granted approval
+	// (approval.consumed); zero while unused.
+	UsedAt Time   `msgpack:"used_at,omitempty" json:"used_at,omitempty"`
+	UsedBy string `msgpack:"used_by,omitempty" json:"used_by,omitempty"`
 	Meta
 }
 

@@ -21,6 +21,8 @@ type Approval struct {
 	DecidedBy   string          `json:"decided_by,omitempty"`
 	Comment     string          `json:"comment,omitempty"`
 	DecidedAt   projection.Time `json:"decided_at"`
+	UsedAt      projection.Time `json:"used_at,omitempty"` // its one use (exec run --require-approval)
+	UsedBy      string          `json:"used_by,omitempty"`
 	projection.Meta
 }
 
@@ -28,7 +30,7 @@ type Approval struct {
 func ApprovalOf(a *projection.Approval) Approval {
 	return Approval{Project: a.Project, ID: a.ID, Task: a.Task, Step: a.Step, Message: a.Message, Code: a.Code,
 		Action: Value(a.Action), ActionHash: a.ActionHash, Expires: a.Expires, Status: a.Status, RequestedBy: a.RequestedBy,
-		DecidedBy: a.DecidedBy, Comment: a.Comment, DecidedAt: a.DecidedAt, Meta: a.Meta}
+		DecidedBy: a.DecidedBy, Comment: a.Comment, DecidedAt: a.DecidedAt, UsedAt: a.UsedAt, UsedBy: a.UsedBy, Meta: a.Meta}
 }
 
 // Exec is an exec record: `exec show -o json`.
@@ -90,12 +92,19 @@ type Project struct {
 	Archived    bool                `json:"archived"`
 	Counters    projection.Counters `json:"counters"`
 	Events      uint64              `json:"events"`
+	// Settings are the settings set on the project (flowctl project
+	// set), by key; a setting not listed has its default.
+	Settings []projection.Setting `json:"settings,omitempty"`
+	// Origin is where a fork started (flowctl project fork); absent for
+	// a project that is not one.
+	Origin *projection.Origin `json:"origin,omitempty"`
 	projection.Meta
 }
 
 // ProjectOf shapes a project.
 func ProjectOf(p *projection.Project) Project {
-	return Project{Name: p.Name, Description: p.Description, Archived: p.Archived, Counters: p.Counters, Events: p.Events, Meta: p.Meta}
+	return Project{Name: p.Name, Description: p.Description, Archived: p.Archived, Counters: p.Counters, Events: p.Events,
+		Settings: p.Settings, Origin: p.Origin, Meta: p.Meta}
 }
 
 // Event is an event without its hashes and ids (MCP history and

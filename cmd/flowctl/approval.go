@@ -54,6 +54,7 @@ func (a *app) approvalRequestCommand() *cobra.Command {
 	fs.StringVar(&in.Code, "code", "", "code the action would run, for the reviewer")
 	fs.StringVar(&action, "action", "", "the proposed action: JSON, @file, or - for stdin; bound by its exact bytes")
 	fs.DurationVar(&in.TTL, "expires", 0, "how long the request can be granted, e.g. 1h (default: never expires)")
+	fs.DurationVar(&in.TTL, "ttl", 0, "the same as --expires")
 	cmd.MarkFlagRequired("message")
 	wo.addFlags(cmd)
 	cmd.RunE = a.action(func(*cobra.Command, []string) error {
@@ -87,7 +88,7 @@ func (a *app) approvalLsCommand() *cobra.Command {
 		Example: "  flowctl approval ls --status pending\n  flowctl approval ls --task T-3 -o json",
 		Args:    cobra.NoArgs,
 	}
-	enumVar(cmd.Flags(), &f.Status, "status", "", approvalStatuses, "only approvals with this status: pending, granted or denied")
+	enumVar(cmd.Flags(), &f.Status, "status", "", approvalStatuses, "only approvals with this status: pending, expired, granted or denied")
 	cmd.Flags().StringVar(&f.Task, "task", "", "only approvals of this task")
 	var limit int
 	limitFlag(cmd, &limit, "approvals")
@@ -111,14 +112,9 @@ func (a *app) approvalLsCommand() *cobra.Command {
 	return cmd
 }
 
-// approvalStatus is the status for people: a pending approval past its
-// expiry reads "expired".
-func approvalStatus(ap *projection.Approval) string {
-	if ap.Status == projection.ApprovalPending && !ap.Expires.IsZero() && !time.Now().Before(ap.Expires.Std()) {
-		return "expired"
-	}
-	return ap.Status
-}
+// approvalStatus is the status for people: the engine's reads already
+// show a pending approval past its expiry as "expired".
+func approvalStatus(ap *projection.Approval) string { return ap.Status }
 
 func orDash(s string) string {
 	if s == "" {
@@ -173,12 +169,15 @@ func writeApproval(w io.Writer, ap *projection.Approval) {
 		fmt.Fprintf(w, "expires: %s\n", fmtTime(ap.Expires))
 	}
 	fmt.Fprintf(w, "requested by %s at %s\n", printable(ap.RequestedBy), fmtTime(ap.CreatedAt))
-	if ap.Status != projection.ApprovalPending {
+	if ap.Status != projection.ApprovalPending && ap.Status != flow.ApprovalStatusExpired {
 		fmt.Fprintf(w, "%s by %s at %s", ap.Status, printable(ap.DecidedBy), fmtTime(ap.DecidedAt))
 		if ap.Comment != "" {
 			fmt.Fprintf(w, ": %s", printable(ap.Comment))
 		}
 		fmt.Fprintln(w)
+	}
+	if !ap.UsedAt.IsZero() {
+		fmt.Fprintf(w, "used by %s at %s\n", printable(ap.UsedBy), fmtTime(ap.UsedAt))
 	}
 }
 
@@ -187,7 +186,7 @@ func (a *app) approvalDecideCommand(grant bool) *cobra.Command {
 	var wo writeOpts
 	name, short, done := "deny", "Deny a pending approval", "Denied"
 	if grant {
-		name, short, done = "grant", "Grant a pending approval (not once it has expired)", "Granted"
+		name, short, done = "grant", "Grant a pending approval (not once it has expired, nor your own request)", "Granted"
 	}
 	cmd := &cobra.Command{
 		Use:     name + " A",

@@ -174,7 +174,7 @@ func TestApproval_LsShow(t *testing.T) {
 	f.mustRun("", "approval", "request", "--task", "T-1", "-m", "one", "--action", `{"a":1}`)
 	f.mustRun("", "approval", "request", "--task", "T-2", "-m", "two")
 	f.mustRun("", "approval", "request", "-m", "three")
-	f.mustRun("", "approval", "grant", "A-2")
+	f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-2")
 	ids := func(args ...string) string {
 		t.Helper()
 		all := apprDecode[[]apprJSON](t, f.mustRun("", append([]string{"approval", "ls", "-o", "json"}, args...)...))
@@ -219,8 +219,8 @@ func TestApproval_Decide(t *testing.T) {
 		t.Parallel()
 		f := apprFile(t)
 		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "m")
-		a := apprRun(t, f, "", "approval", "grant", "A-1", "--comment", "fine")
-		if a.Status != "granted" || a.DecidedBy != "tester" || a.Comment != "fine" {
+		a := apprRun(t, f, "", "--actor", "reviewer", "approval", "grant", "A-1", "--comment", "fine")
+		if a.Status != "granted" || a.DecidedBy != "reviewer" || a.Comment != "fine" {
 			t.Errorf("granted = %+v", a)
 		}
 		logged := f.logEvents("--type", "approval.decided")
@@ -232,7 +232,7 @@ func TestApproval_Decide(t *testing.T) {
 		t.Parallel()
 		f := apprFile(t)
 		f.mustRun("", "approval", "request", "-m", "m")
-		if got := f.mustRun("", "approval", "deny", "A-1"); got != "Denied A-1: m\n" {
+		if got := f.mustRun("", "--actor", "reviewer", "approval", "deny", "A-1"); got != "Denied A-1: m\n" {
 			t.Errorf("stdout = %q", got)
 		}
 		if a := apprRun(t, f, "", "approval", "show", "A-1"); a.Status != "denied" {
@@ -245,12 +245,12 @@ func TestApproval_Decide(t *testing.T) {
 		f.mustRun("", "approval", "request", "-m", "m", "--expires", "1ms")
 		time.Sleep(20 * time.Millisecond)
 		before := f.bytes()
-		_, stderr, code := f.run("", "approval", "grant", "A-1")
+		_, stderr, code := f.run("", "--actor", "reviewer", "approval", "grant", "A-1")
 		wantError(t, stderr, code, 4, "A-1", "expired")
 		if !bytes.Equal(before, f.bytes()) {
 			t.Errorf("a refused grant changed the file")
 		}
-		if a := apprRun(t, f, "", "approval", "deny", "A-1"); a.Status != "denied" {
+		if a := apprRun(t, f, "", "--actor", "reviewer", "approval", "deny", "A-1"); a.Status != "denied" {
 			t.Errorf("deny after expiry: status %s, want denied", a.Status)
 		}
 	})
@@ -260,7 +260,7 @@ func TestApproval_Decide(t *testing.T) {
 		f.mustRun("", "approval", "request", "--task", "T-1", "-m", "m")
 		_, stderr, code := f.run("", "task", "done", "T-1")
 		wantError(t, stderr, code, 6, "A-1")
-		f.mustRun("", "approval", "grant", "A-1")
+		f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
 		f.mustRun("", "task", "done", "T-1")
 	})
 }
@@ -275,7 +275,7 @@ func TestApproval_Wait(t *testing.T) {
 		done := make(chan int, 1)
 		go func() {
 			time.Sleep(150 * time.Millisecond)
-			_, _, code := runCLI(t, f.dir, "", "approval", decision, "A-1")
+			_, _, code := runCLI(t, f.dir, "", "--actor", "reviewer", "approval", decision, "A-1")
 			done <- code
 		}()
 		stdout, stderr, code := f.run("", "approval", "wait", "A-1", "--timeout", "20s", "--interval", "10ms", "-o", "json")
@@ -328,7 +328,7 @@ func TestApproval_Wait(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		// A write with a short lock timeout succeeds while wait sleeps.
 		f.mustRun("", "--lock-timeout", "200ms", "task", "add", "meanwhile")
-		f.mustRun("", "approval", "grant", "A-1")
+		f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
 		if code := <-done; code != 0 {
 			t.Errorf("wait: exit %d, want 0", code)
 		}
@@ -344,8 +344,8 @@ func TestApproval_Check(t *testing.T) {
 	for _, m := range []string{"granted", "pending", "denied"} {
 		f.mustRun("", "approval", "request", "-m", m, "--action", "@act.json")
 	}
-	f.mustRun("", "approval", "grant", "A-1")
-	f.mustRun("", "approval", "deny", "A-3")
+	f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
+	f.mustRun("", "--actor", "reviewer", "approval", "deny", "A-3")
 	tests := []struct {
 		name, stdin string
 		args        []string
@@ -381,7 +381,7 @@ func TestApproval_BadInput(t *testing.T) {
 	f.mustRun("", "task", "start", "T-3")
 	f.mustRun("", "task", "done", "T-3")
 	f.mustRun("", "approval", "request", "-m", "granted one")
-	f.mustRun("", "approval", "grant", "A-1")
+	f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
 	f.mustRun("", "approval", "request", "-m", "pending one")
 	apprWrite(t, f, "bad.json", "{\"a\":\"\xff\"}")
 	req := func(args ...string) []string { return append([]string{"approval", "request"}, args...) }
@@ -403,14 +403,14 @@ func TestApproval_BadInput(t *testing.T) {
 		{name: "DoneTask", args: req("-m", "m", "--task", "T-3"), code: 4, facts: []string{"T-3", "done"}},
 		{name: "StaleIfVersion", args: req("-m", "m", "--task", "T-1", "--if-version", "99"), code: 4, facts: []string{"99"}},
 		{name: "UnknownFlag", args: req("-m", "m", "--colour"), code: 2, facts: []string{"colour"}},
-		{name: "GrantUnknown", args: []string{"approval", "grant", "A-9"}, code: 3, facts: []string{"A-9"}},
-		{name: "GrantBadID", args: []string{"approval", "grant", "B-1"}, code: 2, facts: []string{"B-1"}},
-		{name: "GrantDecided", args: []string{"approval", "grant", "A-1"}, code: 4, facts: []string{"A-1", "granted"}},
-		{name: "DenyDecided", args: []string{"approval", "deny", "A-1"}, code: 4, facts: []string{"already"}},
-		{name: "GrantStaleIfVersion", args: []string{"approval", "grant", "A-2", "--if-version", "99"}, code: 4, facts: []string{"99"}},
-		{name: "CommentInvalidUTF8", args: []string{"approval", "deny", "A-2", "--comment", "\xff"}, code: 2, facts: []string{"UTF-8"}},
-		{name: "GrantNoID", args: []string{"approval", "grant"}, code: 2},
-		{name: "LsBadStatus", args: []string{"approval", "ls", "--status", "expired"}, code: 2, facts: []string{"expired"}},
+		{name: "GrantUnknown", args: []string{"--actor", "reviewer", "approval", "grant", "A-9"}, code: 3, facts: []string{"A-9"}},
+		{name: "GrantBadID", args: []string{"--actor", "reviewer", "approval", "grant", "B-1"}, code: 2, facts: []string{"B-1"}},
+		{name: "GrantDecided", args: []string{"--actor", "reviewer", "approval", "grant", "A-1"}, code: 4, facts: []string{"A-1", "granted"}},
+		{name: "DenyDecided", args: []string{"--actor", "reviewer", "approval", "deny", "A-1"}, code: 4, facts: []string{"already"}},
+		{name: "GrantStaleIfVersion", args: []string{"--actor", "reviewer", "approval", "grant", "A-2", "--if-version", "99"}, code: 4, facts: []string{"99"}},
+		{name: "CommentInvalidUTF8", args: []string{"--actor", "reviewer", "approval", "deny", "A-2", "--comment", "\xff"}, code: 2, facts: []string{"UTF-8"}},
+		{name: "GrantNoID", args: []string{"--actor", "reviewer", "approval", "grant"}, code: 2},
+		{name: "LsBadStatus", args: []string{"approval", "ls", "--status", "cancelled"}, code: 2, facts: []string{"cancelled"}},
 		{name: "LsUnknownTask", args: []string{"approval", "ls", "--task", "T-9"}, code: 3, facts: []string{"T-9"}},
 		{name: "ShowUnknown", args: []string{"approval", "show", "A-9"}, code: 3, facts: []string{"A-9"}},
 		{name: "WaitBadInterval", args: []string{"approval", "wait", "A-2", "--interval", "0s"}, code: 2, facts: []string{"interval"}},

@@ -45,7 +45,7 @@ func travelFixture(t *testing.T) *travelFile {
 	f.mustRun("", "ctx", "merge", "T-1", `{"branch":"fix parser","files":null,"n":3}`)
 	f.mustRun("", "exec", "record", `{"command":"go test ./...","success":true,"task":"T-2"}`)
 	f.mustRun("", "approval", "request", "--task", "T-2", "-m", "ship it?")
-	f.mustRun("", "approval", "grant", "A-1")
+	f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
 	f.head = f.headSeq()
 	return f
 }

@@ -32,7 +32,7 @@ func TestCompletion(t *testing.T) {
 	f.mustRun("", "step", "add", "T-1", "sketch")
 	f.mustRun("", "approval", "request", "--task", "T-1", "--message", "first")
 	f.mustRun("", "approval", "request", "--task", "T-1", "--message", "second")
-	f.mustRun("", "approval", "grant", "A-1")
+	f.mustRun("", "--actor", "reviewer", "approval", "grant", "A-1")
 	f.mustRun("", "checkpoint", "--label", "one")
 	f.mustRun("", "--project", "other", "init")
 	tests := []struct {
@@ -41,12 +41,12 @@ func TestCompletion(t *testing.T) {
 	}{
 		{[]string{"--project", "web", "task", "show", ""}, []string{"T-1\ttodo: write the parser", "T-2\ttodo: test it"}},
 		{[]string{"--project", "web", "task", "show", "T-2"}, []string{"T-2\ttodo: test it"}},
-		{[]string{"--project", "web", "approval", "grant", ""}, []string{"A-2\tpending: second", "A-1\tgranted: first"}},
+		{[]string{"--project", "web", "--actor", "reviewer", "approval", "grant", ""}, []string{"A-2\tpending: second", "A-1\tgranted: first"}},
 		{[]string{"--project", "web", "rollback", "--to", ""}, []string{"C-1\tseq 7 one"}},
 		{[]string{"--project", "web", "step", "done", ""}, []string{"T-1.1\tpending: sketch"}},
 		{[]string{"--project", "web", "dep", "add", "T-1", "T-"}, []string{"T-1\ttodo: write the parser", "T-2\ttodo: test it"}},
 		{[]string{"project", "switch", ""}, []string{"other", "web"}},
-		{[]string{"log", "--type", "approval."}, []string{"approval.decided", "approval.requested"}},
+		{[]string{"log", "--type", "approval."}, []string{"approval.consumed", "approval.decided", "approval.requested"}},
 		{[]string{"task", "ls", "-o", ""}, []string{"text", "json", "jsonl"}},
 		{[]string{"status", "--color", ""}, []string{"auto", "always", "never"}},
 		{[]string{"--project", "web", "task", "show", "T-1", ""}, nil}, // one task only

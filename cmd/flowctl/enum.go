@@ -61,7 +61,7 @@ var (
 	outputFormats    = []string{"text", "json", "jsonl"}
 	colorModes       = []string{"auto", "always", "never"}
 	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
-	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
+	approvalStatuses = []string{projection.ApprovalPending, flow.ApprovalStatusExpired, projection.ApprovalGranted, projection.ApprovalDenied}
 	noteKinds        = []string{flow.NoteKindNote, flow.NoteKindMemory}
 	watchFormats     = []string{"text", "jsonl", "mcp", "mcp-full"}
 )

@@ -35,8 +35,9 @@ func (t *execTarget) addFlags(cmd *cobra.Command) {
 func (a *app) execRunCommand() *cobra.Command {
 	var target execTarget
 	var ifVersion uint64
+	var gate execGate
 	cmd := &cobra.Command{
-		Use:   "run [--task T] [--step T-n.m] -- CMD [ARGS...]",
+		Use:   "run [--task T] [--step T-n.m] [--require-approval [--ttl D] [--wait]] -- CMD [ARGS...]",
 		Short: "Run a command, passing its output through, and record it (exits with the command's code)",
 		Long: "run starts CMD with flowctl's stdin and working directory and FLOW_PROJECT, FLOW_TASK_ID,\n" +
 			"FLOW_TASK_NAME (the task's title), FLOW_STEP_ID (with --step) and FLOW_PLAN_ID set, copies its stdout and stderr through unchanged as they come, and records it:\n" +
@@ -45,20 +46,34 @@ func (a *app) execRunCommand() *cobra.Command {
 			"Nothing is added to stdout; 'recorded X-n' goes to stderr (not with -q). flowctl exits with\n" +
 			"the command's exit code (128+n when killed by signal n); a command that cannot be started\n" +
 			"is recorded with exit code 127. Ids are checked before the command runs; the file is locked\n" +
-			"only to write the record, after the command has finished.",
-		Example: "  flowctl exec run --task T-3 -- go test ./...\n  FLOW_TASK_ID=T-3 flowctl exec run make lint",
-		Args:    cobra.MinimumNArgs(1),
+			"only to write the record, after the command has finished.\n\n" +
+			"--require-approval runs CMD only with a granted, unexpired, unused approval for exactly this\n" +
+			"action: the argv, the working directory and the task (JSON, hashed with SHA-256). The run uses\n" +
+			"the approval up (approval.consumed: one approval, one run). Without one it asks for one (or\n" +
+			"reuses the pending request for the same action), runs nothing and exits 6; --wait polls until\n" +
+			"it is decided (exit 4 when denied or expired, 6 at --timeout), then runs.",
+		Example: "  flowctl exec run --task T-3 -- go test ./...\n  FLOW_TASK_ID=T-3 flowctl exec run make lint\n" +
+			"  flowctl exec run --task T-3 --require-approval --ttl 1h -- ./deploy.sh prod",
+		Args: cobra.MinimumNArgs(1),
 	}
 	target.addFlags(cmd)
 	// No --idempotency-key: a retry runs the command again, so it is a
 	// new record.
 	ifVersionVar(cmd, &ifVersion, "fail with exit 4, before running, unless the task (or project) is at this version")
+	gate.addFlags(cmd)
 	cmd.Flags().SetInterspersed(false) // flags after CMD are CMD's
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) error {
 		in := a.execInput(target, writeOpts{ifVersion: ifVersion})
 		in.Command, in.Cwd = shellJoin(args), a.dir
 		in, title, err := a.checkExec(in)
 		if err != nil {
+			return err
+		}
+		if gate.require {
+			if err := a.passGate(cmd.Context(), gate, in, args); err != nil {
+				return err
+			}
+		} else if err := gate.unused(); err != nil {
 			return err
 		}
 		in.GitHead = gitHead(a.dir)

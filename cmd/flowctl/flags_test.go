@@ -242,6 +242,11 @@ func checkLocalFlag(t *testing.T, path string, fl *pflag.Flag) {
 			t.Errorf("flowctl %s --%s 0: accepted", path, fl.Name)
 		}
 		return
+	case *pointValue:
+		if err := v.Set("junk"); err == nil {
+			t.Errorf("flowctl %s --%s junk: accepted", path, fl.Name)
+		}
+		return
 	}
 	if path == "migrate" && fl.Name == "from" {
 		return // a store's path or URL, as --to is

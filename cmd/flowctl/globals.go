@@ -39,7 +39,7 @@ var globalUses = map[string]uses{
 	"log": reads, "watch": reads, "verify": whole, "rebuild": whole, "compact": whole, "upgrade": whole, "version": whole, "recover": whole,
 	"export": reads, "import": writes, "migrate": whole,
 	"project new": named, "project archive": named, "project switch": whole,
-	"project ls": reads, "project show": reads,
+	"project ls": reads, "project show": reads, "project set": writes, "project fork": writes, "undo": writes,
 	"plan new": writes, "plan close": writes, "plan ls": reads, "plan show": reads,
 	"task add": writes, "task edit": writes, "task start": writes, "task done": writes,
 	"task block": writes, "task cancel": writes, "task reopen": writes,

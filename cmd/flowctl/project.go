@@ -16,7 +16,7 @@ import (
 func (a *app) projectCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "project", Short: "Create, list, switch, show and archive projects"}
 	cmd.AddCommand(a.projectNewCommand(), a.projectLsCommand(), a.projectSwitchCommand(),
-		a.projectShowCommand(), a.projectArchiveCommand())
+		a.projectShowCommand(), a.projectArchiveCommand(), a.projectSetCommand(), a.projectForkCommand())
 	return cmd
 }
 
@@ -213,6 +213,13 @@ func writeProject(w io.Writer, p *projection.Project) {
 	c := p.Counters
 	fmt.Fprintf(w, "plans %d, tasks %d, approvals %d, exec records %d, checkpoints %d\n", c.Plans, c.Tasks, c.Approvals, c.Execs, c.Checkpoints)
 	fmt.Fprintf(w, "created %s by %s\n", fmtTime(p.CreatedAt), printable(p.CreatedBy))
+	settings := flow.ProjectSettings(p)
+	for _, k := range flow.SettingKeys() {
+		fmt.Fprintf(w, "%s: %s\n", k, settings[k])
+	}
+	if o := p.Origin; o != nil {
+		fmt.Fprintf(w, "forked from %s at seq %d (chain hash %s)\n", printable(o.Project), o.Seq, o.Hash)
+	}
 }
 
 func (a *app) projectArchiveCommand() *cobra.Command {

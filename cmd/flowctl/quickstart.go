@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -52,7 +53,7 @@ var quickstartSession = []step{
 	cmd("step", "start", "T-1.1"),
 	cmd("step", "done", "T-1.1", "--result", "grammar in parse.go"),
 	cmd("approval", "request", "--message", "merge the parser branch?", "--action", `{"merge":"parser"}`),
-	cmd("approval", "grant", "A-1", "--comment", "looks good"),
+	cmd("approval", "grant", "A-1", "--comment", "looks good", "--actor", "ana"), // not the one who asked
 	cmd("exec", "record", `{"command":"go test ./parser","exit_code":0,"elapsed_ms":812,"stdout":"ok  parser  0.8s"}`),
 	cmd("task", "done"),
 	cmd("checkpoint", "--label", "parser done"),
@@ -136,8 +137,8 @@ func (q *quickstart) run(s step) error {
 		return nil
 	}
 	args := append([]string{}, s.args...)
-	for i := 0; i+1 < len(q.global); i += 2 { // pairs: --name value
-		if usesOf(s.args).honours(strings.TrimPrefix(q.global[i], "--")) {
+	for i := 0; i+1 < len(q.global); i += 2 { // pairs: --name value; a step's own flag wins
+		if usesOf(s.args).honours(strings.TrimPrefix(q.global[i], "--")) && !slices.Contains(s.args, q.global[i]) {
 			args = append(args, q.global[i], q.global[i+1])
 		}
 	}

@@ -153,6 +153,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.upgradeCommand(),
 		a.checkpointCommand(),
 		a.rollbackCommand(),
+		a.undoCommand(),
 		a.diffCommand(),
 		a.snapshotCommand(),
 		a.mcpCommand(),

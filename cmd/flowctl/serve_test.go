@@ -32,7 +32,7 @@ func serveFixture(t *testing.T) (*flowFile, http.Handler) {
 		{"task", "start", "T-1"},
 		{"ctx", "set", "T-1", "branch", `"main"`},
 		{"note", "add", "--task", "T-1", "a note"},
-		{"approval", "request", "--task", "T-2", "-m", "deploy?", "--action", `{"cmd":"make deploy"}`},
+		{"--actor", "agent", "approval", "request", "--task", "T-2", "-m", "deploy?", "--action", `{"cmd":"make deploy"}`},
 		{"task", "claim", "T-3"},
 		{"checkpoint", "--label", "second"},
 		{"task", "done", "T-1"},
@@ -198,7 +198,7 @@ func TestServe_WritesEqualCLI(t *testing.T) {
 	}
 	// A conflict is the CLI's error: a second grant.
 	w = get(h, "POST", "/api/v1/projects/web/approvals/A-1/grant", `{}`)
-	_, wantErr, _ := runCLI(t, f.dir, "", "-o", "json", "--project", "web", "approval", "grant", "A-1")
+	_, wantErr, _ := runCLI(t, f.dir, "", "-o", "json", "--project", "web", "--actor", "reviewer", "approval", "grant", "A-1")
 	if w.Code != 409 || w.Body.String() != wantErr {
 		t.Fatalf("second grant: %d\n%s\nthe CLI printed\n%s", w.Code, w.Body, wantErr)
 	}

@@ -45,7 +45,7 @@ var paramEnums = map[string]map[string][]string{
 	"task_update":     {"claim": {"claim", "heartbeat", "release"}, "status": taskStatuses},
 	"task_list":       {"status": taskStatuses},
 	"step_update":     {"action": {"add", "start", "progress", "done", "fail", "skip"}},
-	"approval_status": {"status": {"pending", "granted", "denied"}},
+	"approval_status": {"status": {"pending", "expired", "granted", "denied"}},
 	"project_manage":  {"action": {"list", "show", "create", "archive"}},
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/view"
 )
@@ -18,7 +19,7 @@ func marshalJSON(v any) ([]byte, error) { return view.Marshal(v) }
 // The closed sets of arguments.
 var (
 	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
-	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
+	approvalStatuses = []string{projection.ApprovalPending, flow.ApprovalStatusExpired, projection.ApprovalGranted, projection.ApprovalDenied}
 )
 
 // oneOf refuses v unless it is one of valid, listing them.

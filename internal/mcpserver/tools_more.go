@@ -80,7 +80,7 @@ type approvalStatusIn struct {
 	scopeArg
 	ID     string `json:"id,omitempty" jsonschema:"approval id, like A-2 (none: list)"`
 	Task   string `json:"task,omitempty" jsonschema:"list the approvals of this task"`
-	Status string `json:"status,omitempty" jsonschema:"list only pending, granted or denied"`
+	Status string `json:"status,omitempty" jsonschema:"list only pending, expired, granted or denied"`
 	Action any    `json:"action,omitempty" jsonschema:"with id: succeed only if granted for exactly this action (else pending or conflict)"`
 }
 

@@ -146,7 +146,7 @@ func oneOf(name, v string, allowed []string) error {
 
 var (
 	taskStatuses     = []string{projection.StatusTodo, projection.StatusDoing, projection.StatusDone, projection.StatusBlocked, projection.StatusCancelled}
-	approvalStatuses = []string{projection.ApprovalPending, projection.ApprovalGranted, projection.ApprovalDenied}
+	approvalStatuses = []string{projection.ApprovalPending, flow.ApprovalStatusExpired, projection.ApprovalGranted, projection.ApprovalDenied}
 )
 
 // GET /api/v1/projects: `project ls -o json`.

@@ -80,7 +80,7 @@ func newFixture(tb testing.TB) *fixture {
 	must(e.AddNote(flow.NewNote{Project: p, Task: t2.ID, Kind: flow.NoteKindMemory, Text: "remember the cache"}))
 	must(e.RequestApproval(flow.NewApproval{Project: p, Task: t2.ID, Message: "deploy " + evil, Action: `{"cmd":"deploy","env":"prod"}`}))
 	a2 := must(e.RequestApproval(flow.NewApproval{Project: p, Task: t2.ID, Message: "merge", Action: `{"cmd":"merge"}`}))
-	must(e.DecideApproval(flow.Decision{Project: p, ID: a2.ID, Grant: true, Comment: "fine"}))
+	must(e.As("reviewer", "").DecideApproval(flow.Decision{Project: p, ID: a2.ID, Grant: true, Comment: "fine"}))
 	move(t4.ID, "blocked")
 	move(t5.ID, "cancelled")
 	must(e.CreateCheckpoint(flow.NewCheckpoint{Project: p, Label: "after work"}))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
@@ -197,12 +198,13 @@ func (u *ui) approvalsPage(rq *request) error {
 // readApprovals reads the approvals ids names, in their order.
 func readApprovals(r *flow.Reader, project string, ids []string) ([]*projection.Approval, error) {
 	out := make([]*projection.Approval, 0, len(ids))
+	now := time.Now() // a pending request past its expiry shows as expired
 	for _, id := range ids {
 		a, err := r.Approval(project, id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, a)
+		out = append(out, flow.ApprovalShown(a, now))
 	}
 	return out, nil
 }

@@ -73,6 +73,7 @@ const (
 	ApprovalMessage = "push the branch?"                  // RequestApproval
 	ApprovalAction  = `{"cmd":"git push origin feature"}` // RequestApproval
 	ApprovalComment = "ok"                                // GrantApproval
+	ApprovalGrantor = "reviewer"                          // GrantApproval: who decides (not the requester)
 	CheckpointLabel = "bench"                             // Checkpoint
 )
 

@@ -62,7 +62,7 @@ var eventViews = everyOccurredAt(map[string]viewRules{
 			"due": timeField,
 		})},
 		"approvals": {fields: withMeta(viewRules{
-			"action": textField, "expires": timeField, "decided_at": timeField,
+			"action": textField, "expires": timeField, "decided_at": timeField, "used_at": timeField,
 		})},
 		"execs": {fields: withMeta(viewRules{"occurred_at": timeField})},
 	},

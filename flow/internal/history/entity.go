@@ -3,6 +3,8 @@ package history
 import (
 	"errors"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -53,7 +55,7 @@ func EntityAt(tx store.Tx, project, stream string, seq uint64, warn func(string,
 	if err != nil || len(own) == 0 {
 		return mem, err // no event of it yet: it does not exist at seq
 	}
-	rollbacks, err := ProjectRollbacks(tx, project, own[0].Seq, seq, warn)
+	rollbacks, err := ProjectRollbacks(tx, project, firstOf(own[0]), seq, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +66,22 @@ func EntityAt(tx store.Tx, project, stream string, seq uint64, warn func(string,
 		}
 	}
 	return mem, nil
+}
+
+// firstOf is the seq after which the rollbacks that can name the entity
+// of a stream whose first event is r come: r's, but for a stream that
+// starts with a rollback.marked (a fork's: the rollback.applied that
+// made the entity comes before its stream's first event), the seq before
+// that rollback's.
+func firstOf(r *store.Record) uint64 {
+	if r.Type != projection.TypeRollbackMarked {
+		return r.Seq
+	}
+	var m projection.RollbackMarked
+	if err := msgpack.Unmarshal(r.Data, &m); err != nil || m.Rollback == 0 || m.Rollback >= r.Seq {
+		return r.Seq
+	}
+	return m.Rollback - 1
 }
 
 // mergeBySeq merges two lists of records, each in seq order, into one.

@@ -37,7 +37,8 @@ func CheckPlacement(src projection.Store, r *store.Record) error {
 func placement(src projection.Store, r *store.Record, kind string) (string, error) {
 	p := r.Project
 	switch r.Type {
-	case projection.TypeProjectCreated, projection.TypeProjectArchived, projection.TypeCheckpointCreated:
+	case projection.TypeProjectCreated, projection.TypeProjectArchived, projection.TypeCheckpointCreated,
+		projection.TypeProjectSettingChanged:
 		return projection.ProjectStream(p), nil
 	case projection.TypePlanCreated:
 		var e projection.PlanCreated
@@ -63,7 +64,7 @@ func placement(src projection.Store, r *store.Record, kind string) (string, erro
 		var e projection.ExecRecorded
 		decodePlaced(r, &e)
 		return subjectStream(p, e.Task), nil
-	case projection.TypeApprovalDecided:
+	case projection.TypeApprovalDecided, projection.TypeApprovalConsumed:
 		return decisionPlacement(src, r)
 	case projection.TypeRollbackApplied:
 		return rollbackPlacement(src, r, kind)
@@ -85,7 +86,8 @@ func decodePlaced(r *store.Record, v any) {
 	_ = msgpack.Unmarshal(r.Data, v)
 }
 
-// decisionPlacement: a decision belongs on its approval's subject.
+// decisionPlacement: a decision (or the use of a granted approval)
+// belongs on its approval's subject. Both payloads start with the id.
 func decisionPlacement(src projection.Store, r *store.Record) (string, error) {
 	var e projection.ApprovalDecided
 	decodePlaced(r, &e)

@@ -119,7 +119,7 @@ func run(e *flow.Engine, op workload.Op) (string, error) {
 		}
 		return a.ID, nil
 	case workload.GrantApproval:
-		_, err := e.DecideApproval(flow.Decision{Project: op.Project, ID: op.ID, Grant: true, Comment: workload.ApprovalComment})
+		_, err := e.As(workload.ApprovalGrantor, "").DecideApproval(flow.Decision{Project: op.Project, ID: op.ID, Grant: true, Comment: workload.ApprovalComment})
 		return op.ID, err
 	case workload.Checkpoint:
 		c, err := e.CreateCheckpoint(flow.NewCheckpoint{Project: op.Project, Label: workload.CheckpointLabel})
