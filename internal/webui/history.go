@@ -207,21 +207,41 @@ func readApprovals(r *flow.Reader, project string, ids []string) ([]*projection.
 	return out, nil
 }
 
+// statsTaskLimit is how many tasks the stats page lists unless asked for
+// all (?tasks=all): a project of thousands of tasks is a page of
+// megabytes that takes longer to render than a page may.
+const statsTaskLimit = 100
+
 // statsView is the stats page's data: digest's stats and their bars.
 type statsView struct {
 	Stats    *digest.ExecStats
 	Chart    chart // per tool
 	Commands chart // per command
+	// Tasks are the first statsTaskLimit of Stats.Tasks, or all of them.
+	Tasks []digest.TaskStats
+	All   bool // ?tasks=all
 }
 
 func (u *ui) statsPage(rq *request) error {
 	pg := rq.page
 	pg.Name, pg.Title = "stats", "Stats · "+rq.project
+	v := &statsView{}
+	switch q := rq.r.URL.Query().Get("tasks"); q {
+	case "", "first":
+	case "all":
+		v.All = true
+	default:
+		return httpError{http.StatusBadRequest, "tasks=" + q + ": use all (or leave it out: the first " + strconv.Itoa(statsTaskLimit) + ")"}
+	}
 	st, err := digest.Stats(rq.eng, rq.project, digest.StatsOptions{})
 	if err != nil {
 		return err
 	}
-	pg.Data = &statsView{Stats: st, Chart: toolChart(st.Tools), Commands: commandChart(st.Commands)}
+	v.Stats, v.Chart, v.Commands, v.Tasks = st, toolChart(st.Tools), commandChart(st.Commands), st.Tasks
+	if !v.All {
+		v.Tasks = st.Tasks[:min(len(st.Tasks), statsTaskLimit)]
+	}
+	pg.Data = v
 	return nil
 }
 
