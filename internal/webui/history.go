@@ -123,6 +123,7 @@ type checkpointsView struct {
 	Preview     *flow.RollbackResult // the dry run of ?preview=, nil without
 	PreviewTo   string
 	Error       string
+	All         bool // ?all=1: every change of the preview, not the first pageChanges
 }
 
 func (u *ui) checkpointsPage(rq *request) error {
@@ -140,14 +141,21 @@ func (u *ui) checkpointsPage(rq *request) error {
 		return nil
 	}
 	v.PreviewTo = to
+	if v.All, err = boolQuery(rq, "all"); err != nil {
+		return err
+	}
 	p, err := flow.ParsePoint(to)
 	if err != nil {
 		v.Error = err.Error()
 		return nil
 	}
+	limit := pageChanges
+	if v.All {
+		limit = 0
+	}
 	// A dry run reads; it compares the point with the head, whatever
 	// point the page is at.
-	v.Preview, err = rq.base.Rollback(flow.RollbackInput{Project: rq.project, To: p, DryRun: true})
+	v.Preview, err = rq.base.Rollback(flow.RollbackInput{Project: rq.project, To: p, DryRun: true, Limit: limit})
 	if err != nil && flow.ErrorCode(err) != flow.CodeInternal {
 		v.Error, err = err.Error(), nil
 	}
@@ -245,11 +253,18 @@ func (u *ui) statsPage(rq *request) error {
 	return nil
 }
 
+// pageChanges is how many changes the diff page and a rollback preview
+// list at a time: a diff of a busy project is thousands of entities.
+const pageChanges = 100
+
 // diffView is the diff page's data.
 type diffView struct {
 	A, B   string
 	Result *digest.DiffResult
 	Error  string
+	Offset int // ?offset=: the changes skipped before this page
+	All    bool
+	Next   int // the next page's offset; 0: none
 }
 
 func (u *ui) diffPage(rq *request) error {
@@ -274,9 +289,38 @@ func (u *ui) diffPage(rq *request) error {
 		v.Error = "b: " + err.Error()
 		return nil
 	}
-	v.Result, err = digest.Diff(rq.base, rq.project, a, b)
+	limit := pageChanges
+	if v.All, err = boolQuery(rq, "all"); err != nil {
+		return err
+	}
+	if v.All {
+		limit = 0
+	}
+	if s := q.Get("offset"); s != "" {
+		if v.Offset, err = strconv.Atoi(s); err != nil || v.Offset < 0 {
+			return httpError{http.StatusBadRequest, "offset=" + s + ": must be a whole number, 0 or more"}
+		}
+	}
+	v.Result, err = digest.DiffPage(rq.base, rq.project, a, b, v.Offset, limit)
 	if err != nil && flow.ErrorCode(err) != flow.CodeInternal {
 		v.Error, err = err.Error(), nil
 	}
+	if v.Result != nil && v.Result.Truncated {
+		v.Next = v.Offset + len(v.Result.Changes)
+	}
 	return err
+}
+
+// boolQuery is the query parameter name as a bool (absent: false); a
+// value that is not one is a 400.
+func boolQuery(rq *request, name string) (bool, error) {
+	s := rq.r.URL.Query().Get(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, httpError{http.StatusBadRequest, name + "=" + s + ": must be true or false"}
+	}
+	return b, nil
 }

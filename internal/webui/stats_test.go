@@ -42,3 +42,24 @@ func TestStatsPage_Tasks(t *testing.T) {
 		t.Errorf("tasks=some: %d, want 400", code)
 	}
 }
+
+// TestDiffPage_Pages: the diff page lists pageChanges changes at a time;
+// past the first page it says which changes it shows and links to all.
+func TestDiffPage_Pages(t *testing.T) {
+	h := newFixture(t).handler(false)
+	body := mustGet(t, h, "/p/web/diff?a=1")
+	if strings.Contains(body, `id="diff-page"`) {
+		t.Errorf("one page of changes: no paging wanted")
+	}
+	body = mustGet(t, h, "/p/web/diff?a=1&offset=1")
+	wantIn(t, "offset 1", body, `id="diff-page"`, "Changes 2–", `id="diff-all"`, "all=1")
+	all := mustGet(t, h, "/p/web/diff?a=1&all=1")
+	if n, m := strings.Count(all, `data-kind=`), strings.Count(body, `data-kind=`); n != m+1 {
+		t.Errorf("all: %d changes, offset 1: %d", n, m)
+	}
+	for _, bad := range []string{"/p/web/diff?a=1&offset=-1", "/p/web/diff?a=1&all=maybe", "/p/web/checkpoints?preview=C-1&all=maybe"} {
+		if code, _ := get(t, h, bad); code != 400 {
+			t.Errorf("%s: %d, want 400", bad, code)
+		}
+	}
+}
