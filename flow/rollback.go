@@ -176,11 +176,14 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
 		return nil, nil, err
 	}
+	head, _ := tx.Head()
+	if in.DryRun && in.Task == "" { // a preview: the changes, read as a diff reads them
+		return e.previewRollback(tx, in, seq, head)
+	}
 	// Both states in one ScopesAt, as a diff reads them: the current one
 	// is folded on from the target, so an entity no event changed since
 	// is the same pointer in both, and is left out before they are
 	// compared (unsharedScopes) rather than encoded twice.
-	head, _ := tx.Head()
 	states, err := snapstore.ScopesAt(tx, in.Project, []uint64{seq, head}, e.warn)
 	if err != nil {
 		return nil, nil, err
@@ -201,9 +204,6 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	changes, total := DiffPage(cx, tx2, 0, in.Limit)
 	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(changes, cx, tx2),
 		Total: total, Truncated: len(changes) < total}
-	if in.DryRun && in.Task == "" { // a preview: nothing to append, nothing to check
-		return res, nil, nil
-	}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
 		return res, nil, err

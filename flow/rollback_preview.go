@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/scopediff"
+	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -124,6 +127,39 @@ func limitKind[V interface {
 		}
 		l.add(scopediff.Of(x, y))
 	}
+}
+
+// previewRollback is planRollback's answer for a dry run of the whole
+// project to seq: the changes from head to seq, read as a diff reads its
+// two states (snapstore.DiffAt: the entities that are the same at both
+// left out at the snapshots' level, which neither state is decoded
+// whole for), a page of them (in.Limit); nothing is planned to append.
+func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64) (*RollbackResult, *rollbackPlan, error) {
+	target, current, err := snapstore.DiffAt(tx, in.Project, seq, head, e.warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cx, tx2 := sameEncoded(current, target)
+	changes, total := DiffPage(cx, tx2, 0, in.Limit)
+	// DiffAt names an entity that is in one state only without decoding
+	// it: whether an approval the rollback takes back was granted is read
+	// from the projections, which are the state at head.
+	src := projstore.NewTx(tx)
+	granted := &projection.Scope{}
+	for _, c := range changes {
+		if c.Kind != "approval" || c.Op == OpAdded {
+			continue
+		}
+		a, err := src.Approval(in.Project, c.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a != nil {
+			granted.Approvals = append(granted.Approvals, a)
+		}
+	}
+	return &RollbackResult{Project: in.Project, ToSeq: seq, Changes: flagWorld(changes, granted, tx2),
+		Total: total, Truncated: len(changes) < total}, nil, nil
 }
 
 // sameEncoded returns a and b without the plans, tasks, approvals and
