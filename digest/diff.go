@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/flowctl/flowctl/flow"
-	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -14,6 +13,10 @@ type DiffResult struct {
 	From    uint64        `json:"from"`
 	To      uint64        `json:"to"`
 	Changes []flow.Change `json:"changes"`
+	// Total is how many entities changed; Truncated is set when more
+	// changes follow those Changes lists (DiffPage).
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated"`
 }
 
 // Diff reports what changed in project between points a and b, entity by
@@ -31,12 +34,31 @@ type DiffResult struct {
 // come in no order: Changed matches entities by id and scopediff.Of sorts
 // what is left, so no state is sorted whole.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
+	return DiffPage(e, project, a, b, 0, 0)
+}
+
+// DiffLimit is Diff listing only the first limit changes (limit <= 0:
+// all): DiffPage(e, project, a, b, 0, limit).
+func DiffLimit(e *flow.Engine, project string, a, b flow.Point, limit int) (*DiffResult, error) {
+	return DiffPage(e, project, a, b, 0, limit)
+}
+
+// DiffPage is Diff listing only a page of the changes, in Diff's order
+// (the project, then plans, tasks, approvals and exec records, each by
+// id): the limit changes after the first offset (limit <= 0: all after
+// offset), with Total the number of entities that changed and Truncated
+// set when more follow the page. Outside the page, the entities in both
+// states are only compared, and those in one are only counted
+// (flow.DiffPage).
+func DiffPage(e *flow.Engine, project string, a, b flow.Point, offset, limit int) (*DiffResult, error) {
 	s, err := e.DiffScopes(project, a, b)
 	if err != nil {
 		return nil, err
 	}
 	from, to := Changed(s[0].Scope, s[1].Scope)
-	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: scopediff.Of(from, to)}, nil
+	changes, total := flow.DiffPage(from, to, offset, limit)
+	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: changes, Total: total,
+		Truncated: max(offset, 0)+len(changes) < total}, nil
 }
 
 // Changed returns a and b without the entities they share: those that

@@ -167,3 +167,46 @@ func TestChanged_AnyOrder(t *testing.T) {
 		t.Errorf("to: %v", y.Tasks)
 	}
 }
+
+// TestDiffPage_PagesOfTheDiff: every page of a diff (offset, limit) is
+// that slice of the whole diff's changes, with its total, and Truncated
+// exactly when changes follow the page, for pairs of points in either
+// order.
+func TestDiffPage_PagesOfTheDiff(t *testing.T) {
+	e := diffEngine(t)
+	var head uint64
+	if err := e.Read(func(r *flow.Reader) error { head = r.Head(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	for a := uint64(1); a <= head; a += 7 {
+		for b := uint64(1); b <= head; b += 11 {
+			all, err := Diff(e, "p", flow.Point{Seq: a}, flow.Point{Seq: b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all.Total != len(all.Changes) || all.Truncated {
+				t.Fatalf("Diff(%d, %d): total %d truncated %v of %d changes", a, b, all.Total, all.Truncated, len(all.Changes))
+			}
+			for _, pg := range [][2]int{{0, 1}, {0, 3}, {2, 3}, {5, 0}, {0, 1000}, {len(all.Changes), 2}, {len(all.Changes) + 4, 2}} {
+				offset, limit := pg[0], pg[1]
+				d, err := DiffPage(e, "p", flow.Point{Seq: a}, flow.Point{Seq: b}, offset, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := min(offset, len(all.Changes))
+				hi := len(all.Changes)
+				if limit > 0 {
+					hi = min(hi, lo+limit)
+				}
+				want, _ := json.Marshal(all.Changes[lo:hi])
+				got, _ := json.Marshal(d.Changes)
+				if !bytes.Equal(got, want) || d.Total != all.Total || d.Truncated != (hi < all.Total) {
+					t.Fatalf("DiffPage(%d, %d, offset %d, limit %d) = %s (total %d, truncated %v); want %s of %d", a, b, offset, limit, got, d.Total, d.Truncated, want, all.Total)
+				}
+				pages++
+			}
+		}
+	}
+	t.Logf("%d pages", pages)
+}

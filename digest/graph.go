@@ -29,6 +29,9 @@ type Graph struct {
 	// Root is the task whose neighbourhood the graph holds (its
 	// dependencies and dependents, transitively); "" for the whole project.
 	Root string `json:"root,omitempty"`
+	// Open is set on a graph of the open work only (ReadOpenGraph): the
+	// tasks todo, doing or blocked and the tasks they depend on.
+	Open bool `json:"open,omitempty"`
 	// Tasks is how many tasks the graph was made from; Nodes holds fewer
 	// when it was limited (see Limit).
 	Tasks      int         `json:"tasks"`

@@ -299,17 +299,7 @@ func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.T
 	if r.Project, err = src.Project(project); err != nil {
 		return err
 	}
-	var ids []string
-	for _, status := range []string{projection.StatusTodo, projection.StatusDoing, projection.StatusBlocked} {
-		more, err := src.TaskIDs(project, status)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, more...)
-	}
-	if r.Tasks, err = readAll(slices.SortedFunc(slices.Values(ids), projection.CompareIDs), func(id string) (*projection.Task, error) {
-		return src.Task(project, id)
-	}); err != nil {
+	if r.Tasks, err = OpenTasks(src, project); err != nil {
 		return err
 	}
 	if err := r.readGraph(src, project); err != nil {
@@ -338,22 +328,11 @@ func (r *ProjectReport) read(src *flow.Reader, project, actor string, now time.T
 // tasks they depend on, read by id: as the rest of the report, it reads
 // the open work and not the whole project.
 func (r *ProjectReport) readGraph(src *flow.Reader, project string) error {
-	tasks := slices.Clone(r.Tasks)
-	open := make(map[string]bool, len(tasks))
-	for _, t := range tasks {
-		open[t.ID] = true
-	}
-	var deps []string
-	for _, t := range r.Tasks {
-		deps = append(deps, keepIf(t.Deps, func(d string) bool { return !open[d] })...)
-	}
-	closed, err := readAll(slices.Compact(slices.SortedFunc(slices.Values(deps), projection.CompareIDs)), func(id string) (*projection.Task, error) {
-		return src.Task(project, id)
-	})
+	tasks, err := WithDeps(src, project, r.Tasks)
 	if err != nil {
 		return err
 	}
-	r.Graph = NewGraph(project, append(tasks, closed...)).Limit(ReportGraphTasks)
+	r.Graph = NewGraph(project, tasks).Limit(ReportGraphTasks)
 	r.Graph.HeadSeq = src.Head()
 	return nil
 }

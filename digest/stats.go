@@ -6,6 +6,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow"
@@ -92,8 +93,10 @@ type ToolStats struct {
 
 // Stats computes the statistics of a project's exec records, read in one
 // flow.Engine.Read (on a view At a point, the records at that point). It
-// returns flow.ErrInvalid for an alpha outside (0, 1] and flow.ErrNotFound
-// for an unknown project.
+// reads the exec summary (flow.Reader.ExecRows: a row of the fields it
+// needs per record) rather than the record itself, which the file keeps
+// as its event. It returns flow.ErrInvalid for an alpha outside (0, 1]
+// and flow.ErrNotFound for an unknown project.
 func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error) {
 	alpha := opts.Alpha
 	if alpha == 0 {
@@ -107,7 +110,7 @@ func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error
 		if _, err := r.Project(project); err != nil {
 			return err
 		}
-		execs, err := r.Execs(project)
+		rows, err := r.ExecRows(project)
 		if err != nil {
 			return err
 		}
@@ -118,20 +121,18 @@ func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error
 		for _, t := range tasks {
 			titles[t.ID] = t.Title
 		}
-		out = computeStats(project, alpha, execs, titles)
+		out = computeStats(project, alpha, rows, titles)
 		return err
 	})
 	return out, err
 }
 
-// computeStats is Stats on records already read.
-func computeStats(project string, alpha float64, execs []*projection.Exec, titles map[string]string) *ExecStats {
-	execs = slices.Clone(execs)
-	slices.SortStableFunc(execs, func(a, b *projection.Exec) int { return cmp.Compare(a.Seq, b.Seq) })
+// computeStats is Stats on rows already read, in seq order.
+func computeStats(project string, alpha float64, rows []flow.ExecRow, titles map[string]string) *ExecStats {
 	st := &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior}
-	byCommand := map[string][]*projection.Exec{}
-	byTask := map[string][]*projection.Exec{}
-	byTool := map[string][]*projection.Exec{}
+	byCommand := map[string][]*flow.ExecRow{}
+	byTask := map[string][]*flow.ExecRow{}
+	byTool := map[string][]*flow.ExecRow{}
 	// Records repeat a few command lines: each is split once.
 	type line struct {
 		command string
@@ -139,11 +140,14 @@ func computeStats(project string, alpha float64, execs []*projection.Exec, title
 	}
 	type keyTool struct{ key, tool string }
 	keys := map[line]keyTool{}
-	for _, x := range execs {
-		l := line{x.Command, x.Code != ""}
+	all := make([]*flow.ExecRow, len(rows))
+	for i := range rows {
+		x := &rows[i]
+		all[i] = x
+		l := line{x.Command, x.Code}
 		kt, ok := keys[l]
 		if !ok {
-			kt.key, kt.tool = CommandKey(x)
+			kt.key, kt.tool = commandKey(x.Command, x.Code)
 			keys[l] = kt
 		}
 		key, tool := kt.key, kt.tool
@@ -151,37 +155,74 @@ func computeStats(project string, alpha float64, execs []*projection.Exec, title
 		byTask[x.Task] = append(byTask[x.Task], x)
 		byTool[tool] = append(byTool[tool], x)
 	}
-	st.Total = outcomesOf(execs)
+	st.Total = outcomesOf(all)
 	st.Commands = commandStats(byCommand)
 	st.Tasks = taskStats(byTask, titles)
 	st.Tools = toolStats(byTool, alpha)
 	return st
 }
 
-func commandStats(groups map[string][]*projection.Exec) []CommandStats {
+func commandStats(groups map[string][]*flow.ExecRow) []CommandStats {
 	out := []CommandStats{}
 	for _, key := range statsKeys(groups) {
-		_, tool := CommandKey(groups[key][0])
+		x := groups[key][0]
+		_, tool := commandKey(x.Command, x.Code)
 		out = append(out, CommandStats{Command: key, Tool: tool, Outcomes: outcomesOf(groups[key])})
 	}
 	return out
 }
 
-func taskStats(groups map[string][]*projection.Exec, titles map[string]string) []TaskStats {
-	out := []TaskStats{}
-	for id, xs := range groups {
-		out = append(out, TaskStats{Task: id, Title: titles[id], Outcomes: outcomesOf(xs)})
+func taskStats(groups map[string][]*flow.ExecRow, titles map[string]string) []TaskStats {
+	ids := make([]string, 0, len(groups))
+	for id := range groups {
+		ids = append(ids, id)
 	}
-	slices.SortFunc(out, func(a, b TaskStats) int {
-		if (a.Task == "") != (b.Task == "") {
-			return cmp.Compare(b.Task, a.Task) // no task last
-		}
-		return projection.CompareIDs(a.Task, b.Task)
-	})
+	sortTaskIDs(ids)
+	out := make([]TaskStats, len(ids))
+	for i, id := range ids {
+		out[i] = TaskStats{Task: id, Title: titles[id], Outcomes: outcomesOf(groups[id])}
+	}
 	return out
 }
 
-func toolStats(groups map[string][]*projection.Exec, alpha float64) []ToolStats {
+// sortTaskIDs sorts ids as projection.CompareIDs does, "" (records of no
+// task) last. The keys it sorts hold no pointer (a sort of strings under
+// a running GC pays a write barrier per move): the id's number and its
+// index; ids that tie on the number are compared whole.
+func sortTaskIDs(ids []string) {
+	type place struct{ n, i int }
+	order := make([]place, len(ids))
+	for i, id := range ids {
+		n := math.MaxInt // no task: last
+		if id != "" {
+			_, num, _ := strings.Cut(id, "-")
+			n, _ = strconv.Atoi(num)
+		}
+		order[i] = place{n, i}
+	}
+	slices.SortFunc(order, func(a, b place) int {
+		x, y := ids[a.i], ids[b.i]
+		if (x == "") != (y == "") {
+			return cmp.Compare(y, x) // no task last
+		}
+		px, _, _ := strings.Cut(x, "-")
+		py, _, _ := strings.Cut(y, "-")
+		if c := strings.Compare(px, py); c != 0 {
+			return c
+		}
+		if a.n != b.n {
+			return cmp.Compare(a.n, b.n)
+		}
+		return strings.Compare(x, y)
+	})
+	sorted := make([]string, len(ids))
+	for j, p := range order {
+		sorted[j] = ids[p.i]
+	}
+	copy(ids, sorted)
+}
+
+func toolStats(groups map[string][]*flow.ExecRow, alpha float64) []ToolStats {
 	out := []ToolStats{}
 	for _, tool := range statsKeys(groups) {
 		xs := groups[tool]
@@ -205,7 +246,7 @@ func statsKeys[V any](m map[string]V) []string {
 }
 
 // outcomes counts xs.
-func outcomesOf(xs []*projection.Exec) Outcomes {
+func outcomesOf(xs []*flow.ExecRow) Outcomes {
 	var o Outcomes
 	times := make([]float64, 0, len(xs))
 	for _, x := range xs {
@@ -273,12 +314,17 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 // tool is the program's base name ("go"). Records that ran code have key
 // and tool CodeCommand; records with neither command nor code "unknown".
 func CommandKey(x *projection.Exec) (key, tool string) {
-	words := commandWords(x.Command)
+	return commandKey(x.Command, x.Code != "")
+}
+
+// commandKey is CommandKey of a record of command that ran code or not.
+func commandKey(command string, code bool) (key, tool string) {
+	words := commandWords(command)
 	for len(words) > 0 && envAssignment(words[0]) {
 		words = words[1:]
 	}
 	switch {
-	case len(words) == 0 && x.Code != "":
+	case len(words) == 0 && code:
 		return CodeCommand, CodeCommand
 	case len(words) == 0:
 		return "unknown", "unknown"

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/internal/flowtest"
 	"github.com/flowctl/flowctl/projection"
+	"pgregory.net/rapid"
 )
 
 // TestStats_Oracle: Stats (titles from the status index, each command
@@ -76,28 +78,129 @@ func TestStats_Oracle(t *testing.T) {
 	}
 }
 
-// plainStats is computeStats as it was first written: titles from the
-// decoded tasks, CommandKey called for every record.
+// plainStats is computeStats as it was first written: on the exec
+// records themselves, titles from the decoded tasks, CommandKey called
+// for every record, sorted by seq (stable: execs come in id order).
 func plainStats(project string, alpha float64, execs []*projection.Exec, tasks []*projection.Task) *ExecStats {
 	titles := map[string]string{}
 	for _, t := range tasks {
 		titles[t.ID] = t.Title
 	}
-	byCommand := map[string][]*projection.Exec{}
-	byTask := map[string][]*projection.Exec{}
-	byTool := map[string][]*projection.Exec{}
+	byCommand := map[string][]*flow.ExecRow{}
+	byTask := map[string][]*flow.ExecRow{}
+	byTool := map[string][]*flow.ExecRow{}
 	sorted := append([]*projection.Exec(nil), execs...)
 	for i := 1; i < len(sorted); i++ { // insertion sort by seq: plain
 		for j := i; j > 0 && sorted[j].Seq < sorted[j-1].Seq; j-- {
 			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
 		}
 	}
+	var all []*flow.ExecRow
 	for _, x := range sorted {
 		key, tool := CommandKey(x)
-		byCommand[key] = append(byCommand[key], x)
-		byTask[x.Task] = append(byTask[x.Task], x)
-		byTool[tool] = append(byTool[tool], x)
+		row := &flow.ExecRow{ID: x.ID, Seq: x.Seq, Task: x.Task, Command: x.Command, Code: x.Code != "", Success: x.Success, ElapsedMS: x.ElapsedMS}
+		all = append(all, row)
+		byCommand[key] = append(byCommand[key], row)
+		byTask[x.Task] = append(byTask[x.Task], row)
+		byTool[tool] = append(byTool[tool], row)
 	}
-	return &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior, Total: outcomesOf(sorted),
+	return &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior, Total: outcomesOf(all),
 		Commands: commandStats(byCommand), Tasks: taskStats(byTask, titles), Tools: toolStats(byTool, alpha)}
+}
+
+// TestStats_SummaryOracle: Stats, which reads the exec summary, equals
+// plainStats on the exec records themselves, on random histories of
+// records, checkpoints and rollbacks (which remove records, and restore
+// some at the rollback's seq), at the head, at a point, and after a
+// rebuild.
+func TestStats_SummaryOracle(t *testing.T) {
+	dir := t.TempDir()
+	runs := 0
+	rapid.Check(t, func(t *rapid.T) {
+		runs++
+		e, err := flow.Open(filepath.Join(dir, fmt.Sprint(runs, ".db")), flow.Options{Create: true, NoSync: true, Actor: "ann", Now: flowtest.Clock()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		mid := statsHistory(t, e)
+		same := func(what string, e *flow.Engine) {
+			got, err := Stats(e, "p", StatsOptions{Alpha: 0.4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want *ExecStats
+			err = e.Read(func(r *flow.Reader) error {
+				execs, err := r.Execs("p")
+				if err != nil {
+					return err
+				}
+				tasks, err := r.Tasks("p")
+				want = plainStats("p", 0.4, execs, tasks)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if string(g) != string(w) {
+				t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
+			}
+		}
+		same("head", e)
+		same("at", e.At("p", flow.Point{Seq: mid}))
+		if _, err := e.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
+		same("rebuilt", e)
+	})
+}
+
+// statsHistory writes a random history of exec records on project p and
+// returns a seq in its middle.
+func statsHistory(t *rapid.T, e *flow.Engine) (mid uint64) {
+	must := func(err error) {
+		if err != nil && (flow.ErrorCode(err) == flow.CodeInternal || flow.ErrorCode(err) == flow.CodeCorrupt) {
+			t.Fatalf("%v", err)
+		}
+	}
+	_, err := e.CreateProject(flow.NewProject{Name: "p"})
+	must(err)
+	for i := 1; i <= 3; i++ {
+		_, err := e.AddTask(flow.NewTask{Project: "p", Title: fmt.Sprint("task ", i)})
+		must(err)
+	}
+	checkpoints := 0
+	steps := rapid.IntRange(1, 40).Draw(t, "steps")
+	for i := range steps {
+		if i == steps/2 {
+			must(e.Read(func(r *flow.Reader) error { mid = r.Head(); return nil }))
+		}
+		switch rapid.IntRange(0, 9).Draw(t, "op") {
+		case 0:
+			if _, err := e.CreateCheckpoint(flow.NewCheckpoint{Project: "p"}); err == nil {
+				checkpoints++
+			}
+		case 1:
+			if checkpoints > 0 {
+				_, err := e.Rollback(flow.RollbackInput{Project: "p", To: flow.Point{Checkpoint: fmt.Sprint("C-", rapid.IntRange(1, checkpoints).Draw(t, "to"))}})
+				must(err)
+			}
+		default:
+			x := flow.NewExec{Project: "p", Command: rapid.SampledFrom([]string{"go test ./...", "go build", "CGO=0 go vet", "make", "sh -c 'x y'", ""}).Draw(t, "command"),
+				ElapsedMS: float64(rapid.IntRange(0, 900).Draw(t, "elapsed"))}
+			if x.Command == "" {
+				x.Code = "print(1)"
+			}
+			if n := rapid.IntRange(0, 3).Draw(t, "task"); n > 0 {
+				x.Task = fmt.Sprint("T-", n)
+			}
+			x.ExitCode = rapid.IntRange(0, 1).Draw(t, "exit")
+			x.Success = x.ExitCode == 0
+			_, err := e.RecordExec(x)
+			must(err)
+		}
+	}
+	return mid
 }

@@ -24,6 +24,11 @@ type RollbackInput struct {
 	Task    string `json:"task,omitempty"` // roll back this task only
 	Reason  string `json:"reason,omitempty"`
 	DryRun  bool   `json:"dry_run,omitempty"`
+	// Limit lists only the first Limit changes in the result (0: all);
+	// the rollback itself, when not a dry run, restores everything. It
+	// is how the result is shown, not what is done: no part of the
+	// command's idempotency hash.
+	Limit int `json:"-"`
 	Write
 }
 
@@ -47,8 +52,12 @@ type RollbackResult struct {
 	ToSeq   uint64   `json:"to_seq"`
 	Task    string   `json:"task,omitempty"`
 	Changes []Change `json:"changes"` // from the current state to the restored one
-	Applied bool     `json:"applied"`
-	Seq     uint64   `json:"seq,omitempty"` // the rollback.applied event
+	// Total is how many changes there are; Truncated is set when Changes
+	// lists only the first of them (RollbackInput.Limit).
+	Total     int    `json:"total"`
+	Truncated bool   `json:"truncated"`
+	Applied   bool   `json:"applied"`
+	Seq       uint64 `json:"seq,omitempty"` // the rollback.applied event
 }
 
 // Rollback restores the state of project (or of one task) at a point by
@@ -167,11 +176,14 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 	if err := begunAt(tx, projection.ProjectStream(in.Project), "project "+in.Project, seq); err != nil {
 		return nil, nil, err
 	}
+	head, _ := tx.Head()
+	if in.DryRun && in.Task == "" { // a preview: the changes, read as a diff reads them
+		return e.previewRollback(tx, in, seq, head)
+	}
 	// Both states in one ScopesAt, as a diff reads them: the current one
 	// is folded on from the target, so an entity no event changed since
 	// is the same pointer in both, and is left out before they are
 	// compared (unsharedScopes) rather than encoded twice.
-	head, _ := tx.Head()
 	states, err := snapstore.ScopesAt(tx, in.Project, []uint64{seq, head}, e.warn)
 	if err != nil {
 		return nil, nil, err
@@ -186,7 +198,12 @@ func (e *Engine) planRollback(tx store.Tx, src source, in RollbackInput) (*Rollb
 		}
 	}
 	current, target = unsharedScopes(current, target)
-	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(scopediff.Of(current, target), current, target)}
+	// The changes compare only what also encodes apart, a page of them
+	// when asked (DiffPage); the restore is of every entity.
+	cx, tx2 := sameEncoded(current, target)
+	changes, total := DiffPage(cx, tx2, 0, in.Limit)
+	res := &RollbackResult{Project: in.Project, ToSeq: seq, Task: in.Task, Changes: flagWorld(changes, cx, tx2),
+		Total: total, Truncated: len(changes) < total}
 	payload, err := rollbackPayload(current, target, in, seq)
 	if err != nil || payload == nil {
 		return res, nil, err

@@ -44,7 +44,8 @@ func TestRollback_Oracle(t *testing.T) {
 	checked := 0
 	for seq := uint64(1); seq <= head; seq++ {
 		for _, task := range []string{"", "T-2"} {
-			in := RollbackInput{Project: "p", To: Point{Seq: seq}, Task: task, DryRun: true}
+			// planRollback appends nothing: not a dry run, it plans the payload too.
+			in := RollbackInput{Project: "p", To: Point{Seq: seq}, Task: task}
 			var got, want string
 			err := e.view(func(tx store.Tx) error {
 				src := projstore.NewTx(tx)
@@ -53,6 +54,25 @@ func TestRollback_Oracle(t *testing.T) {
 					return err
 				}
 				got = planJSON(t, res.Changes, p)
+				if res.Total != len(res.Changes) || res.Truncated {
+					t.Errorf("seq %d task %q: total %d truncated %v of %d changes", seq, task, res.Total, res.Truncated, len(res.Changes))
+				}
+				// A dry run previews the same changes, a page at a time.
+				for _, limit := range []int{0, 1, 2, 5} {
+					dry := in
+					dry.DryRun, dry.Limit = true, limit
+					page, _, err := e.planRollback(tx, src, dry)
+					if err != nil {
+						return err
+					}
+					n := len(res.Changes)
+					if limit > 0 {
+						n = min(n, limit)
+					}
+					if planJSON(t, page.Changes, nil) != planJSON(t, res.Changes[:n], nil) || page.Total != res.Total || page.Truncated != (n < res.Total) {
+						t.Errorf("seq %d task %q limit %d: %d changes of %d (truncated %v), want the first %d of %d", seq, task, limit, len(page.Changes), page.Total, page.Truncated, n, res.Total)
+					}
+				}
 				// The oracle: the whole states, as a rollback read them before.
 				seq, target, err := e.scopeAt(tx, src, in.Project, in.To)
 				if err != nil {

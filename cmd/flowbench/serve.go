@@ -29,8 +29,8 @@ const (
 )
 
 // serveCall is one request the serve rows time; an informational one
-// (every task at once, which a client asks for only with limit=0) has
-// no target.
+// (every task, every change of a diff or the whole graph at once, which a
+// client asks for only with limit=0 or all=1) has no target.
 type serveCall struct {
 	name, method, target, body string
 	informational              bool
@@ -93,7 +93,9 @@ func serveCalls(p, task, cp string) []serveCall {
 		{"api_approvals", "GET", api + "/approvals?status=pending&limit=50", "", false},
 		{"api_checkpoints", "GET", api + "/checkpoints", "", false},
 		{"api_graph", "GET", api + "/graph", "", false},
+		{"api_graph_all", "GET", api + "/graph?all=1", "", true},
 		{"api_diff", "GET", api + "/diff?a=" + cp, "", false},
+		{"api_diff_all", "GET", api + "/diff?a=" + cp + "&limit=0", "", true},
 		{"api_rollback_dry", "POST", api + "/rollback", `{"to":"` + cp + `","dry_run":true}`, false},
 		{"page_projects", "GET", "/", "", false},
 		{"page_overview", "GET", page, "", false},

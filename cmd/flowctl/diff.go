@@ -15,15 +15,20 @@ import (
 )
 
 func (a *app) diffCommand() *cobra.Command {
-	return &cobra.Command{
+	var limit int
+	cmd := &cobra.Command{
 		Use:   "diff A [B]",
 		Short: "Show what changed in the project between two points, entity by entity",
 		Long: "diff compares the project's state at point A with its state at point B (default HEAD) and\n" +
 			"prints one line per entity that differs: '+' added, '-' removed, '~' changed with each field\n" +
-			"as 'field from -> to' (context keys as context.KEY, steps as steps.ID).\nA point is " + pointHelp + ".",
-		Example: "  flowctl diff C-1 HEAD\n  flowctl diff 40 52 -o json\n  flowctl diff 2026-11-22T09:00:00Z C-3",
+			"as 'field from -> to' (context keys as context.KEY, steps as steps.ID).\nA point is " + pointHelp + ".\n" +
+			"With --limit N it lists the first N changed entities (by kind, then id) and counts them all.",
+		Example: "  flowctl diff C-1 HEAD\n  flowctl diff 40 52 -o json\n  flowctl diff 2026-11-22T09:00:00Z C-3\n  flowctl diff C-1 --limit 20",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: a.action(func(_ *cobra.Command, args []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			from, err := parsePoint("A", args[0])
 			if err != nil {
 				return err
@@ -35,7 +40,7 @@ func (a *app) diffCommand() *cobra.Command {
 				}
 			}
 			return a.withEngine(true, func(s *session) error {
-				d, err := digest.Diff(s.eng, s.project, from, to)
+				d, err := digest.DiffLimit(s.eng, s.project, from, to, limit)
 				if err != nil {
 					return err
 				}
@@ -43,17 +48,28 @@ func (a *app) diffCommand() *cobra.Command {
 			})
 		}),
 	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "list only the first N changed entities (0: all)")
+	return cmd
 }
 
 // writeDiff prints a diff for people: a header with the seqs it compares,
 // then one line per changed entity.
 func writeDiff(w io.Writer, d *digest.DiffResult) {
-	n := "no changes"
-	if len(d.Changes) > 0 {
-		n = plural(uint64(len(d.Changes)), "change")
-	}
-	fmt.Fprintf(w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, n)
+	fmt.Fprintf(w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, changeCount(len(d.Changes), d.Total))
 	writeChanges(w, d.Changes)
+}
+
+// changeCount says how many changes there are, and how many of them are
+// listed when not all: "no changes", "3 changes", "the first 20 of 17191
+// changes".
+func changeCount(listed, total int) string {
+	switch {
+	case total == 0:
+		return "no changes"
+	case listed < total:
+		return fmt.Sprintf("the first %d of %s", listed, plural(uint64(total), "change"))
+	}
+	return plural(uint64(total), "change")
 }
 
 // writeChanges prints one line per changed entity.

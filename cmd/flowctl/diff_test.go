@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -160,5 +161,45 @@ func TestChangeLine(t *testing.T) {
 				t.Errorf("changeLine = %q\nwant         %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDiff_Limit: --limit N lists the first N changes of the whole diff
+// and counts them all (total, truncated); a rollback's --limit likewise,
+// dry run or not; a negative limit is a usage error.
+func TestDiff_Limit(t *testing.T) {
+	t.Parallel()
+	f := travelFixture(t)
+	all := travelDiff(t, f.mustRun("", "diff", "C-1", "HEAD", "-o", "json"))
+	if all.Total != 5 || all.Truncated || len(all.Changes) != 5 {
+		t.Fatalf("diff C-1 HEAD: %d changes, total %d, truncated %v", len(all.Changes), all.Total, all.Truncated)
+	}
+	d := travelDiff(t, f.mustRun("", "diff", "C-1", "HEAD", "--limit", "2", "-o", "json"))
+	if strings.Join(changeKeys(d.Changes), ",") != strings.Join(changeKeys(all.Changes[:2]), ",") || d.Total != 5 || !d.Truncated {
+		t.Errorf("--limit 2: %v total %d truncated %v", changeKeys(d.Changes), d.Total, d.Truncated)
+	}
+	text := f.mustRun("", "diff", "C-1", "HEAD", "--limit", "2")
+	if head := fmt.Sprintf("p from seq %d to seq %d: the first 2 of 5 changes\n", f.cp, f.head); !strings.HasPrefix(text, head) || strings.Count(text, "\n") != 3 {
+		t.Errorf("--limit 2 printed\n%s\nwant it to start %q and list 2 changes", text, head)
+	}
+	if got := f.mustRun("", "diff", "C-1", "HEAD", "--limit", "9"); !strings.Contains(got, ": 5 changes\n") {
+		t.Errorf("--limit 9 printed\n%s", got)
+	}
+	before := f.bytes()
+	rb := f.mustRun("", "rollback", "--to", "C-1", "--dry-run", "--limit", "1")
+	if !strings.HasPrefix(rb, "~ task T-1 ") || !strings.Contains(rb, "\n(the first 1 of 5 changes)\n") || strings.Count(rb, "\n") != 3 {
+		t.Errorf("rollback --dry-run --limit 1 printed\n%s", rb)
+	}
+	var res flow.RollbackResult
+	if err := json.Unmarshal([]byte(f.mustRun("", "rollback", "--to", "C-1", "--dry-run", "--limit", "1", "-o", "json")), &res); err != nil || len(res.Changes) != 1 || res.Total != 5 || !res.Truncated {
+		t.Errorf("rollback --dry-run --limit 1 -o json: %+v, %v", res, err)
+	}
+	for _, args := range [][]string{{"diff", "C-1", "--limit", "-1"}, {"rollback", "--to", "C-1", "--dry-run", "--limit", "-1"}} {
+		if _, stderr, code := f.run("", args...); code != 2 || !strings.Contains(stderr, "--limit -1") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+	if !bytes.Equal(before, f.bytes()) {
+		t.Fatal("a dry run changed the file")
 	}
 }

@@ -12,6 +12,7 @@ import (
 type rollbackOptions struct {
 	to, task, reason string
 	dryRun           bool
+	limit            int
 	wo               writeOpts
 }
 
@@ -30,6 +31,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 			"was granted): flowctl forgets them, but cannot undo them. --dry-run prints the same and appends\n" +
 			"nothing. With --task only that task, its approvals and its exec records go back; the task must\n" +
 			"have existed at the point. A point before the project's (or the task's) first event is refused.\n" +
+			"--limit N lists only the first N changes (and counts them all); the rollback restores everything.\n" +
 			"A point is " + pointHelp + ".",
 		Example: "  flowctl rollback --to C-2 --dry-run\n  flowctl rollback --to C-2 --reason 'wrong approach'\n" +
 			"  flowctl rollback --to 41 --task T-3\n  flowctl rollback --to 57   # undo the rollback at seq 58",
@@ -40,6 +42,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 	fs.StringVar(&o.task, "task", "", "roll back only this task (its fields, steps, context, approvals, exec records)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would change and append nothing")
 	fs.StringVar(&o.reason, "reason", "", "why (recorded)")
+	fs.IntVar(&o.limit, "limit", 0, "list only the first N changes (0: all)")
 	o.wo.addFlags(cmd)
 	cmd.RunE = a.action(func(c *cobra.Command, _ []string) error {
 		if !c.Flags().Changed("to") {
@@ -71,7 +74,10 @@ func (a *app) rollbackCommand() *cobra.Command {
 
 // input checks the flags and turns them into the engine's input.
 func (o *rollbackOptions) input() (flow.RollbackInput, error) {
-	in := flow.RollbackInput{Reason: o.reason, DryRun: o.dryRun, Write: o.wo.write()}
+	in := flow.RollbackInput{Reason: o.reason, DryRun: o.dryRun, Limit: o.limit, Write: o.wo.write()}
+	if err := checkLimit(o.limit); err != nil {
+		return in, err
+	}
 	var err error
 	if in.To, err = parsePoint("--to", o.to); err != nil {
 		return in, err
@@ -87,6 +93,9 @@ func (o *rollbackOptions) input() (flow.RollbackInput, error) {
 // writeRollback prints the changes, then what was done.
 func writeRollback(w io.Writer, r *flow.RollbackResult, dryRun bool) {
 	writeChanges(w, r.Changes)
+	if r.Truncated {
+		fmt.Fprintf(w, "(%s)\n", changeCount(len(r.Changes), r.Total))
+	}
 	what := "project " + printable(r.Project)
 	if r.Task != "" {
 		what = "task " + r.Task

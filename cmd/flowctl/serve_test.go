@@ -106,9 +106,10 @@ func TestServe_ReadsEqualCLI(t *testing.T) {
 		{"/api/v1/projects/web/approvals?status=granted", []string{"approval", "ls", "--status", "granted"}},
 		{"/api/v1/projects/web/checkpoints", []string{"checkpoint", "ls"}},
 		{"/api/v1/projects/web/checkpoints?limit=1", []string{"checkpoint", "ls", "--limit", "1"}},
-		{"/api/v1/projects/web/graph", []string{"graph"}},
+		// The API's graph is the open work unless all=1; `graph` draws every task.
+		{"/api/v1/projects/web/graph?all=1", []string{"graph"}},
 		{"/api/v1/projects/web/graph?task=T-2", []string{"graph", "T-2"}},
-		{"/api/v1/projects/web/graph?at=C-1", []string{"graph", "--at", "C-1"}},
+		{"/api/v1/projects/web/graph?all=1&at=C-1", []string{"graph", "--at", "C-1"}},
 		{"/api/v1/projects/web/graph?task=T-1&at=C-2", []string{"graph", "T-1", "--at", "C-2"}},
 	}
 	for _, c := range cases {

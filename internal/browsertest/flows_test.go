@@ -124,7 +124,7 @@ func TestTimeTravel_Picker(t *testing.T) {
 func TestGraph(t *testing.T) {
 	s := newSite(t, newProject(t))
 	tb := newTab(t)
-	tb.open(s.url + "/p/web/graph")
+	tb.open(s.url + "/p/web/graph?all=1") // every task: the page draws the open work by default
 	tb.waitFor("a node per task", `document.querySelectorAll('#graph svg.flow-graph a.node').length === `+strconv.Itoa(fixtureTasks))
 	ids := eval[[]string](tb, `Array.from(document.querySelectorAll('#graph a.node')).map(function (a) { return a.dataset.id; }).sort()`)
 	for i := 1; i <= fixtureTasks; i++ {

@@ -24,7 +24,7 @@ func TestPages(t *testing.T) {
 		{"/p/web/checkpoints?preview=C-1", `document.getElementById('preview')`},
 		{"/p/web/stats", `document.getElementById('stat-totals')`},
 		{"/p/web/diff?a=C-1&b=C-2", `document.getElementById('diff')`},
-		{"/p/web/graph", `document.querySelectorAll('#graph svg a.node').length === ` + strconv.Itoa(fixtureTasks)},
+		{"/p/web/graph?all=1", `document.querySelectorAll('#graph svg a.node').length === ` + strconv.Itoa(fixtureTasks)},
 		{"/p/web/graph?task=T-3", `document.querySelectorAll('#graph svg a.node').length === 5`},
 		{"/p/web?at=C-1", `document.getElementById('at-banner')`},
 	}

@@ -75,6 +75,7 @@ func TestRead_Errors(t *testing.T) {
 		{"/api/v1/events?project=nope", 404, "not_found"},
 		{"/api/v1/projects/web/graph?task=T-9", 404, "not_found"},
 		{"/api/v1/projects/web/graph?task=X", 400, "invalid"},
+		{"/api/v1/projects/web/graph?all=maybe", 400, "invalid"},
 		{"/api/v1/projects/web/graph?at=C-9", 404, "not_found"},
 		{"/api/v1/projects/nope/graph", 404, "not_found"},
 		{"/api/v1/nothing", 404, "not_found"},
@@ -88,6 +89,7 @@ func TestRead_Graph(t *testing.T) {
 	h := mustServer(t, testConfig(mustFile(t))).handler()
 	cases := []struct{ target, root, nodes, edges string }{
 		{"/api/v1/projects/web/graph", "", "T-1 done,T-3 todo,T-2 todo", "T-1>T-2"},
+		{"/api/v1/projects/web/graph?all=1", "", "T-1 done,T-3 todo,T-2 todo", "T-1>T-2"},
 		{"/api/v1/projects/web/graph?task=T-2", "T-2", "T-1 done,T-2 todo", "T-1>T-2"},
 		{"/api/v1/projects/web/graph?task=t-3", "T-3", "T-3 todo", ""},
 		{"/api/v1/projects/web/graph?at=C-1", "", "T-1 todo", ""},
@@ -99,6 +101,7 @@ func TestRead_Graph(t *testing.T) {
 			wantStatus(t, w, 200, "")
 			var g struct {
 				Project, Root string
+				Open          bool
 				Nodes         []struct{ ID, Status string }
 				Edges         []struct{ From, To string }
 			}
@@ -111,6 +114,9 @@ func TestRead_Graph(t *testing.T) {
 			}
 			for _, e := range g.Edges {
 				edges = append(edges, e.From+">"+e.To)
+			}
+			if open := c.root == "" && !strings.Contains(c.target, "all="); g.Open != open {
+				t.Errorf("open %v, want %v", g.Open, open)
 			}
 			if g.Project != "web" || g.Root != c.root || strings.Join(nodes, ",") != c.nodes || strings.Join(edges, ",") != c.edges {
 				t.Fatalf("project %q root %q nodes %v edges %v, want root %q nodes %s edges %s", g.Project, g.Root, nodes, edges, c.root, c.nodes, c.edges)

@@ -13,6 +13,16 @@ import (
 // more than the 50 ms a call may take, so the list comes in pages.
 const DefaultTaskLimit = 100
 
+// DefaultDiffLimit is how many changes a page of GET …/diff and of a
+// rollback's answer (POST …/rollback) lists when the request names no
+// limit (limit=0 lists them all, as `diff` and `rollback` print them): a
+// diff of a busy project is megabytes of JSON.
+const DefaultDiffLimit = 100
+
+// NextOffsetHeader names the offset of the next page of a diff whose page
+// has more changes after it: pass it as offset=.
+const NextOffsetHeader = "X-Flowctl-Next-Offset"
+
 // NextAfterHeader names the cursor of the next page of a task list whose
 // page is full and has more after it: the last task id of the page, to
 // pass as after=.

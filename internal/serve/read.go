@@ -257,9 +257,20 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	return b, nil
 }
 
-// GET /api/v1/projects/{p}/diff?a=&b=: `diff A B -o json` (b: HEAD).
+// GET /api/v1/projects/{p}/diff?a=&b=: `diff A B --limit N -o json` (b:
+// HEAD), a page at a time: limit changes (DefaultDiffLimit unless given,
+// 0: all) after the first offset; while more follow, NextOffsetHeader
+// names the offset of the next page.
 func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 	s.serveRead(w, r, project, func(c *call, a *answer) error {
+		limit, err := intParam(r, "limit", DefaultDiffLimit)
+		if err != nil {
+			return err
+		}
+		offset, err := intParam(r, "offset", 0)
+		if err != nil {
+			return err
+		}
 		if c.query("a") == "" {
 			return invalid("a: give the point to compare from (a seq, C-n, a time or HEAD)")
 		}
@@ -273,9 +284,12 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		}
-		d, err := digest.Diff(c.eng, c.project, from, to)
+		d, err := digest.DiffPage(c.eng, c.project, from, to, offset, limit)
 		if err != nil {
 			return err
+		}
+		if d.Truncated {
+			a.header = map[string]string{NextOffsetHeader: strconv.Itoa(offset + len(d.Changes))}
 		}
 		return a.one(d)
 	})

@@ -174,13 +174,18 @@ type rollbackBody struct {
 	Reason  string `json:"reason,omitempty"`
 	DryRun  bool   `json:"dry_run"`
 	Confirm string `json:"confirm,omitempty"`
+	// Limit is how many changes the answer lists (nil: DefaultDiffLimit,
+	// 0: all); the rollback itself restores everything.
+	Limit *int `json:"limit,omitempty"`
 	writeOpts
 }
 
 func (b *rollbackBody) dry() bool { return b.DryRun }
 
 // POST /api/v1/projects/{p}/rollback: `rollback --to POINT [--task T]
-// [--dry-run] -o json`.
+// [--dry-run] --limit N -o json`: the answer lists the first limit
+// changes (DefaultDiffLimit unless the body says, 0: all), with total and
+// truncated.
 func (s *server) rollback(w http.ResponseWriter, r *http.Request) {
 	var in rollbackBody
 	s.serveWrite(w, r, &in, func(c *call, a *answer) error {
@@ -201,7 +206,13 @@ func (s *server) rollback(w http.ResponseWriter, r *http.Request) {
 
 // input checks the body and turns it into the engine's input.
 func (b *rollbackBody) input(c *call) (flow.RollbackInput, error) {
-	in := flow.RollbackInput{Project: c.project, Reason: b.Reason, DryRun: b.DryRun, Write: b.write(c.r)}
+	in := flow.RollbackInput{Project: c.project, Reason: b.Reason, DryRun: b.DryRun, Limit: DefaultDiffLimit, Write: b.write(c.r)}
+	if b.Limit != nil {
+		if *b.Limit < 0 {
+			return in, invalid("limit %d: must be 0 or more", *b.Limit)
+		}
+		in.Limit = *b.Limit
+	}
 	if b.To == "" {
 		return in, invalid("to: give the point to go back to: a checkpoint (C-1), a seq (42), an RFC 3339 time")
 	}

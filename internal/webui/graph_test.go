@@ -33,15 +33,19 @@ func TestGraphPage(t *testing.T) {
 		nodes      string
 		want       []string
 	}{
-		{"Project", "/p/web/graph", "T-1 done,T-2 doing,T-3 todo,T-4 blocked,T-5 cancelled",
+		{"Open", "/p/web/graph", "T-1 done,T-2 doing,T-3 todo,T-4 blocked",
 			[]string{`<svg xmlns="http://www.w3.org/2000/svg" class="flow-graph"`, `data-from="T-1" data-to="T-2"`,
-				`data-from="T-2" data-to="T-3"`, `href="/p/web/tasks/T-2"`, `data-shown="5" data-total="5"`,
-				"5 tasks, 2 dependencies, 3 layers", `<option value="T-4">`}},
+				`data-from="T-2" data-to="T-3"`, `href="/p/web/tasks/T-2"`, `data-shown="4" data-total="4"`,
+				"4 tasks, 2 dependencies, 3 layers: the tasks todo, doing or blocked", `<option value="T-5">`,
+				`<a href="/p/web/graph?all=1" id="graph-all"`, "Open work"}},
+		{"All", "/p/web/graph?all=1", "T-1 done,T-2 doing,T-3 todo,T-4 blocked,T-5 cancelled",
+			[]string{`data-shown="5" data-total="5"`, "5 tasks, 2 dependencies, 3 layers.", `<option value="T-4">`,
+				`<a href="/p/web/graph" id="graph-open"`}},
 		{"Task", "/p/web/graph?task=T-3", "T-1 done,T-2 doing,T-3 todo",
 			[]string{`data-task="T-3"`, `id="graph-all"`, `value="T-3"`, "T-3, what it depends on", "flowctl graph T-3 --format mermaid",
 				`<option value="T-5">`}},
 		{"TaskLowerCase", "/p/web/graph?task=t-4", "T-4 blocked", []string{`data-task="T-4"`}},
-		{"At", "/p/web/graph?at=" + mid, "T-1 done,T-2 todo,T-3 todo,T-4 todo,T-5 todo",
+		{"At", "/p/web/graph?all=1&at=" + mid, "T-1 done,T-2 todo,T-3 todo,T-4 todo,T-5 todo",
 			[]string{`id="at-banner"`, `data-at="` + mid + `"`, `<input type="hidden" name="at" value="` + mid + `">`}},
 		{"AtTask", "/p/web/graph?at=" + mid + "&task=T-2", "T-1 done,T-2 todo,T-3 todo",
 			[]string{`<input type="hidden" name="task" value="T-2">`}},
@@ -58,7 +62,7 @@ func TestGraphPage(t *testing.T) {
 		})
 	}
 	t.Run("Errors", func(t *testing.T) {
-		for path, status := range map[string]int{"/p/web/graph?task=T-99": 404, "/p/web/graph?task=x": 400,
+		for path, status := range map[string]int{"/p/web/graph?task=T-99": 404, "/p/web/graph?task=x": 400, "/p/web/graph?all=maybe": 400,
 			"/p/nope/graph": 404, "/p/web/graph?at=C-9": 404} {
 			if code, body := get(t, h, path); code != status || !strings.Contains(body, `id="error"`) {
 				t.Errorf("%s: %d, want %d", path, code, status)

@@ -124,6 +124,7 @@ type checkpointsView struct {
 	Preview     *flow.RollbackResult // the dry run of ?preview=, nil without
 	PreviewTo   string
 	Error       string
+	All         bool // ?all=1: every change of the preview, not the first pageChanges
 }
 
 func (u *ui) checkpointsPage(rq *request) error {
@@ -141,14 +142,21 @@ func (u *ui) checkpointsPage(rq *request) error {
 		return nil
 	}
 	v.PreviewTo = to
+	if v.All, err = boolQuery(rq, "all"); err != nil {
+		return err
+	}
 	p, err := flow.ParsePoint(to)
 	if err != nil {
 		v.Error = err.Error()
 		return nil
 	}
+	limit := pageChanges
+	if v.All {
+		limit = 0
+	}
 	// A dry run reads; it compares the point with the head, whatever
 	// point the page is at.
-	v.Preview, err = rq.base.Rollback(flow.RollbackInput{Project: rq.project, To: p, DryRun: true})
+	v.Preview, err = rq.base.Rollback(flow.RollbackInput{Project: rq.project, To: p, DryRun: true, Limit: limit})
 	if err != nil && flow.ErrorCode(err) != flow.CodeInternal {
 		v.Error, err = err.Error(), nil
 	}
@@ -209,29 +217,56 @@ func readApprovals(r *flow.Reader, project string, ids []string) ([]*projection.
 	return out, nil
 }
 
+// statsTaskLimit is how many tasks the stats page lists unless asked for
+// all (?tasks=all): a project of thousands of tasks is a page of
+// megabytes that takes longer to render than a page may.
+const statsTaskLimit = 100
+
 // statsView is the stats page's data: digest's stats and their bars.
 type statsView struct {
 	Stats    *digest.ExecStats
 	Chart    chart // per tool
 	Commands chart // per command
+	// Tasks are the first statsTaskLimit of Stats.Tasks, or all of them.
+	Tasks []digest.TaskStats
+	All   bool // ?tasks=all
 }
 
 func (u *ui) statsPage(rq *request) error {
 	pg := rq.page
 	pg.Name, pg.Title = "stats", "Stats · "+rq.project
+	v := &statsView{}
+	switch q := rq.r.URL.Query().Get("tasks"); q {
+	case "", "first":
+	case "all":
+		v.All = true
+	default:
+		return httpError{http.StatusBadRequest, "tasks=" + q + ": use all (or leave it out: the first " + strconv.Itoa(statsTaskLimit) + ")"}
+	}
 	st, err := digest.Stats(rq.eng, rq.project, digest.StatsOptions{})
 	if err != nil {
 		return err
 	}
-	pg.Data = &statsView{Stats: st, Chart: toolChart(st.Tools), Commands: commandChart(st.Commands)}
+	v.Stats, v.Chart, v.Commands, v.Tasks = st, toolChart(st.Tools), commandChart(st.Commands), st.Tasks
+	if !v.All {
+		v.Tasks = st.Tasks[:min(len(st.Tasks), statsTaskLimit)]
+	}
+	pg.Data = v
 	return nil
 }
+
+// pageChanges is how many changes the diff page and a rollback preview
+// list at a time: a diff of a busy project is thousands of entities.
+const pageChanges = 100
 
 // diffView is the diff page's data.
 type diffView struct {
 	A, B   string
 	Result *digest.DiffResult
 	Error  string
+	Offset int // ?offset=: the changes skipped before this page
+	All    bool
+	Next   int // the next page's offset; 0: none
 }
 
 func (u *ui) diffPage(rq *request) error {
@@ -256,9 +291,38 @@ func (u *ui) diffPage(rq *request) error {
 		v.Error = "b: " + err.Error()
 		return nil
 	}
-	v.Result, err = digest.Diff(rq.base, rq.project, a, b)
+	limit := pageChanges
+	if v.All, err = boolQuery(rq, "all"); err != nil {
+		return err
+	}
+	if v.All {
+		limit = 0
+	}
+	if s := q.Get("offset"); s != "" {
+		if v.Offset, err = strconv.Atoi(s); err != nil || v.Offset < 0 {
+			return httpError{http.StatusBadRequest, "offset=" + s + ": must be a whole number, 0 or more"}
+		}
+	}
+	v.Result, err = digest.DiffPage(rq.base, rq.project, a, b, v.Offset, limit)
 	if err != nil && flow.ErrorCode(err) != flow.CodeInternal {
 		v.Error, err = err.Error(), nil
 	}
+	if v.Result != nil && v.Result.Truncated {
+		v.Next = v.Offset + len(v.Result.Changes)
+	}
 	return err
+}
+
+// boolQuery is the query parameter name as a bool (absent: false); a
+// value that is not one is a 400.
+func boolQuery(rq *request, name string) (bool, error) {
+	s := rq.r.URL.Query().Get(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, httpError{http.StatusBadRequest, name + "=" + s + ": must be true or false"}
+	}
+	return b, nil
 }

@@ -31,7 +31,7 @@ var pages = []struct {
 		`id="hash-A-1"`, "&#34;cmd&#34;: &#34;deploy&#34;", `id="approval-A-2"`, "granted"}},
 	{"stats", "/p/web/stats", []string{`<svg class="chart"`, `id="tools-chart"`, `data-label="go"`, `data-label="go vet"`, `class="bar ewma"`, `class="bar rate"`, "go vet"}},
 	{"diff", "/p/web/diff", []string{`id="diff-form"`}},
-	{"graph", "/p/web/graph", []string{`<div class="graph" id="graph"`, `class="flow-graph"`, `data-id="T-5"`}},
+	{"graph", "/p/web/graph?all=1", []string{`<div class="graph" id="graph"`, `class="flow-graph"`, `data-id="T-5"`}},
 }
 
 func TestPages_Render(t *testing.T) {

@@ -27,6 +27,10 @@ decodes a page.
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE Format
 	proj_summary     the status index: counts, ids by status, live claims (summary.go),
 	                 and the task counts of each plan (digestsum.go)
+	proj_execrow     project "/" X-n           -> the exec summary: seq, version, success, code,
+	                 elapsed, task and command of the exec (execsum.go), for stats; a row
+	                 counts only while its seq and version are its exec's, else the exec
+	                 is read from its event (files written before it, older flowctl)
 	digest_log       per project, counted from the log: events, streams, notes of kind
 	                 memory, up to a mark (digestsum.go); not a projection: a rebuild
 	                 drops it and the next command of each project writes it again

@@ -447,6 +447,7 @@ func produceSummaries(mem *projection.Memory, out chan<- []record, stop <-chan s
 			return
 		}
 	}
+	produceExecRows(mem, c)
 	c.flush()
 }
 
@@ -483,6 +484,9 @@ func DropProject(tx store.Tx, project string) error {
 				return err
 			}
 		}
+	}
+	if err := dropExecRows(tx, project); err != nil {
+		return err
 	}
 	return deletePrefix(tx, BucketSummaries, []byte("l"+project+"\x00"), nil)
 }

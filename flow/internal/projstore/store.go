@@ -23,7 +23,7 @@ const (
 )
 
 // Buckets are dropped and refilled by a rebuild.
-var Buckets = []string{BucketProjects, BucketPlans, BucketTasks, BucketApprovals, BucketExecs, BucketCheckpts, BucketMeta, BucketSummaries}
+var Buckets = []string{BucketProjects, BucketPlans, BucketTasks, BucketApprovals, BucketExecs, BucketCheckpts, BucketMeta, BucketSummaries, BucketExecRows}
 
 // EntityBuckets are the projection buckets that hold entities.
 var EntityBuckets = Buckets[:6]
@@ -380,6 +380,9 @@ func (s *Tx) Flush() error {
 			return err
 		}
 		if err := flushPlanCounts(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
+			return err
+		}
+		if err := flushExecRow(s.raw, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {
