@@ -80,7 +80,7 @@ func (a *app) holdOutput(err *error) func() {
 func (a *app) currentProject(eng *flow.Engine) (string, error) {
 	name := a.g.project
 	if name == "" {
-		b, err := os.ReadFile(selectionPath(eng.Path()))
+		b, err := os.ReadFile(a.selectionPath(eng.Path()))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}

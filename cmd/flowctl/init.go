@@ -72,10 +72,10 @@ func (a *app) runInit() (err error) {
 			return err
 		}
 		res.ProjectCreated = err == nil
-		if url {
-			// No file to keep the choice beside: the only project is current,
-			// or --project / FLOW_PROJECT names one.
-		} else if err := selectProject(path, a.g.project); err != nil {
+		if url && a.selectionPath(path) == "" {
+			// No place to keep the choice (no HOME): the only project is
+			// current, or --project / FLOW_PROJECT names one.
+		} else if err := a.selectProject(path, a.g.project); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ func (a *app) mcpConfig(o mcpOptions) mcpserver.Config {
 		Open:    a.mcpOpen,
 		Project: a.mcpProject,
 		CreateProject: func(eng *flow.Engine, in flow.NewProject) (*projection.Project, error) {
-			return createProject(eng, in, false)
+			return a.createProject(eng, in, false)
 		},
 		Classify: mcpClassify,
 	}

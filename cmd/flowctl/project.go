@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/pgstore"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/spf13/cobra"
 )
@@ -28,7 +31,7 @@ func (a *app) projectNewCommand() *cobra.Command {
 		Use:   "new NAME",
 		Short: "Create a project",
 		Long: "new creates a project. The current project stays the current one (when it was current for\n" +
-			"being the only project, it is written to .flow/current); --switch makes the new one current.",
+			"being the only project, it is written down as current); --switch makes the new one current.",
 		Example: "  flowctl project new website --description 'the new site'\n  flowctl project new api --switch",
 		Args:    cobra.ExactArgs(1),
 	}
@@ -42,7 +45,7 @@ func (a *app) projectNewCommand() *cobra.Command {
 			return err
 		}
 		defer closeEngine(eng, &err)
-		p, err := createProject(eng, flow.NewProject{Name: args[0], Description: desc, Write: wo.write()}, switchTo)
+		p, err := a.createProject(eng, flow.NewProject{Name: args[0], Description: desc, Write: wo.write()}, switchTo)
 		if err != nil {
 			return err
 		}
@@ -59,29 +62,38 @@ func (a *app) projectNewCommand() *cobra.Command {
 // createProject creates a project without changing which one is current,
 // or making it the current one with switchTo. A project that was current
 // for being the only one is written down as current before a second one
-// would leave none selected.
-func createProject(eng *flow.Engine, in flow.NewProject, switchTo bool) (*projection.Project, error) {
-	sole, err := soleUnselected(eng)
-	if err != nil {
-		return nil, err
+// would leave none selected. A database URL with no place for its current
+// project (neither XDG_STATE_HOME nor HOME is set) refuses switchTo before
+// anything is written, and writes nothing down.
+func (a *app) createProject(eng *flow.Engine, in flow.NewProject, switchTo bool) (*projection.Project, error) {
+	sel := a.selectionPath(eng.Path())
+	if switchTo && sel == "" {
+		return nil, errNoStateDir()
+	}
+	sole := ""
+	if sel != "" {
+		var err error
+		if sole, err = soleUnselected(eng, sel); err != nil {
+			return nil, err
+		}
 	}
 	p, err := eng.CreateProject(in)
 	switch {
 	case err != nil:
 		return nil, err
 	case switchTo:
-		err = selectProject(eng.Path(), p.Name)
+		err = a.selectProject(eng.Path(), p.Name)
 	case sole != "" && sole != p.Name:
-		err = selectProject(eng.Path(), sole)
+		err = a.selectProject(eng.Path(), sole)
 	}
 	return p, err
 }
 
-// soleUnselected is the file's only project when no project was selected
-// with 'project switch' (so that it is current for being the only one),
-// else "".
-func soleUnselected(eng *flow.Engine) (string, error) {
-	if _, err := os.Stat(selectionPath(eng.Path())); !errors.Is(err, os.ErrNotExist) {
+// soleUnselected is the store's only project when no project was selected
+// with 'project switch' (the selection file sel does not exist, so that it
+// is current for being the only one), else "".
+func soleUnselected(eng *flow.Engine, sel string) (string, error) {
+	if _, err := os.Stat(sel); !errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	all, err := eng.Projects()
@@ -91,22 +103,54 @@ func soleUnselected(eng *flow.Engine) (string, error) {
 	return all[0].Name, nil
 }
 
-// selectionPath is the file that names the current project: .flow/current
-// beside the flow file at dbPath; "" for a database URL, which has no file
-// beside it (reading "" finds nothing: no project is selected).
-func selectionPath(dbPath string) string {
-	if store.DriverName(dbPath) != store.PathDriver {
-		return ""
+// selectionPath is the file that names the current project of the store
+// at dbPath: .flow/current beside a flow file; for a database URL, which
+// has no file beside it and is shared by a team while the choice is each
+// user's, a file under $XDG_STATE_HOME/flowctl/current/ (default
+// ~/.local/state/flowctl/current/) named by stateName. "" when there is
+// no such place (reading "" finds nothing: no project is selected).
+func (a *app) selectionPath(dbPath string) string {
+	if store.DriverName(dbPath) == store.PathDriver {
+		return filepath.Join(filepath.Dir(dbPath), currentFile)
 	}
-	return filepath.Join(filepath.Dir(dbPath), currentFile)
+	state := a.getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(state) { // the XDG spec ignores a relative path
+		home := a.getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return ""
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "flowctl", currentFile, stateName(dbPath))
 }
 
-// selectProject makes name the current project of the flow file at dbPath.
-func selectProject(dbPath, name string) error {
-	if selectionPath(dbPath) == "" {
-		return fmt.Errorf("%w: a database URL has no file beside it to keep the current project in: pass --project or set FLOW_PROJECT", flow.ErrInvalid)
+// stateName names the current-project file of a database URL: the hex of
+// the first 16 bytes of the SHA-256 of the URL as pgstore.Redact prints it,
+// the password masked, so that a new password keeps the choice. Other
+// spellings of the same database (parameters in another order, a host
+// from PGHOST) are other names.
+func stateName(dsn string) string {
+	sum := sha256.Sum256([]byte(pgstore.Redact(dsn)))
+	return hex.EncodeToString(sum[:16])
+}
+
+func errNoStateDir() error {
+	return withHint(fmt.Errorf("%w: no place to keep the current project of a database URL: neither XDG_STATE_HOME nor HOME is set", flow.ErrInvalid),
+		"set HOME or XDG_STATE_HOME, or pass --project or set FLOW_PROJECT")
+}
+
+// selectProject makes name the current project of the store at dbPath.
+func (a *app) selectProject(dbPath, name string) error {
+	sel := a.selectionPath(dbPath)
+	if sel == "" {
+		return errNoStateDir()
 	}
-	return writeFileAtomic(selectionPath(dbPath), func(w io.Writer) error {
+	if store.DriverName(dbPath) != store.PathDriver {
+		if err := os.MkdirAll(filepath.Dir(sel), 0o700); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(sel, func(w io.Writer) error {
 		_, err := io.WriteString(w, name+"\n")
 		return err
 	})
@@ -153,8 +197,9 @@ func (a *app) projectSwitchCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "switch NAME",
 		Short: "Make NAME the current project for commands run here",
-		Long: "switch records the current project in .flow/current next to the flow file. --project and\n" +
-			"FLOW_PROJECT still win over it.",
+		Long: "switch records the current project in .flow/current next to the flow file; for a database\n" +
+			"URL, in a file of this user's under $XDG_STATE_HOME/flowctl/current/ (default\n" +
+			"~/.local/state/flowctl/current/). --project and FLOW_PROJECT still win over it.",
 		Example: "  flowctl project switch website",
 		Args:    cobra.ExactArgs(1),
 		RunE: a.action(func(_ *cobra.Command, args []string) (err error) {
@@ -168,7 +213,7 @@ func (a *app) projectSwitchCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := selectProject(eng.Path(), name); err != nil {
+			if err := a.selectProject(eng.Path(), name); err != nil {
 				return err
 			}
 			p, err := eng.Project(name)
