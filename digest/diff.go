@@ -49,15 +49,14 @@ func DiffLimit(e *flow.Engine, project string, a, b flow.Point, limit int) (*Dif
 // offset), with Total the number of entities that changed and Truncated
 // set when more follow the page. Outside the page, the entities in both
 // states are only compared, and those in one are only counted
-// (flow.DiffPage).
+// (flow.DiffPage); to the head, only the state at the earlier point is
+// read from snapshots and the log (flow.Engine.DiffChanges).
 func DiffPage(e *flow.Engine, project string, a, b flow.Point, offset, limit int) (*DiffResult, error) {
-	s, err := e.DiffScopes(project, a, b)
+	from, to, changes, total, err := e.DiffChanges(project, a, b, offset, limit)
 	if err != nil {
 		return nil, err
 	}
-	from, to := Changed(s[0].Scope, s[1].Scope)
-	changes, total := flow.DiffPage(from, to, offset, limit)
-	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: changes, Total: total,
+	return &DiffResult{Project: project, From: from, To: to, Changes: changes, Total: total,
 		Truncated: max(offset, 0)+len(changes) < total}, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
-	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -131,20 +130,23 @@ func limitKind[V interface {
 
 // previewRollback is planRollback's answer for a dry run of the whole
 // project to seq: the changes from head to seq, read as a diff reads its
-// two states (snapstore.DiffAt: the entities that are the same at both
-// left out at the snapshots' level, which neither state is decoded
-// whole for), a page of them (in.Limit); nothing is planned to append.
+// two states (diffStates: the state at seq read from its snapshot, the
+// entities that are the same at head left out by their encodings, the
+// state at head the projections'), a page of them (in.Limit); nothing is
+// planned to append.
 func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64) (*RollbackResult, *rollbackPlan, error) {
-	target, current, err := snapstore.DiffAt(tx, in.Project, seq, head, e.warn)
+	cx, tx2, bare, err := e.diffStates(tx, in.Project, head, seq)
 	if err != nil {
 		return nil, nil, err
 	}
-	cx, tx2 := sameEncoded(current, target)
 	changes, total := DiffPage(cx, tx2, 0, in.Limit)
-	// DiffAt names an entity that is in one state only without decoding
-	// it: whether an approval the rollback takes back was granted is read
-	// from the projections, which are the state at head.
 	src := projstore.NewTx(tx)
+	if err := nameBare(src, in.Project, changes, bare); err != nil {
+		return nil, nil, err
+	}
+	// The read names an entity that is in one state only without
+	// decoding it: whether an approval the rollback takes back was
+	// granted is read from the projections, which are the state at head.
 	granted := &projection.Scope{}
 	for _, c := range changes {
 		if c.Kind != "approval" || c.Op == OpAdded {
