@@ -11,7 +11,7 @@ import (
 // b (DiffPage of the states at both: the limit changes after the first
 // offset, limit <= 0 all of them after offset), with the seqs the points
 // resolve to and how many changes there are in all, read in one
-// transaction. When the later point is the head, its state is the
+// transaction. For a page (limit > 0) whose later point is the head, its state is the
 // inline projection's and only the state at the earlier one is read
 // (snapstore.DiffHead): an entity at the head alone is counted, and read
 // (for its title) only when the page lists it. Otherwise both states are
@@ -30,7 +30,7 @@ func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (fro
 		if to, err = resolvePoint(tx, src, project, b); err != nil {
 			return err
 		}
-		x, y, bare, err := e.diffStates(tx, project, from, to)
+		x, y, bare, err := e.diffStates(tx, project, from, to, limit > 0)
 		if err != nil {
 			return err
 		}
@@ -45,16 +45,18 @@ func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (fro
 
 // diffStates returns project's states at seqs a and b less the
 // entities that are the same pointer or encode alike in both (and their
-// checkpoints): what DiffPage needs. When the later of the two is the
-// head, the state there holds the entities at the head alone bare (ids
-// in bare, by snapstore.KindIndex; nameBare names a page's).
-func (e *Engine) diffStates(tx store.Tx, project string, a, b uint64) (x, y *projection.Scope, bare [4]map[string]bool, err error) {
+// checkpoints): what DiffPage needs. For a page (a list of all the
+// changes names every entity at the head alone, which snapshots name
+// cheaper) when the later of the two is the head, the state there holds
+// the entities at the head alone bare (ids in bare, by
+// snapstore.KindIndex; nameBare names a page's).
+func (e *Engine) diffStates(tx store.Tx, project string, a, b uint64, page bool) (x, y *projection.Scope, bare [4]map[string]bool, err error) {
 	lo, hi := a, b
 	if b < a {
 		lo, hi = b, a
 	}
 	var sl, sh *projection.Scope
-	if head, _ := tx.Head(); hi == head {
+	if head, _ := tx.Head(); page && hi == head {
 		d, err := snapstore.DiffHead(tx, project, lo, e.warn)
 		if err != nil {
 			return nil, nil, bare, err

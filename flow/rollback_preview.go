@@ -135,7 +135,7 @@ func limitKind[V interface {
 // state at head the projections'), a page of them (in.Limit); nothing is
 // planned to append.
 func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64) (*RollbackResult, *rollbackPlan, error) {
-	cx, tx2, bare, err := e.diffStates(tx, in.Project, head, seq)
+	cx, tx2, bare, err := e.diffStates(tx, in.Project, head, seq, in.Limit > 0)
 	if err != nil {
 		return nil, nil, err
 	}

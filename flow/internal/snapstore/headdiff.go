@@ -42,8 +42,8 @@ func KindIndex(kind string) (int, bool) {
 // projection's, which is the state at the head: only the state at a is
 // read from its snapshot (its chain's entities held raw, its tail folded
 // over them, as DiffAt reads a point) or, when that snapshot does not
-// check, from StateAt (which reports it and reads around it). The
-// projection's buckets are scanned by key: an entity of both states is
+// check, from StateAt (which reports it and reads around it). The ids at
+// the head are the status index's (its keys alone): an entity of both states is
 // read at the head (its stored encoding) only to be compared with its
 // encoding at a, and both are decoded only when they differ; an entity
 // at the head alone is listed by id (HeadDiff.Bare), not read; one at a
@@ -119,41 +119,48 @@ func headKind[V any](tx store.Tx, l *lazy, i int, m map[string]*V, get func(*laz
 	seen := make(map[string]bool, len(l.raw[i])+len(m))
 	bare = map[string]bool{}
 	var enc []byte
-	err = store.ScanShared(tx, kinds[i], []byte(prefix), func(k, v []byte) error {
-		id := string(k[len(prefix):])
+	ids, err := indexIDs(tx, kinds[i], project)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, id := range ids {
 		u, raw := l.raw[i][id]
 		var dec *V
 		if !raw {
 			if dec = m[prefix+id]; dec == nil { // at the head alone
 				bare[id] = true
 				y = append(y, bareOf[V](i, id))
-				return nil
+				continue
 			}
 			enc, _ = projection.AppendEntity(enc[:0], dec)
 			u = enc
 		}
+		k := []byte(prefix + id)
+		v, err := tx.Get(kinds[i], k)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if v == nil {
+			return nil, nil, nil, projstore.Damaged(kinds[i], k, "is in the status index but not stored")
+		}
 		seen[id] = true
 		h, err := projstore.EntityMsgpack(tx, kinds[i], k, v)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		if bytes.Equal(u, h) {
-			return nil
+			continue
 		}
 		w := new(V)
 		if ok, err := projection.DecodeEntity(h, w); err != nil || !ok {
-			return projstore.Damaged(kinds[i], k, "does not decode")
+			return nil, nil, nil, projstore.Damaged(kinds[i], k, "does not decode")
 		}
 		if dec == nil {
 			if dec, err = get(l, project, id); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 		}
 		x, y = append(x, dec), append(y, w)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	// at a alone: removed since
 	for id, e := range l.raw[i] {
@@ -192,4 +199,18 @@ func bareOf[V any](i int, id string) *V {
 		v = x
 	}
 	return v.(*V)
+}
+
+// indexIDs lists the ids of project's entities in bucket from the
+// status index's keys (projstore.Tx.IndexIDs, in no order: a diff sorts
+// what it lists).
+func indexIDs(tx store.Tx, bucket, project string) ([]string, error) {
+	prefix := projstore.SummaryRefKey(bucket, project+"/")
+	var out []string
+	err := tx.Scan(projstore.BucketSummaries, prefix, func(k, v []byte) error {
+		out = append(out, string(k[len(prefix):]))
+		_, err := projstore.Unseal(projstore.BucketSummaries, k, v)
+		return err
+	})
+	return out, err
 }
