@@ -231,7 +231,7 @@ func TestDiffPage_ToHead(t *testing.T) {
 			{flow.Point{Seq: a}, flow.Point{Seq: head}, scopediff.Of(at, now)},
 			{flow.Point{Seq: head}, flow.Point{Seq: a}, scopediff.Of(now, at)},
 		} {
-			for _, pg := range [][2]int{{0, 0}, {0, 3}, {2, 3}, {len(c.want) - 1, 5}} {
+			for _, pg := range [][2]int{{0, 0}, {0, 3}, {2, 3}, {len(c.want) - 1, 5}, {len(c.want) + 2, 2}} {
 				d, err := DiffPage(e, "p", c.from, c.to, pg[0], pg[1])
 				if err != nil {
 					t.Fatal(err)

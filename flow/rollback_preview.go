@@ -130,18 +130,14 @@ func limitKind[V interface {
 
 // previewRollback is planRollback's answer for a dry run of the whole
 // project to seq: the changes from head to seq, read as a diff reads its
-// two states (diffStates: the state at seq read from its snapshot, the
-// entities that are the same at head left out by their encodings, the
-// state at head the projections'), a page of them (in.Limit); nothing is
-// planned to append.
+// two states (diffPage: for a page, only the state at seq is read and
+// compared with the projections', the entities at head alone counted and
+// read only on the page), a page of them (in.Limit); nothing is planned
+// to append.
 func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64) (*RollbackResult, *rollbackPlan, error) {
-	cx, tx2, bare, err := e.diffStates(tx, in.Project, head, seq, in.Limit > 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	changes, total := DiffPage(cx, tx2, 0, in.Limit)
 	src := projstore.NewTx(tx)
-	if err := nameBare(src, in.Project, changes, bare); err != nil {
+	changes, total, err := e.diffPage(tx, src, in.Project, head, seq, 0, in.Limit)
+	if err != nil {
 		return nil, nil, err
 	}
 	// The read names an entity that is in one state only without
@@ -160,7 +156,7 @@ func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64
 			granted.Approvals = append(granted.Approvals, a)
 		}
 	}
-	return &RollbackResult{Project: in.Project, ToSeq: seq, Changes: flagWorld(changes, granted, tx2),
+	return &RollbackResult{Project: in.Project, ToSeq: seq, Changes: flagWorld(changes, granted, nil),
 		Total: total, Truncated: len(changes) < total}, nil, nil
 }
 

@@ -12,16 +12,20 @@ import (
 
 // HeadDiff is what DiffHead reads for a diff of a project from a seq to
 // the head: the project's entities at the seq (A) and at the head (Head)
-// less those that encode alike in both, and, by kind (plans, tasks,
-// approvals, execs), the ids of the entities Head holds bare: at the
-// head alone, held by their id only (no title, nothing else), so that a
-// page of the diff reads only its own (Named).
+// less those that encode alike in both, but for the entities at the
+// head alone, which are not read: a page of the diff lists and reads
+// only its own.
 type HeadDiff struct {
 	A, Head *projection.Scope
-	Bare    [4]map[string]bool
+	// AtA are the ids at a by kind (plans, tasks, approvals, execs),
+	// Kept how many of them are at the head too: the entities at the
+	// head alone are the others the head's status index lists
+	// (projstore.Tx.EachID, SummaryCounts), which DiffHead does not read.
+	AtA  [4]map[string]bool
+	Kept [4]int
 }
 
-// KindIndex is the index in HeadDiff.Bare of a change's kind ("plan",
+// KindIndex is the index in HeadDiff.AtA of a change's kind ("plan",
 // "task", "approval", "exec"); ok false for another (the project).
 func KindIndex(kind string) (int, bool) {
 	switch kind {
@@ -42,11 +46,11 @@ func KindIndex(kind string) (int, bool) {
 // projection's, which is the state at the head: only the state at a is
 // read from its snapshot (its chain's entities held raw, its tail folded
 // over them, as DiffAt reads a point) or, when that snapshot does not
-// check, from StateAt (which reports it and reads around it). The ids at
-// the head are the status index's (its keys alone): an entity of both states is
+// check, from StateAt (which reports it and reads around it). Each
+// entity at a is looked up at the head by key: one of both states is
 // read at the head (its stored encoding) only to be compared with its
 // encoding at a, and both are decoded only when they differ; an entity
-// at the head alone is listed by id (HeadDiff.Bare), not read; one at a
+// at the head alone is not read at all (HeadDiff.AtA, Kept); one at a
 // alone is named from its encoding (id and title). So a diff to the head
 // costs the state at a, not the state at the head. What is left compares
 // as the whole states do (see DiffAt); checkpoints are left out.
@@ -62,16 +66,16 @@ func DiffHead(tx store.Tx, project string, a uint64, warn func(format string, ar
 	if d.Head.Project, err = projstore.NewTx(tx).Project(project); err != nil {
 		return nil, err
 	}
-	if d.A.Plans, d.Head.Plans, d.Bare[0], err = headKind(tx, l, 0, l.mem.Plans, (*lazy).Plan); err != nil {
+	if d.A.Plans, d.Head.Plans, d.AtA[0], d.Kept[0], err = headKind(tx, l, 0, l.mem.Plans, (*lazy).Plan); err != nil {
 		return nil, err
 	}
-	if d.A.Tasks, d.Head.Tasks, d.Bare[1], err = headKind(tx, l, 1, l.mem.Tasks, (*lazy).Task); err != nil {
+	if d.A.Tasks, d.Head.Tasks, d.AtA[1], d.Kept[1], err = headKind(tx, l, 1, l.mem.Tasks, (*lazy).Task); err != nil {
 		return nil, err
 	}
-	if d.A.Approvals, d.Head.Approvals, d.Bare[2], err = headKind(tx, l, 2, l.mem.Approvals, (*lazy).Approval); err != nil {
+	if d.A.Approvals, d.Head.Approvals, d.AtA[2], d.Kept[2], err = headKind(tx, l, 2, l.mem.Approvals, (*lazy).Approval); err != nil {
 		return nil, err
 	}
-	if d.A.Execs, d.Head.Execs, d.Bare[3], err = headKind(tx, l, 3, l.mem.Execs, (*lazy).Exec); err != nil {
+	if d.A.Execs, d.Head.Execs, d.AtA[3], d.Kept[3], err = headKind(tx, l, 3, l.mem.Execs, (*lazy).Exec); err != nil {
 		return nil, err
 	}
 	d.A.Checkpoints, d.Head.Checkpoints = []*projection.Checkpoint{}, []*projection.Checkpoint{}
@@ -110,107 +114,67 @@ func lazyAt(tx store.Tx, project string, a uint64, warn func(format string, args
 
 // headKind lists the entities of kind i that differ between l (the
 // state at a: raw, or decoded in m) and the head (the projection's
-// bucket): those of both whose encodings differ, decoded on both sides;
-// those at a alone, named (or decoded); those at the head alone, bare
-// (only their id), their ids in bare.
-func headKind[V any](tx store.Tx, l *lazy, i int, m map[string]*V, get func(*lazy, string, string) (*V, error)) (x, y []*V, bare map[string]bool, err error) {
+// bucket, read by key for each id at a): those of both whose encodings
+// differ, decoded on both sides; those at a alone, named (or decoded).
+// It returns the ids at a (atA) and how many of them are at the head.
+func headKind[V any](tx store.Tx, l *lazy, i int, m map[string]*V, get func(*lazy, string, string) (*V, error)) (x, y []*V, atA map[string]bool, kept int, err error) {
 	project := l.project
 	prefix := project + "/"
-	seen := make(map[string]bool, len(l.raw[i])+len(m))
-	bare = map[string]bool{}
-	var enc []byte
-	ids, err := indexIDs(tx, kinds[i], project)
-	if err != nil {
-		return nil, nil, nil, err
+	atA = make(map[string]bool, len(l.raw[i])+len(m))
+	for id := range l.raw[i] {
+		atA[id] = true
 	}
-	for _, id := range ids {
+	for k := range m {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			atA[k[len(prefix):]] = true
+		}
+	}
+	var enc []byte
+	for id := range atA {
 		u, raw := l.raw[i][id]
 		var dec *V
 		if !raw {
-			if dec = m[prefix+id]; dec == nil { // at the head alone
-				bare[id] = true
-				y = append(y, bareOf[V](i, id))
-				continue
-			}
-			enc, _ = projection.AppendEntity(enc[:0], dec)
-			u = enc
+			dec = m[prefix+id]
 		}
 		k := []byte(prefix + id)
 		v, err := tx.Get(kinds[i], k)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, 0, err
 		}
-		if v == nil {
-			return nil, nil, nil, projstore.Damaged(kinds[i], k, "is in the status index but not stored")
+		if v == nil { // at a alone: removed since
+			if raw {
+				var ok bool
+				if dec, ok = named[V](i, id, u); !ok {
+					if dec, err = get(l, project, id); err != nil {
+						return nil, nil, nil, 0, err
+					}
+				}
+			}
+			x = appendNonNil(x, dec)
+			continue
 		}
-		seen[id] = true
+		kept++
+		if !raw {
+			enc, _ = projection.AppendEntity(enc[:0], dec)
+			u = enc
+		}
 		h, err := projstore.EntityMsgpack(tx, kinds[i], k, v)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		if bytes.Equal(u, h) {
 			continue
 		}
 		w := new(V)
 		if ok, err := projection.DecodeEntity(h, w); err != nil || !ok {
-			return nil, nil, nil, projstore.Damaged(kinds[i], k, "does not decode")
+			return nil, nil, nil, 0, projstore.Damaged(kinds[i], k, "does not decode")
 		}
 		if dec == nil {
 			if dec, err = get(l, project, id); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, 0, err
 			}
 		}
 		x, y = append(x, dec), append(y, w)
 	}
-	// at a alone: removed since
-	for id, e := range l.raw[i] {
-		if seen[id] {
-			continue
-		}
-		v, ok := named[V](i, id, e)
-		if !ok {
-			if v, err = get(l, project, id); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-		x = appendNonNil(x, v)
-	}
-	for k, v := range m {
-		if len(k) > len(prefix) && k[:len(prefix)] == prefix && !seen[k[len(prefix):]] {
-			x = append(x, v)
-		}
-	}
-	return projection.NonNil(x), projection.NonNil(y), bare, nil
-}
-
-// bareOf is an entity of kind i holding its id alone.
-func bareOf[V any](i int, id string) *V {
-	var v any
-	switch i {
-	case 0:
-		v = &projection.Plan{ID: id}
-	case 1:
-		v = &projection.Task{ID: id}
-	case 2:
-		v = &projection.Approval{ID: id}
-	default:
-		x := &projection.Exec{}
-		x.ID = id
-		v = x
-	}
-	return v.(*V)
-}
-
-// indexIDs lists the ids of project's entities in bucket from the
-// status index's keys (projstore.Tx.IndexIDs, in no order: a diff sorts
-// what it lists).
-func indexIDs(tx store.Tx, bucket, project string) ([]string, error) {
-	prefix := projstore.SummaryRefKey(bucket, project+"/")
-	var out []string
-	err := tx.Scan(projstore.BucketSummaries, prefix, func(k, v []byte) error {
-		out = append(out, string(k[len(prefix):]))
-		_, err := projstore.Unseal(projstore.BucketSummaries, k, v)
-		return err
-	})
-	return out, err
+	return projection.NonNil(x), projection.NonNil(y), atA, kept, nil
 }
