@@ -20,8 +20,8 @@ type DiffResult struct {
 }
 
 // Diff reports what changed in project between points a and b, entity by
-// entity (flow.Change), reading both states in one
-// flow.Engine.DiffScopes. It returns flow.ErrNotFound for an unknown
+// entity (flow.Change), reading both states in one transaction
+// (flow.Engine.DiffChanges). It returns flow.ErrNotFound for an unknown
 // project and the errors of a point that does not resolve.
 //
 // The read leaves out entities that are the same at both points by their
@@ -29,10 +29,10 @@ type DiffResult struct {
 // (snapstore.DiffAt), or folds the later state on from the earlier one,
 // so an entity no event changed between the points is the same pointer in
 // both, and an entity a snapshot's delta brought back unchanged encodes
-// to the same bytes: such pairs are left out before the comparison
-// (Changed), which then flattens only what changed. The states' lists
-// come in no order: Changed matches entities by id and scopediff.Of sorts
-// what is left, so no state is sorted whole.
+// to the same bytes: such pairs are left out before the comparison (as
+// Changed leaves them out), which then flattens only what changed. The
+// states' lists come in no order: they are matched by id and
+// scopediff.Of sorts what is left, so no state is sorted whole.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
 	return DiffPage(e, project, a, b, 0, 0)
 }
