@@ -83,7 +83,7 @@ func sameEncodedAll(a, b *projection.Scope) (*projection.Scope, *projection.Scop
 	return x, y, 0, 0
 }
 
-// headKinds are the kinds DiffHead lists, in its order (snapstore.KindIndex).
+// headKinds are the kinds DiffHead lists, in its order (HeadDiff.AtA's).
 var headKinds = [4]struct{ kind, bucket, prefix string }{
 	{projection.KindPlan, projstore.BucketPlans, projection.PrefixPlan},
 	{projection.KindTask, projstore.BucketTasks, projection.PrefixTask},

@@ -25,22 +25,6 @@ type HeadDiff struct {
 	Kept [4]int
 }
 
-// KindIndex is the index in HeadDiff.AtA of a change's kind ("plan",
-// "task", "approval", "exec"); ok false for another (the project).
-func KindIndex(kind string) (int, bool) {
-	switch kind {
-	case projection.KindPlan:
-		return 0, true
-	case projection.KindTask:
-		return 1, true
-	case projection.KindApproval:
-		return 2, true
-	case projection.KindExec:
-		return 3, true
-	}
-	return 0, false
-}
-
 // DiffHead reads a diff of project from seq a to the head of tx (a <=
 // head), as DiffAt does, but the state at the head is the inline
 // projection's, which is the state at the head: only the state at a is
