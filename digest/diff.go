@@ -20,8 +20,8 @@ type DiffResult struct {
 }
 
 // Diff reports what changed in project between points a and b, entity by
-// entity (flow.Change), reading both states in one
-// flow.Engine.DiffScopes. It returns flow.ErrNotFound for an unknown
+// entity (flow.Change), reading both states in one transaction
+// (flow.Engine.DiffChanges). It returns flow.ErrNotFound for an unknown
 // project and the errors of a point that does not resolve.
 //
 // The read leaves out entities that are the same at both points by their
@@ -29,10 +29,10 @@ type DiffResult struct {
 // (snapstore.DiffAt), or folds the later state on from the earlier one,
 // so an entity no event changed between the points is the same pointer in
 // both, and an entity a snapshot's delta brought back unchanged encodes
-// to the same bytes: such pairs are left out before the comparison
-// (Changed), which then flattens only what changed. The states' lists
-// come in no order: Changed matches entities by id and scopediff.Of sorts
-// what is left, so no state is sorted whole.
+// to the same bytes: such pairs are left out before the comparison (as
+// Changed leaves them out), which then flattens only what changed. The
+// states' lists come in no order: they are matched by id and
+// scopediff.Of sorts what is left, so no state is sorted whole.
 func Diff(e *flow.Engine, project string, a, b flow.Point) (*DiffResult, error) {
 	return DiffPage(e, project, a, b, 0, 0)
 }
@@ -49,15 +49,14 @@ func DiffLimit(e *flow.Engine, project string, a, b flow.Point, limit int) (*Dif
 // offset), with Total the number of entities that changed and Truncated
 // set when more follow the page. Outside the page, the entities in both
 // states are only compared, and those in one are only counted
-// (flow.DiffPage).
+// (flow.DiffPage); to the head, only the state at the earlier point is
+// read from snapshots and the log (flow.Engine.DiffChanges).
 func DiffPage(e *flow.Engine, project string, a, b flow.Point, offset, limit int) (*DiffResult, error) {
-	s, err := e.DiffScopes(project, a, b)
+	from, to, changes, total, err := e.DiffChanges(project, a, b, offset, limit)
 	if err != nil {
 		return nil, err
 	}
-	from, to := Changed(s[0].Scope, s[1].Scope)
-	changes, total := flow.DiffPage(from, to, offset, limit)
-	return &DiffResult{Project: project, From: s[0].Seq, To: s[1].Seq, Changes: changes, Total: total,
+	return &DiffResult{Project: project, From: from, To: to, Changes: changes, Total: total,
 		Truncated: max(offset, 0)+len(changes) < total}, nil
 }
 

@@ -210,3 +210,42 @@ func TestDiffPage_PagesOfTheDiff(t *testing.T) {
 	}
 	t.Logf("%d pages", pages)
 }
+
+// TestDiffPage_ToHead: a diff to or from the head (the head's state read
+// from the projections, flow.Engine.DiffChanges, entities at the head
+// alone titled only on the page) gives what comparing two independent
+// reads gives, whole and a page at a time, from every point.
+func TestDiffPage_ToHead(t *testing.T) {
+	e := diffEngine(t)
+	var head uint64
+	if err := e.Read(func(r *flow.Reader) error { head = r.Head(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	now := scopeVia(t, e, "p", flow.Point{Seq: head})
+	for a := uint64(1); a <= head; a++ {
+		at := scopeVia(t, e, "p", flow.Point{Seq: a})
+		for _, c := range []struct {
+			from, to flow.Point
+			want     []flow.Change
+		}{
+			{flow.Point{Seq: a}, flow.Point{Seq: head}, scopediff.Of(at, now)},
+			{flow.Point{Seq: head}, flow.Point{Seq: a}, scopediff.Of(now, at)},
+		} {
+			for _, pg := range [][2]int{{0, 0}, {0, 3}, {2, 3}, {len(c.want) - 1, 5}, {len(c.want) + 2, 2}} {
+				d, err := DiffPage(e, "p", c.from, c.to, pg[0], pg[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo, hi := max(min(pg[0], len(c.want)), 0), len(c.want)
+				if pg[1] > 0 {
+					hi = min(hi, lo+pg[1])
+				}
+				want, _ := json.Marshal(c.want[lo:hi])
+				got, _ := json.Marshal(d.Changes)
+				if !bytes.Equal(got, want) || d.Total != len(c.want) {
+					t.Fatalf("DiffPage(%v, %v, %v) = %s of %d; two reads give %s of %d", c.from, c.to, pg, got, d.Total, want, len(c.want))
+				}
+			}
+		}
+	}
+}

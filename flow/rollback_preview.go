@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
-	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/scopediff"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -131,20 +130,19 @@ func limitKind[V interface {
 
 // previewRollback is planRollback's answer for a dry run of the whole
 // project to seq: the changes from head to seq, read as a diff reads its
-// two states (snapstore.DiffAt: the entities that are the same at both
-// left out at the snapshots' level, which neither state is decoded
-// whole for), a page of them (in.Limit); nothing is planned to append.
+// two states (diffPage: for a page, only the state at seq is read and
+// compared with the projections', the entities at head alone counted and
+// read only on the page), a page of them (in.Limit); nothing is planned
+// to append.
 func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64) (*RollbackResult, *rollbackPlan, error) {
-	target, current, err := snapstore.DiffAt(tx, in.Project, seq, head, e.warn)
+	src := projstore.NewTx(tx)
+	changes, total, err := e.diffPage(tx, src, in.Project, head, seq, 0, in.Limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	cx, tx2 := sameEncoded(current, target)
-	changes, total := DiffPage(cx, tx2, 0, in.Limit)
-	// DiffAt names an entity that is in one state only without decoding
-	// it: whether an approval the rollback takes back was granted is read
-	// from the projections, which are the state at head.
-	src := projstore.NewTx(tx)
+	// The read names an entity that is in one state only without
+	// decoding it: whether an approval the rollback takes back was
+	// granted is read from the projections, which are the state at head.
 	granted := &projection.Scope{}
 	for _, c := range changes {
 		if c.Kind != "approval" || c.Op == OpAdded {
@@ -158,7 +156,7 @@ func (e *Engine) previewRollback(tx store.Tx, in RollbackInput, seq, head uint64
 			granted.Approvals = append(granted.Approvals, a)
 		}
 	}
-	return &RollbackResult{Project: in.Project, ToSeq: seq, Changes: flagWorld(changes, granted, tx2),
+	return &RollbackResult{Project: in.Project, ToSeq: seq, Changes: flagWorld(changes, granted, nil),
 		Total: total, Truncated: len(changes) < total}, nil, nil
 }
 

@@ -1,0 +1,189 @@
+package flow
+
+import (
+	"errors"
+
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// DiffChanges is a page of the changes of project from point a to point
+// b (DiffPage of the states at both: the limit changes after the first
+// offset, limit <= 0 all of them after offset), with the seqs the points
+// resolve to and how many changes there are in all, read in one
+// transaction (diffPage). It returns ErrNotFound for an unknown project
+// and the errors of a point that does not resolve.
+func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (from, to uint64, changes []Change, total int, err error) {
+	err = e.view(func(tx store.Tx) error {
+		src := projstore.NewTx(tx)
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		var err error
+		if from, err = resolvePoint(tx, src, project, a); err != nil {
+			return err
+		}
+		if to, err = resolvePoint(tx, src, project, b); err != nil {
+			return err
+		}
+		changes, total, err = e.diffPage(tx, src, project, from, to, offset, limit)
+		return err
+	})
+	if err != nil {
+		return 0, 0, nil, 0, err
+	}
+	return from, to, changes, total, nil
+}
+
+// diffPage is DiffPage of project's states at seqs a and b. For a page
+// (limit > 0) from or to the head, only the state at the other point is
+// read (snapstore.DiffHead: the head's is the projections'), the changes
+// of the entities it holds are listed whole, and the entities at the
+// head alone come from the status index in id order (EachID), merged in,
+// up to the end of the page and counted after it: only those on the page
+// are read, for their titles. Otherwise (a list of all the changes names
+// every entity anyway, which snapshots do cheaper) both states are read
+// as a diff reads them (snapstore.DiffAt), less the entities that encode
+// alike.
+func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b uint64, offset, limit int) ([]Change, int, error) {
+	lo, hi := a, b
+	if b < a {
+		lo, hi = b, a
+	}
+	if head, _ := tx.Head(); limit <= 0 || hi != head {
+		sl, sh, err := snapstore.DiffAt(tx, project, lo, hi, e.warn)
+		if err != nil {
+			return nil, 0, err
+		}
+		if b < a {
+			sl, sh = sh, sl
+		}
+		x, y := sameEncoded(sl, sh)
+		changes, total := DiffPage(x, y, offset, limit)
+		return changes, total, nil
+	}
+	d, err := snapstore.DiffHead(tx, project, lo, e.warn)
+	if err != nil {
+		return nil, 0, err
+	}
+	x, y, op := d.A, d.Head, OpAdded
+	if b < a {
+		x, y, op = d.Head, d.A, OpRemoved
+	}
+	known, _ := DiffPage(sameEncodedAll(x, y))
+	return mergeHeadAlone(src, project, d, known, op, offset, limit)
+}
+
+// sameEncodedAll is sameEncoded with DiffPage's offset and limit for
+// the whole list.
+func sameEncodedAll(a, b *projection.Scope) (*projection.Scope, *projection.Scope, int, int) {
+	x, y := sameEncoded(a, b)
+	return x, y, 0, 0
+}
+
+// headKinds are the kinds DiffHead lists, in its order (HeadDiff.AtA's).
+var headKinds = [4]struct{ kind, bucket, prefix string }{
+	{projection.KindPlan, projstore.BucketPlans, projection.PrefixPlan},
+	{projection.KindTask, projstore.BucketTasks, projection.PrefixTask},
+	{projection.KindApproval, projstore.BucketApprovals, projection.PrefixApproval},
+	{projection.KindExec, projstore.BucketExecs, projection.PrefixExec},
+}
+
+// errPageFull ends a walk of the ids at the head alone.
+var errPageFull = errors.New("the page is full")
+
+// mergeHeadAlone is the page (offset, limit) of the changes known (of
+// the entities at the point DiffHead read, in scopediff's order) and of
+// the entities at the head alone, each an op change (added to the head,
+// removed from it), in the same order, with how many there are in all.
+func mergeHeadAlone(src *projstore.Tx, project string, d *snapstore.HeadDiff, known []Change, op string, offset, limit int) ([]Change, int, error) {
+	p, err := mustProject(src, project)
+	if err != nil {
+		return nil, 0, err
+	}
+	last := [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	l := &limiter{skip: max(offset, 0), limit: limit, out: []Change{}}
+	i := 0
+	for i < len(known) && known[i].Kind == "project" {
+		l.add(known[i : i+1])
+		i++
+	}
+	for k, hk := range headKinds {
+		j := i
+		for j < len(known) && known[j].Kind == hk.kind {
+			j++
+		}
+		mine := known[i:j]
+		i = j
+		counts, err := src.SummaryCounts(hk.bucket, project)
+		if err != nil {
+			return nil, 0, err
+		}
+		alone := -d.Kept[k]
+		for _, n := range counts {
+			alone += n
+		}
+		err = src.EachID(hk.bucket, project, "", hk.prefix, last[k], func(id string) error {
+			if d.AtA[k][id] {
+				return nil
+			}
+			for len(mine) > 0 && projection.CompareIDs(mine[0].ID, id) < 0 {
+				l.add(mine[:1])
+				mine = mine[1:]
+			}
+			if l.full() {
+				return errPageFull
+			}
+			alone--
+			if l.outside() {
+				l.total++
+				return nil
+			}
+			c := Change{Kind: hk.kind, ID: id, Op: op}
+			if err := titleAtHead(src, project, &c); err != nil {
+				return err
+			}
+			l.add([]Change{c})
+			return nil
+		})
+		if err != nil && !errors.Is(err, errPageFull) {
+			return nil, 0, err
+		}
+		l.total += max(alone, 0)
+		l.add(mine)
+	}
+	l.add(known[i:])
+	return l.out, l.total, nil
+}
+
+// titleAtHead sets c's title (scopediff's: a plan's or task's title, an
+// approval's message, an exec record's command and code) from the
+// projections, which hold the entity at the head.
+func titleAtHead(src projection.Store, project string, c *Change) error {
+	var err error
+	switch c.Kind {
+	case projection.KindPlan:
+		var v *projection.Plan
+		if v, err = src.Plan(project, c.ID); v != nil {
+			c.Title = v.Title
+		}
+	case projection.KindTask:
+		var v *projection.Task
+		if v, err = src.Task(project, c.ID); v != nil {
+			c.Title = v.Title
+		}
+	case projection.KindApproval:
+		var v *projection.Approval
+		if v, err = src.Approval(project, c.ID); v != nil {
+			c.Title = v.Message
+		}
+	case projection.KindExec:
+		var v *projection.Exec
+		if v, err = src.Exec(project, c.ID); v != nil {
+			c.Title = v.Command + v.Code
+		}
+	}
+	return err
+}
