@@ -1,0 +1,89 @@
+package snapstore
+
+import (
+	"maps"
+	"slices"
+	"sync/atomic"
+
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/snapshot"
+)
+
+// Remake re-makes every stored snapshot of another fold version than
+// this binary's (one an older flowctl made: every read skips it, and
+// folds from an older snapshot or the log's start): same scope, same
+// seq, the state a replay of the project's events gives there, stored as
+// Put stores snapshots (a delta on the snapshot before it when the
+// policy allows, else a full one, and the status summary beside it). A
+// project's snapshots are re-made in seq order in one replay of its
+// events, so each delta is made on the one re-made before it. A snapshot
+// whose header does not frame is left as it is (damage, which verify
+// reports), and so is one of a project that did not exist at its seq. It
+// returns how many it re-made.
+func Remake(tx store.Tx) (int, error) {
+	stale := map[string][]uint64{}
+	err := tx.Scan(Bucket, nil, func(k, v []byte) error {
+		scope, seq, ok := ParseKey(k)
+		if !ok {
+			return nil
+		}
+		if h, err := snapshot.Frame(v); err == nil && h.ProjectionVersion != projection.Version {
+			stale[scope] = append(stale[scope], seq)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	cache := &Cache{} // fingerprints of the snapshot re-made last
+	for _, scope := range slices.Sorted(maps.Keys(stale)) {
+		seqs := stale[scope] // ascending: the bucket's key order
+		err := ReplayProject(tx, scope, seqs, func(i int, mem *projection.Memory) error {
+			ok, err := remakeAt(tx, scope, seqs[i], mem, cache)
+			if ok {
+				n++
+			}
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// remakeAt stores the snapshot of project's state mem at seq, and its
+// status summary; ok is false when the project did not exist there.
+func remakeAt(tx store.Tx, project string, seq uint64, mem *projection.Memory, cache *Cache) (bool, error) {
+	state := Normalize(mem.Scope(project))
+	if state.Project == nil {
+		return false, nil
+	}
+	hash, ok, err := ChainHashAt(tx, seq)
+	if err != nil || !ok {
+		return false, err
+	}
+	cur := rawOf(state)
+	cur.trusted = true
+	if _, _, err := putRawAt(tx, project, seq, hash, cur, cache); err != nil {
+		return false, err
+	}
+	return true, putSummaryAt(tx, projstore.Mem{Memory: mem}, project, cur.project.b, seq, hash)
+}
+
+// version is the fold version Put stamps on what it stores: this
+// binary's, but for tests (SetWriteVersion).
+var version atomic.Uint32
+
+func init() { version.Store(projection.Version) }
+
+func writeVersion() uint32 { return version.Load() }
+
+// SetWriteVersion makes Put stamp the snapshots and summaries it stores
+// with fold version v, as a flowctl of that version would, and returns
+// the version it replaces: a hook for tests of files an older flowctl
+// wrote (Remake).
+func SetWriteVersion(v uint32) (old uint32) { return version.Swap(v) }
