@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -71,7 +72,59 @@ func remakeAt(tx store.Tx, project string, seq uint64, mem *projection.Memory, c
 	if _, _, err := putRawAt(tx, project, seq, hash, cur, cache); err != nil {
 		return false, err
 	}
-	return true, putSummaryAt(tx, projstore.Mem{Memory: mem}, project, cur.project.b, seq, hash)
+	idx, err := newMemSummary(mem, state)
+	if err != nil {
+		return false, err
+	}
+	return true, putSummaryAt(tx, idx, project, cur.project.b, seq, hash)
+}
+
+// memSummary is the status index of one project's state in memory, each
+// bucket's entries listed once (projstore.Mem lists them again, and sorts
+// them, for every query).
+type memSummary struct {
+	entries map[string][]projstore.IndexEntry
+	tasks   []*projection.Task
+}
+
+func newMemSummary(mem *projection.Memory, state *projection.Scope) (*memSummary, error) {
+	m := &memSummary{entries: map[string][]projstore.IndexEntry{}, tasks: state.Tasks}
+	for _, b := range summaryBuckets {
+		l, err := projstore.Mem{Memory: mem}.Summaries(b, state.Project.Name)
+		if err != nil {
+			return nil, err
+		}
+		m.entries[b] = l
+	}
+	return m, nil
+}
+
+func (m *memSummary) SummaryCounts(bucket, _ string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, e := range m.entries[bucket] {
+		out[e.Status]++
+	}
+	return out, nil
+}
+
+func (m *memSummary) SummaryIDs(bucket, _, status string) ([]string, error) {
+	var out []string
+	for _, e := range m.entries[bucket] {
+		if e.Status == status {
+			out = append(out, e.ID)
+		}
+	}
+	return projstore.SortIDs(out), nil
+}
+
+func (m *memSummary) ClaimedTaskIDs(_ string, now time.Time) ([]string, error) {
+	var out []string
+	for _, t := range m.tasks {
+		if t.Claim.Live(now) {
+			out = append(out, t.ID)
+		}
+	}
+	return projstore.SortIDs(out), nil
 }
 
 // version is the fold version Put stamps on what it stores: this
