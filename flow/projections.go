@@ -8,6 +8,7 @@ import (
 	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -55,7 +56,9 @@ func (e *Engine) syncProjections() error {
 type RebuildReport = projstore.Report
 
 // Rebuild drops the projections and folds the whole log into new ones,
-// and lists it again in the log index (logidx), in one transaction.
+// lists it again in the log index (logidx), and re-makes the snapshots
+// of another fold version than this binary's (snapstore.Remake), in one
+// transaction.
 func (e *Engine) Rebuild() (RebuildReport, error) {
 	var rep RebuildReport
 	err := e.update(func(tx store.Tx) error {
@@ -80,7 +83,13 @@ func (e *Engine) Rebuild() (RebuildReport, error) {
 		if err := projstore.WriteMemory(tx, mem); err != nil {
 			return err
 		}
-		return indexDigestLogs(tx, mem)
+		if err := indexDigestLogs(tx, mem); err != nil {
+			return err
+		}
+		// The snapshots an older fold version made are skipped by every
+		// read: made again at their seqs, in this fold.
+		_, err = snapstore.Remake(tx)
+		return err
 	})
 	return rep, err
 }

@@ -695,7 +695,13 @@ func baseOf(tx store.Tx, project string, c chainOf, v []byte, cache *Cache) (*pr
 // of the whole state's snapshot unpacked.
 func putRaw(tx store.Tx, project string, cur *rawState, cache *Cache) ([32]byte, int, error) {
 	seq, chain := tx.Head()
-	h := snapshot.Header{ProjectionVersion: projection.Version, Scope: project, Seq: seq, ChainHash: chain}
+	return putRawAt(tx, project, seq, chain, cur, cache)
+}
+
+// putRawAt is putRaw for the state cur of project at seq, whose chain
+// hash is chain: a delta on the newest stored snapshot before seq.
+func putRawAt(tx store.Tx, project string, seq uint64, chain store.Hash, cur *rawState, cache *Cache) ([32]byte, int, error) {
+	h := snapshot.Header{ProjectionVersion: writeVersion(), Scope: project, Seq: seq, ChainHash: chain}
 	rs := cur.scope()
 	full := unpacked(project, false, rs.RawLen())
 	b, nh, base, err := deltaRaw(tx, h, cur, rs, full, cache)

@@ -67,6 +67,12 @@ func putSummary(tx store.Tx, src Source, name string, project []byte) error {
 		return nil
 	}
 	seq, hash := tx.Head()
+	return putSummaryAt(tx, idx, name, project, seq, hash)
+}
+
+// putSummaryAt stores the status summary of project name at seq (whose
+// chain hash is hash), read from idx as of that seq.
+func putSummaryAt(tx store.Tx, idx SummarySource, name string, project []byte, seq uint64, hash store.Hash) error {
 	s := &Summary{Seq: seq, Project: project, Counts: map[string]map[string]int{}}
 	for _, b := range summaryBuckets {
 		c, err := idx.SummaryCounts(b, name)
@@ -99,7 +105,7 @@ func putSummary(tx store.Tx, src Source, name string, project []byte) error {
 // that. Strings and byte strings are a uvarint length and the bytes.
 func encodeSummary(s *Summary, hash store.Hash) []byte {
 	b := []byte{summaryFormat}
-	b = binary.BigEndian.AppendUint32(b, projection.Version)
+	b = binary.BigEndian.AppendUint32(b, writeVersion())
 	b = append(b, hash[:]...)
 	b = appendBytes(b, s.Project)
 	for _, bucket := range summaryBuckets {
