@@ -102,6 +102,15 @@ func TestPostgres_CLI(t *testing.T) {
 		t.Errorf("the copy verifies as %s, the original as %s", got, head)
 	}
 
+	// A rebuild on the database folds the log again and re-makes the
+	// snapshots: the answers stay.
+	cli(0, "checkpoint", "--label", "before the rebuild")
+	before := cli(0, "status", "--at", "C-1", "-o", "json")
+	cli(0, "rebuild")
+	if after := cli(0, "status", "--at", "C-1", "-o", "json"); after != before {
+		t.Errorf("status --at C-1 after a rebuild:\n%s\nbefore it:\n%s", after, before)
+	}
+
 	cli(3, "--db", strings.Replace(dsn, "/postgres?", "/no_such_database?", 1), "status")
 	cli(2, "upgrade")
 	cli(2, "compact")
