@@ -487,6 +487,9 @@ func stateBytes[T any, P interface {
 // target no longer exist, or would now close a cycle.
 func checkRestoredDeps(src projection.Store, project string, tasks []projection.Task) error {
 	for _, t := range tasks {
+		if err := checkRestoredParent(src, project, t); err != nil {
+			return err
+		}
 		for _, d := range t.Deps {
 			if _, err := mustTask(src, project, d); err != nil {
 				return fmt.Errorf("%w: restoring %s would depend on %s, which no longer exists", store.ErrConflict, t.ID, d)
@@ -499,6 +502,29 @@ func checkRestoredDeps(src projection.Store, project string, tasks []projection.
 				return fmt.Errorf("%w: restoring %s would close a cycle: %s", ErrCycle, t.ID, strings.Join(append([]string{t.ID}, path...), " -> "))
 			}
 		}
+	}
+	return nil
+}
+
+// checkRestoredParent refuses to restore t with a parent whose chain of
+// parents, as it is now, leads back to t: the rollback of one task would
+// close a loop that its edits since (or another task's) were refused for.
+// A parent that no longer exists is left dangling, as it is shown.
+func checkRestoredParent(src projection.Store, project string, t projection.Task) error {
+	chain := []string{t.ID}
+	for id := t.Parent; id != ""; {
+		chain = append(chain, id)
+		if id == t.ID {
+			return fmt.Errorf("%w: restoring %s would make it a subtask of itself (%s)", ErrParentCycle, t.ID, strings.Join(chain, " > "))
+		}
+		if len(chain) > maxDepth {
+			return nil
+		}
+		p, err := src.Task(project, id)
+		if err != nil || p == nil {
+			return err
+		}
+		id = p.Parent
 	}
 	return nil
 }
