@@ -143,10 +143,10 @@ func Texts(ev *store.Event) []Text {
 	default:
 		return nil
 	}
-	err := stringFields(ev.Data, func(k, v string) {
+	err := stringFields(ev.Data, func(k, v []byte) {
 		for i, n := range names {
-			if n != "" && k == n {
-				f[i] = v
+			if n != "" && string(k) == n {
+				f[i] = string(v)
 			}
 		}
 	})
