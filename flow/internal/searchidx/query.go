@@ -290,6 +290,9 @@ func gain(low uint16) float64 {
 // million events costs a pass over its chunks' keys, and the decoding of
 // a few.
 func (l *Lists) Top(m int) ([]Scored, error) {
+	if m <= 0 {
+		return nil, nil
+	}
 	t := topK{h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
 	for i := range t.idfs {
 		t.idfs[i] = idf(l.df[i], l.q.Events)
