@@ -97,7 +97,10 @@ func search(tx store.Tx, src source, q SearchQuery, res *SearchResult) error {
 	// state left too few (an entity's field counts once, and a field
 	// changed since holds the word no more).
 	for m := 8 * q.Limit; ; m *= 8 {
-		top := lists.Top(m)
+		top, err := lists.Top(m)
+		if err != nil {
+			return err
+		}
 		res.Hits = res.Hits[:0]
 		seen := map[string]bool{}
 		for _, c := range top {

@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -229,4 +230,51 @@ func searchHead(t testing.TB, e *Engine) uint64 {
 		t.Fatal(err)
 	}
 	return head
+}
+
+// TestEngine_Search_OldFormat: a file whose full-text index is of log
+// index format 2 (chunks without their best posting) is searched by
+// reading its log, never its chunks, until a writable open rebuilds it.
+func TestEngine_Search_OldFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flow.db")
+	e, err := Open(path, Options{Create: true, NoSync: true, Actor: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t)(e.CreateProject(NewProject{Name: "web"}))
+	mustDo(t)(e.AddTask(NewTask{Project: "web", Title: "Fix the parser", Description: "the lexer is fine"}))
+	mustDo(t)(e.RecordExec(NewExec{Project: "web", Command: "go test ./parser/...", Success: true}))
+	want := hitKeys(mustSearch(t, e, "web", "parser", 0))
+	err = e.log.Update(func(tx store.Tx) error {
+		// Format 2's stamp, and chunks this format cannot decode.
+		err := tx.Scan(searchidx.Bucket, nil, func(k, v []byte) error { return tx.Put(searchidx.Bucket, k, []byte{0x80}) })
+		if err != nil {
+			return err
+		}
+		return tx.Put(logidx.Bucket, append([]byte{0}, "version"...), []byte{0, 0, 0, 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustSearch(t, ro, "web", "parser", 0)
+	ro.Close()
+	if res.Index || !slices.Equal(hitKeys(res), want) {
+		t.Errorf("format 2, read-only: index %v, hits %v; want the log read, %v", res.Index, hitKeys(res), want)
+	}
+	rw, err := Open(path, Options{NoSync: true, Actor: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if res := mustSearch(t, rw, "web", "parser", 0); !res.Index || !slices.Equal(hitKeys(res), want) {
+		t.Errorf("rebuilt: index %v, hits %v; want %v", res.Index, hitKeys(res), want)
+	}
+	if _, err := rw.Verify(); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
 }

@@ -41,8 +41,8 @@ new file) and its marker (PATH.done, what gen reported) for
 the next run, which reuses them;
 every other file is removed. --only runs only the named workloads
 (append_single, append_group8, replay, bytes_per_event, point_in_time,
-cache_hit, cli, scale, bulk, rebuild, serve, pg: the groups of rows below, in order;
-scale and bulk are the rows of issue 15); rows whose baseline another
+cache_hit, cli, scale, search, bulk, rebuild, serve, pg: the groups of rows below, in order;
+scale and bulk are the rows of issue 15, search those of issue 19); rows whose baseline another
 workload measures then have a baseline of 0. Text output starts with the machine (CPU,
 cores, OS/arch, Go version, the file system of --dir) and ends with the
 run's time; JSON output is the rows alone. --quick runs everything at
@@ -80,6 +80,9 @@ included, when Go's build cache is warm).
 	cli_status_at          status --at HALF --project P            the same                                 ratio <= 5, RSS <= 64 MiB
 	cli_diff               diff HALF HEAD --project P              the same                                 ratio <= 10, RSS <= 128 MiB
 	cli_task_ls            task ls --status doing --project P      the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_search_project     search "go test" --project P            the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_search_all         search parser --all                     the same                                 ratio <= 5, RSS <= 64 MiB
+	cli_search_all_two     search "go test" --all                  the same                                 ratio <= 5, RSS <= 64 MiB
 	cli_export             events/s of export (whole file) > file  read_checked's value                     value >= 300000
 	cli_import             events/s of import of it, a new file    cli_export's value                       value >= 100000
 	cli_verify             events/s of verify                      read_checked's value                     value >= 500000
@@ -114,6 +117,16 @@ count process start in their rates: they read low. gen is the rate gen
 measured when it wrote the file, read from its marker (a reused file
 keeps the figure of the run that generated it). cli_rebuild_project and,
 like cli_task_add, the rebuild row write to the generated file.
+
+The search rows are issue 19's: flowctl search of the generated file's
+two most common words ("go test": every exec command's, and the test
+file's of every context merge, 642,000 postings at 1M events) in P and
+in every project, and of "parser" (every context merge and note) in
+every project, in turns with a `flowctl --version` of their own, as the
+everyday commands are. A file whose full-text index is of another
+format (reused from an older flowbench) would be searched by reading its
+log: the run rebuilds its indexes first (flowctl rebuild, which writes
+to the generated file).
 
 The serve rows are issue 16's: the handler `flowctl serve` runs (the API
 and webui's pages), called in-process with httptest on the generated

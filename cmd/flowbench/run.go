@@ -233,7 +233,7 @@ type rowGroup struct {
 
 // workloadNames are the workloads' names, in order, for --only.
 var workloadNames = []string{"append_single", "append_group8", "replay", "bytes_per_event", "point_in_time",
-	"cache_hit", "cli", "scale", "bulk", "rebuild", "serve", "pg"}
+	"cache_hit", "cli", "scale", "search", "bulk", "rebuild", "serve", "pg"}
 
 // workloads are the workloads in the order they run (replay before bytes,
 // bulk and rebuild, which use its figures; scale before bulk, which reads
@@ -242,7 +242,7 @@ func (b *bench) workloads() []rowGroup {
 	return []rowGroup{
 		{"append_single", b.appendRows}, {"append_group8", b.groupRow}, {"replay", b.replayRows},
 		{"bytes_per_event", b.bytesRows}, {"point_in_time", b.pointInTimeRow}, {"cache_hit", b.cacheHitRow},
-		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
+		{"cli", b.cliRows}, {"scale", b.scaleRows}, {"search", b.searchRows}, {"bulk", b.bulkRows}, {"rebuild", b.rebuildRow},
 		{"serve", b.serveRows}, {"pg", b.pgRows},
 	}
 }

@@ -39,7 +39,7 @@ func TestRun_QuickJSON(t *testing.T) {
 	}
 	for _, name := range []string{"append_single", "append_group8", "replay", "replay_parallel", "point_in_time", "bytes_per_event",
 		"bytes_per_event_gen", "cache_hit", "cli_task_show", "cli_status", "cli_ready", "cli_task_add",
-		"sqlite_append_single", "sqlite_replay", "gen"} {
+		"sqlite_append_single", "sqlite_replay", "gen", "cli_search_project", "cli_search_all", "cli_search_all_two"} {
 		if byName[name] == nil {
 			t.Errorf("no row %s", name)
 		}

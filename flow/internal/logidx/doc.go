@@ -44,7 +44,10 @@ it likes.
 
 # The full-text index
 
-Format 2 added package searchidx's bucket (search_idx): Writer.Add hands
+Format 2 added package searchidx's bucket (search_idx), format 3 changed
+its chunks (each names its best posting, and a posting takes a byte or
+two; see searchidx's doc.go): a file of format 2 is rebuilt by a
+writable open, and searched by reading its log until then. Writer.Add hands
 every event to a searchidx.Writer too, Flush writes both, Rebuild
 rebuilds both and Compare compares both, so this package's stamp and
 "through" say whether the full-text index is current as well. The

@@ -16,8 +16,10 @@ const Bucket = "log_idx"
 
 // Format is the layout of the bucket (doc.go); another one is rebuilt.
 // Format 2 added the full-text index (package searchidx), which this
-// stamp and "through" govern too.
-const Format = 2
+// stamp and "through" govern too; format 3 is that index's chunks with
+// their best posting first and a byte or two a posting (searchidx's
+// doc.go).
+const Format = 3
 
 // ChunkSize is the number of seqs of a full chunk.
 const ChunkSize = 64

@@ -26,10 +26,38 @@ A posting is one uint64: the event's seq << 16 | field << 12 | min(tf, 15) << 8 
 where tf is how often the word is in the field's text and length how
 many words the text has. The postings of a list ascend (an event's
 fields in field order); a chunk holds ChunkSize of them, the first in
-the key, each further one as the uvarint of its difference from the one
-before. Chunks are canonical, as the log index's are: the i-th chunk
+the key. Chunks are canonical, as the log index's are: the i-th chunk
 holds postings i*ChunkSize up to (i+1)*ChunkSize, so a rebuild writes the
-same bytes.
+same bytes, and every chunk but a list's last is full.
+
+A chunk's value (log index format 3) is:
+
+	uint16 BE  the low 16 bits (field, tf, length) of its best posting: the highest gain
+	per further posting:
+	  uvarint  the seq's difference from the posting before, << 1, | 1 when its low 16 bits differ
+	  uint16 BE  those low 16 bits, when they differ
+
+A busy list's postings mostly repeat their field, count and length, so
+they take a byte or two each. The gain of a posting is its weight but
+for the word's idf (BM25's saturated frequency, normalized by length,
+times the field's boost: query.go), so the constants of the ranking are
+part of the format: changing one is a new format, as the chunk's best
+posting would no longer be its best. Format 2 (log index format 2) had
+no best posting and each further posting as the uvarint of its
+difference from the one before; a file of that format is searched by
+reading its log until a writable open rebuilds the index.
+
+# Reading
+
+A query reads the keys and values of its words' chunks, per project,
+and decodes only the last chunk of each list (to count the postings,
+and to cut them at the point searched); Lists.Top then walks the lists
+of each project newest first in segments, the runs between two chunk
+starts of any of them, and decodes a segment's chunks only when the sum
+of their best postings' weights may beat the worst of the m candidates
+kept (a tie goes to the newer event, so an older segment that can only
+tie is skipped). A common word's long lists are read but few of their
+chunks decoded.
 
 # Staleness
 

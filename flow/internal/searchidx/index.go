@@ -39,6 +39,10 @@ func (p Posting) TF() int { return int(p >> 8 & 0xF) }
 // Len is how many words the field's text has (at most 255).
 func (p Posting) Len() int { return int(p & 0xFF) }
 
+// low is the posting's field, count and length: all its score depends on
+// but the word's idf.
+func (p Posting) low() uint16 { return uint16(p) }
+
 // wordPrefix is the key prefix of every project's list of word.
 func wordPrefix(word string) []byte {
 	b := []byte{kindWord}
@@ -49,7 +53,7 @@ func wordPrefix(word string) []byte {
 // listPrefix is the key prefix of the list of word in project.
 func listPrefix(word, project string) []byte { return appendListPrefix(nil, word, project) }
 
-func appendListPrefix(b []byte, word, project string) []byte {
+func appendListPrefix[S string | []byte](b []byte, word S, project string) []byte {
 	b = append(b, kindWord)
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(word), math.MaxUint16)))
 	b = append(b, word...)
@@ -61,28 +65,71 @@ func chunkKey(prefix []byte, first Posting) []byte {
 	return binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(first))
 }
 
+// encodeChunk is the value of a chunk of postings (ascending, at least
+// one; the key holds the first): the low 16 bits of its best posting (the
+// highest Gain), then per further posting the uvarint of its seq's
+// difference from the one before, shifted left once, its low bit set
+// when the posting's low 16 bits differ from the one before's, which
+// then follow (uint16 BE). A busy list's postings mostly repeat their
+// field, count and length: a byte each.
 func encodeChunk(ps []Posting) []byte {
-	b := make([]byte, 0, 3*len(ps))
+	b := make([]byte, 2, 2+2*len(ps))
+	best := ps[0].low()
 	for i := 1; i < len(ps); i++ {
-		b = binary.AppendUvarint(b, uint64(ps[i]-ps[i-1]))
+		d, low := (ps[i].Seq()-ps[i-1].Seq())<<1, ps[i].low()
+		if low != ps[i-1].low() {
+			d |= 1
+		}
+		b = binary.AppendUvarint(b, d)
+		if d&1 != 0 {
+			b = binary.BigEndian.AppendUint16(b, low)
+		}
+		if gain(low) > gain(best) {
+			best = low
+		}
 	}
+	binary.BigEndian.PutUint16(b, best)
 	return b
+}
+
+// chunkImpact is the low 16 bits of the best posting of the chunk whose
+// value is v (its Gain bounds every posting's).
+func chunkImpact(v []byte) (uint16, bool) {
+	if len(v) < 2 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint16(v), true
 }
 
 // decodeChunk appends the postings of the chunk k, v (whose key is
 // prefixLen bytes before the first posting) to out.
 func decodeChunk(out []Posting, prefixLen int, k, v []byte) ([]Posting, error) {
-	if len(k) != prefixLen+8 {
+	if len(k) != prefixLen+8 || len(v) < 2 {
 		return out, corrupt(k)
 	}
 	p := Posting(binary.BigEndian.Uint64(k[prefixLen:]))
 	out = append(out, p)
-	for n := 1; len(v) > 0; n++ {
+	for n, v := 1, v[2:]; len(v) > 0; n++ {
 		d, w := binary.Uvarint(v)
-		if w <= 0 || d == 0 || n == ChunkSize || p+Posting(d) < p {
+		if w <= 0 || n == ChunkSize || d>>1 > math.MaxUint64>>16-p.Seq() {
 			return out, corrupt(k)
 		}
-		p, v = p+Posting(d), v[w:]
+		v = v[w:]
+		low := p.low()
+		if d&1 != 0 {
+			if len(v) < 2 {
+				return out, corrupt(k)
+			}
+			if low == binary.BigEndian.Uint16(v) {
+				return out, corrupt(k)
+			}
+			low, v = binary.BigEndian.Uint16(v), v[2:]
+		}
+		q := Posting((p.Seq()+d>>1)<<16 | uint64(low))
+		if q <= p {
+			return out, corrupt(k)
+		}
+		p = q
 		out = append(out, p)
 	}
 	return out, nil
@@ -95,8 +142,10 @@ func corrupt(k []byte) error {
 // Writer buffers the postings of events (one transaction's, or the whole
 // log's for a rebuild) per list.
 type Writer struct {
-	lists map[string]*[]Posting // list prefix -> postings, ascending
-	buf   []byte                // scratch: a list's prefix
+	lists   map[string]*[]Posting // list prefix -> postings, ascending
+	buf     []byte                // scratch: a list's prefix
+	word    []byte                // scratch: a word
+	touched []*[]Posting          // scratch: the lists a text added to
 }
 
 // Add lists the words of the event at seq; seqs come in ascending order.
@@ -109,30 +158,37 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 	}
 }
 
-// AddText lists the words of one text of the event at seq.
+// AddText lists the words of one text of the event at seq (after the
+// texts of events before it and of fields before it). A word said again
+// counts again in its posting, the list's last; the text's length is set
+// once all its words are counted.
 func (w *Writer) AddText(seq uint64, project string, t Text) {
-	words := Words(t.Text)
-	if len(words) == 0 {
-		return
-	}
 	if w.lists == nil {
 		w.lists = map[string]*[]Posting{}
 	}
-	n := len(words)
-	slices.Sort(words)
-	for i := 0; i < len(words); {
-		j := i + 1
-		for j < len(words) && words[j] == words[i] {
-			j++
+	w.touched = w.touched[:0]
+	n := 0
+	for i, ok := 0, true; ; n++ {
+		if w.word, i, ok = nextWord(t.Text, i, w.word); !ok {
+			break
 		}
-		w.buf = appendListPrefix(w.buf[:0], words[i], project)
+		w.buf = appendListPrefix(w.buf[:0], w.word, project)
 		ps := w.lists[string(w.buf)]
 		if ps == nil {
 			ps = new([]Posting)
 			w.lists[string(w.buf)] = ps
 		}
-		*ps = append(*ps, NewPosting(seq, t.Field, j-i, n))
-		i = j
+		if last := len(*ps) - 1; last >= 0 && (*ps)[last]>>12 == NewPosting(seq, t.Field, 0, 0)>>12 {
+			if p := (*ps)[last]; p.TF() < 15 {
+				(*ps)[last] = p + 1<<8
+			}
+			continue
+		}
+		*ps = append(*ps, NewPosting(seq, t.Field, 1, 0))
+		w.touched = append(w.touched, ps)
+	}
+	for _, ps := range w.touched {
+		(*ps)[len(*ps)-1] |= Posting(min(n, 255))
 	}
 }
 

@@ -14,8 +14,9 @@ var errMsgpack = errors.New("searchidx: payload is not a msgpack map of the expe
 
 // stringFields calls fn with each key of the msgpack map b whose value is
 // a string (str or bin), and skips the other values. A key given twice
-// is given twice, the later last, as a decoder would keep it.
-func stringFields(b []byte, fn func(key, value string)) error {
+// is given twice, the later last, as a decoder would keep it. Key and
+// value are b's bytes: fn copies what it keeps.
+func stringFields(b []byte, fn func(key, value []byte)) error {
 	r := mpr{b: b}
 	n, ok := r.mapLen()
 	if !ok {
@@ -92,11 +93,11 @@ func (r *mpr) isStr() bool {
 	return c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb || c >= 0xc4 && c <= 0xc6
 }
 
-// str reads a str or bin.
-func (r *mpr) str() (string, bool) {
+// str reads a str or bin: its bytes, in r.b.
+func (r *mpr) str() ([]byte, bool) {
 	c, ok := r.code()
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	var n uint64
 	switch {
@@ -109,12 +110,12 @@ func (r *mpr) str() (string, bool) {
 	case c == 0xdb || c == 0xc6:
 		n, ok = r.n(4)
 	default:
-		return "", false
+		return nil, false
 	}
 	if !ok || n > uint64(len(r.b)-r.i) {
-		return "", false
+		return nil, false
 	}
-	s := string(r.b[r.i : r.i+int(n)])
+	s := r.b[r.i : r.i+int(n) : r.i+int(n)]
 	r.i += int(n)
 	return s, true
 }

@@ -18,20 +18,47 @@ type Query struct {
 	Events  uint64   // how many events there are (BM25's N)
 }
 
-// Lists are the postings a query reads: per project, per word.
+// Lists are the postings a query reads: per project, per word, the
+// chunks of the word's list, whose postings are decoded only when Top
+// may keep one of them.
 type Lists struct {
 	q        Query
 	projects []string
-	lists    map[string][][]Posting
+	lists    map[string][][]chunk
 	df       []int // per word: postings in all the lists read
+}
+
+// chunk is one chunk of a list: stored (v, not decoded yet) or decoded
+// (ps). Its postings are at least first and less than the next chunk's
+// first.
+type chunk struct {
+	first  Posting
+	impact uint16 // the low 16 bits of its posting of the highest Gain
+	key, v []byte // stored: the key and the encoded value
+	pl     int    // stored: the length of the key's list prefix
+	ps     []Posting
+	done   bool // ps holds the chunk's postings
+}
+
+// decode decodes a stored chunk once.
+func (c *chunk) decode() error {
+	if c.done {
+		return nil
+	}
+	ps, err := decodeChunk(nil, c.pl, c.key, c.v)
+	c.ps, c.done, c.v = ps, err == nil, nil
+	return err
 }
 
 // Read reads the postings of q's words: from the stored index in tx
 // (nil: none), and from extra (postings not stored: events appended by a
 // flowctl that keeps no index, or the whole log read when the index is
-// of another format; nil: none).
+// of another format; nil: none). It reads the keys and values of the
+// lists' chunks but decodes only the last one of each list (its length,
+// and where the postings up to q.UpTo end, are in it): a chunk before
+// it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
-	l := &Lists{q: q, lists: map[string][][]Posting{}, df: make([]int, len(q.Words))}
+	l := &Lists{q: q, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
 	for i, word := range q.Words {
 		if tx != nil {
 			if err := l.readStored(tx, i, word); err != nil {
@@ -44,10 +71,23 @@ func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 				if !bytes.HasPrefix([]byte(p), wp) {
 					continue
 				}
-				if proj, _, ok := projectOf([]byte(p), len(wp), 0); ok && (q.Project == "" || proj == q.Project) {
-					l.keep(proj, i, *ps)
+				proj, _, ok := projectOf([]byte(p), len(wp), 0)
+				if !ok || (q.Project != "" && proj != q.Project) {
+					continue
+				}
+				if err := l.keep(proj, i, *ps); err != nil {
+					return nil, err
 				}
 			}
+		}
+	}
+	for _, lists := range l.lists {
+		for i, cs := range lists {
+			n, err := l.count(cs)
+			if err != nil {
+				return nil, err
+			}
+			lists[i], l.df[i] = cs[:n], l.df[i]+l.postings(cs[:n])
 		}
 	}
 	slices.Sort(l.projects)
@@ -61,52 +101,104 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 		prefix = listPrefix(word, l.q.Project)
 	}
 	var last string // the project of the chunk before
-	var dst *[]Posting
+	var dst *[]chunk
 	return tx.Scan(Bucket, prefix, func(k, v []byte) error {
 		proj, pl, ok := projectOf(k, n, 8)
 		if !ok || (l.q.Project != "" && proj != l.q.Project) {
 			return nil // a project whose name starts with Project's
 		}
+		impact, ok := chunkImpact(v)
+		if !ok {
+			return corrupt(k)
+		}
+		first := Posting(binary.BigEndian.Uint64(k[pl:]))
+		if l.q.UpTo != 0 && first.Seq() > l.q.UpTo {
+			return nil // later chunks of this list start later still
+		}
 		if dst == nil || proj != last {
 			dst, last = l.list(proj, i), proj
 		}
-		// Decoded in place: a common word's lists are long.
-		from := len(*dst)
-		ps, err := decodeChunk(*dst, pl, k, v)
-		if err != nil {
-			return err
-		}
-		if l.q.UpTo != 0 {
-			ps = ps[:from+sortSearch(ps[from:], l.q.UpTo)]
-		}
-		*dst, l.df[i] = ps, l.df[i]+len(ps)-from
+		*dst = append(*dst, chunk{first: first, impact: impact, key: k, v: v, pl: pl})
 		return nil
 	})
 }
 
-// list returns the list of word i in project.
-func (l *Lists) list(project string, i int) *[]Posting {
+// count decodes the last chunk of a list, cuts it at q.UpTo, and returns
+// how many of the chunks hold a posting up to it. The chunks before the
+// last stored one are full, and at most UpTo when the one after starts
+// at most UpTo.
+func (l *Lists) count(cs []chunk) (int, error) {
+	n := len(cs)
+	for n > 0 {
+		c := &cs[n-1]
+		if err := c.decode(); err != nil {
+			return 0, err
+		}
+		if l.q.UpTo != 0 {
+			c.ps = c.ps[:sortSearch(c.ps, l.q.UpTo)]
+		}
+		if len(c.ps) > 0 {
+			return n, nil
+		}
+		n--
+	}
+	return 0, nil
+}
+
+// postings is how many postings the chunks hold: ChunkSize for a stored
+// one not decoded.
+func (l *Lists) postings(cs []chunk) int {
+	n := 0
+	for i := range cs {
+		if cs[i].done {
+			n += len(cs[i].ps)
+		} else {
+			n += ChunkSize
+		}
+	}
+	return n
+}
+
+// list returns the chunks of word i in project.
+func (l *Lists) list(project string, i int) *[]chunk {
 	lists := l.lists[project]
 	if lists == nil {
-		lists = make([][]Posting, len(l.q.Words))
+		lists = make([][]chunk, len(l.q.Words))
 		l.lists[project] = lists
 		l.projects = append(l.projects, project)
 	}
 	return &lists[i]
 }
 
-// keep adds the postings of ps up to q.UpTo to the list of word i in
-// project.
-func (l *Lists) keep(project string, i int, ps []Posting) {
-	if l.q.UpTo != 0 {
-		ps = ps[:sortSearch(ps, l.q.UpTo)]
-	}
+// keep adds postings (each larger than those of the list's chunks) to
+// the list of word i in project, in chunks of ChunkSize; count cuts them
+// at q.UpTo. The stored chunk they follow is decoded: it may not be full.
+func (l *Lists) keep(project string, i int, ps []Posting) error {
 	if len(ps) == 0 {
-		return
+		return nil
 	}
 	dst := l.list(project, i)
-	*dst = append(*dst, ps...)
-	l.df[i] += len(ps)
+	if n := len(*dst); n > 0 {
+		if err := (*dst)[n-1].decode(); err != nil {
+			return err
+		}
+	}
+	for j := 0; j < len(ps); j += ChunkSize {
+		c := ps[j:min(j+ChunkSize, len(ps))]
+		*dst = append(*dst, chunk{first: c[0], impact: bestLow(c), ps: c, done: true})
+	}
+	return nil
+}
+
+// bestLow is the low 16 bits of the posting of ps of the highest Gain.
+func bestLow(ps []Posting) uint16 {
+	best := ps[0].low()
+	for _, p := range ps[1:] {
+		if gain(p.low()) > gain(best) {
+			best = p.low()
+		}
+	}
+	return best
 }
 
 // sortSearch is the number of postings of ps (ascending) of events at
@@ -116,7 +208,7 @@ func sortSearch(ps []Posting, seq uint64) int {
 	return n
 }
 
-// Candidates is how many postings were read.
+// Candidates is how many postings hold a word of the query.
 func (l *Lists) Candidates() int {
 	n := 0
 	for _, d := range l.df {
@@ -171,80 +263,172 @@ func idf(df int, n uint64) float64 {
 	return math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// weight is Score with the word's idf given.
-func weight(p Posting, idf float64) float64 {
+// weight is Score with the word's idf given: idf times the posting's
+// gain, so that of two postings the one of the higher gain weighs at
+// least as much, whatever the idf (a product rounds monotonically).
+func weight(p Posting, idf float64) float64 { return idf * gain(p.low()) }
+
+// gain is the weight of a posting (its low 16 bits) but for the idf: its
+// saturated, length-normalized frequency times its field's boost. A
+// chunk's value starts with the posting of its highest gain (doc.go), so
+// the ranking's constants are part of the format.
+func gain(low uint16) float64 {
+	p := Posting(low)
 	f := p.Field()
 	if int(f) >= len(avgLen) || avgLen[f] == 0 {
 		return 0
 	}
 	tf := float64(p.TF())
 	norm := tf * (k1 + 1) / (tf + k1*(1-b+b*float64(p.Len())/avgLen[f]))
-	return boost[f] * idf * norm
+	return boost[f] * norm
 }
 
 // Top returns the m best fields of events, best first: the highest
 // score (the scores of a field summed over the words it holds), a tie to
-// the newer event. It keeps only m of them at a time, so a word in a
-// million events costs a pass over its postings, not a sort of them.
-func (l *Lists) Top(m int) []Scored {
-	h := make(minHeap, 0, m)
+// the newer event. It keeps only m of them at a time, and decodes only
+// the chunks that may hold one better than the worst kept: a word in a
+// million events costs a pass over its chunks' keys, and the decoding of
+// a few.
+func (l *Lists) Top(m int) ([]Scored, error) {
+	if m <= 0 {
+		return nil, nil
+	}
+	t := topK{h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
+	for i := range t.idfs {
+		t.idfs[i] = idf(l.df[i], l.q.Events)
+	}
 	for _, proj := range l.projects {
-		l.merge(l.lists[proj], func(seq uint64, f Field, s float64) {
-			c := Scored{Project: proj, Seq: seq, Field: f, Score: s}
-			switch {
-			case len(h) < m:
-				heap.Push(&h, c)
-			case better(c, h[0]):
-				h[0] = c
-				heap.Fix(&h, 0)
-			}
-		})
+		if err := t.project(proj, l.lists[proj]); err != nil {
+			return nil, err
+		}
 	}
-	out := make([]Scored, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(Scored)
+	out := make([]Scored, len(t.h))
+	for i := len(t.h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&t.h).(Scored)
 	}
-	return out
+	return out, nil
 }
 
-// merge walks the lists of one project (each ascending) together,
-// newest first, and calls fn once per field of an event with its summed
-// score. Newest first, a candidate that only ties the worst one kept
-// does not replace it: the heap is left alone for most of a long list.
-func (l *Lists) merge(lists [][]Posting, fn func(seq uint64, f Field, s float64)) {
-	idfs := make([]float64, len(lists))
-	for i := range lists {
-		idfs[i] = idf(l.df[i], l.q.Events)
+// topK is Top's state: the best m candidates yet, the worst on top.
+type topK struct {
+	h      minHeap
+	m      int
+	idfs   []float64
+	at     []int       // per word: its chunk the segment is in
+	parts  [][]Posting // per word: its postings in the segment
+	decode int         // chunks decoded (for tests)
+}
+
+// project walks the lists of one project (one per word) newest first, in
+// segments: the runs of postings between two chunk starts of any of the
+// lists, where each list is within one chunk. The sum of those chunks'
+// best weights bounds the score of every field of the segment; when the
+// heap is full and the bound cannot beat its worst (a tie loses too when
+// the segment is older), the segment is skipped without a decode. A
+// segment kept is merged whole, so a field's score sums all its words.
+func (t *topK) project(proj string, lists [][]chunk) error {
+	t.at, t.parts = t.at[:0], t.parts[:0]
+	for _, cs := range lists {
+		t.at = append(t.at, len(cs)-1)
+		t.parts = append(t.parts, nil)
 	}
-	if len(lists) == 1 { // one word: no merge
-		ps := lists[0]
-		for i := len(ps) - 1; i >= 0; i-- {
-			fn(ps[i].Seq(), ps[i].Field(), weight(ps[i], idfs[0]))
+	hi := Posting(math.MaxUint64) // the segment's postings are below hi, in key order
+	for {
+		lo, ok := Posting(0), false // the segment starts at the latest chunk start
+		bound := 0.0
+		for i, cs := range lists {
+			if t.at[i] >= 0 {
+				c := &cs[t.at[i]]
+				lo, ok = max(lo, c.first&^0xFFF), true
+				bound += t.idfs[i] * gain(c.impact)
+			}
 		}
-		return
+		if !ok {
+			return nil
+		}
+		if t.mayBeat(bound, hi) {
+			if err := t.segment(proj, lists, lo, hi); err != nil {
+				return err
+			}
+		}
+		for i, cs := range lists {
+			if t.at[i] >= 0 && cs[t.at[i]].first&^0xFFF == lo {
+				t.at[i]--
+			}
+		}
+		hi = lo
 	}
-	at := make([]int, len(lists)) // the next posting of each list, from its end
-	for i, ps := range lists {
-		at[i] = len(ps) - 1
+}
+
+// mayBeat reports whether a candidate scoring at most bound, of a
+// posting below hi, may rank before the worst kept.
+func (t *topK) mayBeat(bound float64, hi Posting) bool {
+	if len(t.h) < t.m {
+		return true
 	}
+	w := t.h[0]
+	return bound > w.Score || bound == w.Score && (hi-1).Seq() >= w.Seq
+}
+
+// segment merges the postings of the lists from lo up to hi (in key
+// order, field and seq: lo's low 12 bits are zero) and offers each field.
+func (t *topK) segment(proj string, lists [][]chunk, lo, hi Posting) error {
+	for i, cs := range lists {
+		t.parts[i] = nil
+		if t.at[i] < 0 {
+			continue
+		}
+		c := &cs[t.at[i]]
+		if !c.done {
+			t.decode++
+			if err := c.decode(); err != nil {
+				return err
+			}
+		}
+		from, _ := slices.BinarySearch(c.ps, lo)
+		to, _ := slices.BinarySearch(c.ps, hi&^0xFFF)
+		if hi == math.MaxUint64 {
+			to = len(c.ps)
+		}
+		t.parts[i] = c.ps[from:to]
+	}
+	t.merge(proj)
+	return nil
+}
+
+// merge walks t.parts (each ascending) together, newest first, and
+// offers each field of an event with its summed score. Newest first, a
+// candidate that only ties the worst one kept does not replace it: the
+// heap is left alone for most of a long list.
+func (t *topK) merge(proj string) {
 	for {
 		key, ok := uint64(0), false
-		for i, ps := range lists {
-			if at[i] >= 0 && (!ok || uint64(ps[at[i]])>>12 > key) {
-				key, ok = uint64(ps[at[i]])>>12, true
+		for _, ps := range t.parts {
+			if len(ps) > 0 && uint64(ps[len(ps)-1])>>12 >= key {
+				key, ok = uint64(ps[len(ps)-1])>>12, true
 			}
 		}
 		if !ok {
 			return
 		}
 		s := 0.0
-		for i, ps := range lists {
-			if at[i] >= 0 && uint64(ps[at[i]])>>12 == key {
-				s += weight(ps[at[i]], idfs[i])
-				at[i]--
+		for i, ps := range t.parts {
+			if n := len(ps) - 1; n >= 0 && uint64(ps[n])>>12 == key {
+				s += weight(ps[n], t.idfs[i])
+				t.parts[i] = ps[:n]
 			}
 		}
-		fn(key>>4, Field(key&0xF), s)
+		t.offer(Scored{Project: proj, Seq: key >> 4, Field: Field(key & 0xF), Score: s})
+	}
+}
+
+func (t *topK) offer(c Scored) {
+	switch {
+	case len(t.h) < t.m:
+		heap.Push(&t.h, c)
+	case better(c, t.h[0]):
+		t.h[0] = c
+		heap.Fix(&t.h, 0)
 	}
 }
 

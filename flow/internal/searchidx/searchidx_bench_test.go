@@ -1,6 +1,7 @@
 package searchidx
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -39,5 +40,42 @@ func BenchmarkWriter_Add(b *testing.B) {
 		if i%100000 == 0 {
 			w = Writer{}
 		}
+	}
+}
+
+// BenchmarkRead_Top is the query path of the worst search of flowbench's
+// rows (cli_search_all_two): two words in every event's command, over
+// ten projects, 8×20 candidates wanted.
+func BenchmarkRead_Top(b *testing.B) {
+	const events = 300_000
+	var w Writer
+	for seq := uint64(1); seq <= events; seq++ {
+		w.AddText(seq, fmt.Sprintf("proj%03d", seq%10), Text{FieldCommand, "go test ./..."})
+	}
+	st := openStore(b)
+	if err := st.Update(w.Rebuild); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name    string
+		project string
+	}{{"Project", "proj003"}, {"All", ""}} {
+		b.Run(bc.name, func(b *testing.B) {
+			q := Query{Words: []string{"go", "test"}, Project: bc.project, Events: events}
+			b.ReportAllocs()
+			for b.Loop() {
+				err := st.View(func(tx store.Tx) error {
+					l, err := Read(tx, nil, q)
+					if err != nil {
+						return err
+					}
+					_, err = l.Top(160)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -122,7 +122,7 @@ func TestWriter_Canonical(t *testing.T) {
 	})
 }
 
-func openStore(t *testing.T) store.Store {
+func openStore(t testing.TB) store.Store {
 	t.Helper()
 	l, err := eventlog.Open(filepath.Join(t.TempDir(), "flow.db"), eventlog.Options{Create: true, NoSync: true})
 	if err != nil {
@@ -133,7 +133,7 @@ func openStore(t *testing.T) store.Store {
 	return st
 }
 
-func dump(t *testing.T, st store.Store) []byte {
+func dump(t testing.TB, st store.Store) []byte {
 	var out []byte
 	err := st.View(func(tx store.Tx) error {
 		return tx.Scan(Bucket, nil, func(k, v []byte) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -40,27 +41,79 @@ const MaxWord = 64
 // Words returns the words of s, lowered, in order (see doc.go).
 func Words(s string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(s, notWordRune) {
+	var buf []byte
+	for i, ok := 0, true; ; {
+		if buf, i, ok = nextWord(s, i, buf); !ok {
+			return out
+		}
+		out = append(out, string(buf))
+	}
+}
+
+// nextWord finds the first word of s at or after byte i: it returns the
+// word lowered and cut (in buf, reused), and the byte after it; ok is
+// false when no word is left. ASCII words are lowered without
+// allocating.
+func nextWord(s string, i int, buf []byte) (_ []byte, next int, ok bool) {
+	for i < len(s) {
+		r, n := decodeRune(s, i)
+		if notWordRune(r) {
+			i += n
+			continue
+		}
+		start, ascii := i, true
+		for i < len(s) {
+			r, n := decodeRune(s, i)
+			if notWordRune(r) {
+				break
+			}
+			ascii = ascii && n == 1
+			i += n
+		}
+		w := s[start:i]
 		if len(w) < 2 {
 			continue
 		}
-		w = strings.ToLower(w)
-		if len(w) > MaxWord {
-			w = cutUTF8(w, MaxWord)
+		buf = buf[:0]
+		if ascii {
+			for j := 0; j < len(w); j++ {
+				c := w[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf = append(buf, c)
+			}
+		} else {
+			buf = append(buf, strings.ToLower(w)...)
 		}
-		out = append(out, w)
+		if len(buf) > MaxWord {
+			buf = buf[:cutLen(buf, MaxWord)]
+		}
+		return buf, i, true
 	}
-	return out
+	return buf, i, false
+}
+
+// decodeRune is the rune at s[i] and its width (utf8.RuneError, 1 for a
+// byte that starts none, as range does).
+func decodeRune(s string, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
 }
 
 func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // cutUTF8 cuts s to at most n bytes on a rune boundary.
-func cutUTF8(s string, n int) string {
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+func cutUTF8(s string, n int) string { return s[:cutLen(s, n)] }
+
+// cutLen is the length of b cut to at most n bytes on a rune boundary.
+func cutLen[S string | []byte](b S, n int) int {
+	for n > 0 && n < len(b) && b[n]&0xC0 == 0x80 {
 		n--
 	}
-	return s[:n]
+	return min(n, len(b))
 }
 
 // Text is one searchable text of an event.
@@ -90,10 +143,10 @@ func Texts(ev *store.Event) []Text {
 	default:
 		return nil
 	}
-	err := stringFields(ev.Data, func(k, v string) {
+	err := stringFields(ev.Data, func(k, v []byte) {
 		for i, n := range names {
-			if n != "" && k == n {
-				f[i] = v
+			if n != "" && string(k) == n {
+				f[i] = string(v)
 			}
 		}
 	})
