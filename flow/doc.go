@@ -165,7 +165,10 @@ exec line's timestamp, an exported event imported into a file that has
 later events) is the payload's occurred_at key, unix ns: a field of
 ExecRecorded and NoteAdded, which the exec record and the note show, and
 for an events import a key added at the end of a map payload
-(withOccurredAt). It is kept in the payload, not in the record envelope,
+(withOccurredAt). An importer may ask for the entry's time as the event's time too
+(Importer.As: a legacy history): it is then the earlier of that and the
+time of the import, which the log raises to the time of the event
+before. It is kept in the payload, not in the record envelope,
 because the envelope is a fixed array that older binaries refuse to read
 with a field more, while the payload decoders of every version skip a key
 they do not know. Event (log, export, watch) shows it as occurred_at.
