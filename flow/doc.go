@@ -87,6 +87,7 @@ are written in the transaction of the events they follow.
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE ProjectionFormat
 	proj_summary     the status index: counts, ids by status, live claims (projstore/summary.go)
 	proj_execrow     project "/" X-n           -> the exec summary: what stats read of an exec (projstore/execsum.go)
+	proj_children    the children index: each task's subtasks, and each subtask's parent (projstore/children.go; format 5)
 	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
 	snapshot_sums    as snapshots              -> the status summary at the snapshot's seq (internal/snapstore/summary.go)
