@@ -44,20 +44,30 @@ func ParentKey(project, child string) []byte { return []byte("p" + project + "\x
 
 // flushChildren brings the index in line with the entity v (or its
 // removal) that a flush writes under key in bucket: a task whose parent
-// changed moves from the old parent's entries to the new one's.
+// changed moves from the old parent's entries to the new one's. A task
+// at version 1 is new (a stream's versions are never reused, even by a
+// rollback): it had no entries, and its flush reads none (one query
+// fewer per task add on a remote store).
 func flushChildren(tx store.Tx, bucket, key string, v any) error {
 	if bucket != BucketTasks {
 		return nil
 	}
 	project, id := splitKey(key)
 	var parent string
-	if t, ok := v.(*projection.Task); ok {
+	t, live := v.(*projection.Task)
+	if live {
 		parent = t.Parent
 	}
 	pk := ParentKey(project, id)
-	old, err := storedParent(tx, pk)
-	if err != nil || old == parent {
-		return err
+	var old string
+	if !live || t.Version != 1 {
+		var err error
+		if old, err = storedParent(tx, pk); err != nil {
+			return err
+		}
+	}
+	if old == parent {
+		return nil
 	}
 	if old != "" {
 		if err := tx.Delete(BucketChildren, ChildKey(project, old, id)); err != nil {
