@@ -87,6 +87,7 @@ are written in the transaction of the events they follow.
 	proj_meta        "version"                 -> uint32 BE projection.Version of the fold that built them, uint32 BE ProjectionFormat
 	proj_summary     the status index: counts, ids by status, live claims (projstore/summary.go)
 	proj_execrow     project "/" X-n           -> the exec summary: what stats read of an exec (projstore/execsum.go)
+	proj_children    the children index: each task's subtasks, and each subtask's parent (projstore/children.go; format 5)
 	snapshots        uint16 BE len, project, uint64 BE seq -> FLOWSNAP blob (package snapshot, internal/snapstore)
 	snapshot_marks   project -> seq, events, bytes of its last snapshot (internal/snapstore)
 	snapshot_sums    as snapshots              -> the status summary at the snapshot's seq (internal/snapstore/summary.go)
@@ -165,7 +166,10 @@ exec line's timestamp, an exported event imported into a file that has
 later events) is the payload's occurred_at key, unix ns: a field of
 ExecRecorded and NoteAdded, which the exec record and the note show, and
 for an events import a key added at the end of a map payload
-(withOccurredAt). It is kept in the payload, not in the record envelope,
+(withOccurredAt). An importer may ask for the entry's time as the event's time too
+(Importer.As: a legacy history): it is then the earlier of that and the
+time of the import, which the log raises to the time of the event
+before. It is kept in the payload, not in the record envelope,
 because the envelope is a fixed array that older binaries refuse to read
 with a field more, while the payload decoders of every version skip a key
 they do not know. Event (log, export, watch) shows it as occurred_at.

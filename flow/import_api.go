@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,25 @@ type ImportID [16]byte
 // reads sees what it appended before, and every event it appends is
 // folded at once. It is valid only inside the function given to
 // Engine.ImportEntries.
-type Importer struct{ w *writer }
+type Importer struct {
+	w     *writer
+	actor string    // As: the actor of the events appended through this view
+	at    time.Time // As: when what they record happened
+}
+
+// As returns a view of im whose appends (the methods that take an
+// ImportID) carry actor and the time at instead of the engine's actor and
+// the time of the import: an entry of a file that says who did what when.
+// An empty actor keeps the engine's, a zero at the import's time. The
+// time stored in the record is at, but never after the import's time and
+// never before the time of the event before it (the log keeps event times
+// in seq order, Tx.Append); at itself is kept in the payload as
+// occurred_at, where Event shows it. The actor must pass the checks of
+// --actor (one line, at most MaxTitle bytes): a bad one is ErrInvalid at
+// the append.
+func (im *Importer) As(actor string, at time.Time) *Importer {
+	return &Importer{w: im.w, actor: actor, at: at}
+}
 
 // ImportEntries runs fn as one command named "import."+format that
 // changes project: every event fn appends through im commits in one
@@ -125,20 +144,141 @@ func (im *Importer) RecordExec(in NewExec, id ImportID) error {
 			AddedVars: in.AddedVars, AddedImports: in.AddedImports, OccurredAt: occurredAt(in.OccurredAt)}, id)
 }
 
+// ImportProject creates project with a description under id; the caller
+// checked that there is none (Project).
+func (im *Importer) ImportProject(name, description string, id ImportID) error {
+	return im.emitExpect(ProjectStream(name), store.NoStream, name, projection.TypeProjectCreated,
+		projection.ProjectCreated{Name: name, Description: description}, id)
+}
+
+// ImportTask is CreateTask under id.
+func (im *Importer) ImportTask(project string, t projection.TaskCreated, id ImportID) (string, error) {
+	p, err := openProject(im.w, project)
+	if err != nil {
+		return "", err
+	}
+	t.ID = projection.ShortID(projection.PrefixTask, p.Counters.Tasks+1)
+	return t.ID, im.emitExpect(projection.TaskStream(project, t.ID), store.NoStream, project, projection.TypeTaskCreated, t, id)
+}
+
+// MoveTask moves a task of project to status to under id, as MoveTask
+// does with Force: along the status machine, and to done past open
+// dependencies, open subtasks and running steps (forced, which the event
+// records). moved is false, and nothing is appended, when the task has
+// that status already. Errors: ErrInvalid (the status, the reason),
+// ErrNotFound (the task), store.ErrConflict (a move the machine refuses,
+// an archived project), ErrPending (done while an approval is pending).
+func (im *Importer) MoveTask(project, task, to, reason string, id ImportID) (moved, forced bool, err error) {
+	if _, ok := transitions[to]; !ok {
+		return false, false, fmt.Errorf("%w: status %q: use todo, doing, done, blocked or cancelled", ErrInvalid, to)
+	}
+	if err := check.Text("reason", reason, MaxText, false); err != nil {
+		return false, false, err
+	}
+	if _, err := openProject(im.w, project); err != nil {
+		return false, false, err
+	}
+	t, err := mustTask(im.w, project, task)
+	switch {
+	case err != nil:
+		return false, false, err
+	case t.Status == to:
+		return false, false, nil
+	case !slices.Contains(transitions[t.Status], to):
+		return false, false, errTransition(t, to)
+	}
+	if to == projection.StatusDone {
+		if forced, err = checkDone(im.w, t, true); err != nil {
+			return false, false, err
+		}
+	}
+	err = im.emitImported(projection.TaskStream(project, task), project, projection.TypeTaskStatusChanged,
+		projection.TaskStatusChanged{From: t.Status, To: to, Reason: reason, Forced: forced}, id)
+	return err == nil, forced, err
+}
+
+// AddStep adds a pending step to a task of project under id, as AddStep
+// does, and returns its id. Errors: ErrInvalid (the title), ErrNotFound
+// (the task), store.ErrConflict (a done or cancelled task, an archived
+// project).
+func (im *Importer) AddStep(project, task, title string, id ImportID) (string, error) {
+	if err := check.Line("title", title, MaxTitle, true); err != nil {
+		return "", err
+	}
+	t, err := im.w.stepTask(project, task)
+	if err != nil {
+		return "", err
+	}
+	sid := projection.StepID(t.ID, len(t.Steps)+1)
+	return sid, im.emitImported(projection.TaskStream(project, t.ID), project, projection.TypeStepAdded,
+		projection.StepAdded{ID: sid, Title: title}, id)
+}
+
+// MoveStep moves a step (T-n.m) of project to status to under id, along
+// the step machine (a failed step back to in_progress is a retry). moved
+// is false, and nothing is appended, when the step has that status
+// already. Errors: ErrInvalid (the step id, the status), ErrNotFound,
+// store.ErrConflict (a move the machine refuses, a done or cancelled
+// task, an archived project).
+func (im *Importer) MoveStep(project, step, to string, id ImportID) (moved bool, err error) {
+	if _, ok := stepVerbs[to]; !ok {
+		return false, fmt.Errorf("%w: step status %q: use in_progress, completed, failed or skipped", ErrInvalid, to)
+	}
+	task, sid, err := ParseStepID(step)
+	if err != nil {
+		return false, err
+	}
+	t, err := im.w.stepTask(project, task)
+	if err != nil {
+		return false, err
+	}
+	s := t.Step(sid)
+	retry := s != nil && s.Status == projection.StepFailed && to == projection.StepInProgress
+	switch {
+	case s == nil:
+		return false, fmt.Errorf("%w: step %s of task %s", ErrNotFound, sid, task)
+	case s.Status == to:
+		return false, nil
+	case !retry && !slices.Contains(stepTransitions[s.Status], to):
+		return false, errStepTransition(s, to)
+	}
+	err = im.emitImported(projection.TaskStream(project, task), project, projection.TypeStepStatusChanged,
+		stepEvent(StepMove{ID: sid, To: to}), id)
+	return err == nil, err
+}
+
 // emitImported appends one imported event with a given (deterministic)
 // id, and folds it. It is emit with the id set. The event's time is the
-// time of the import, like any event's: the time the file gives an entry
-// is in the payload (occurred_at), so that event times follow seqs and
-// --at TIME names a prefix of the log.
+// time of the import, like any event's, unless the view (As) gives one:
+// then the earlier of that and the import's time, which the log raises to
+// the time of the event before it, so that event times follow seqs and
+// --at TIME names a prefix of the log; the time the file gives an entry
+// is in the payload (occurred_at).
 func (im *Importer) emitImported(stream, project, typ string, payload any, id ImportID) error {
+	return im.emitExpect(stream, store.Any, project, typ, payload, id)
+}
+
+func (im *Importer) emitExpect(stream string, exp store.Expect, project, typ string, payload any, id ImportID) error {
 	w := im.w
 	schema, _ := projection.Schema(typ)
 	ev, err := w.e.newEvent(typ, schema, project, payload)
 	if err != nil {
 		return err
 	}
+	if im.actor != "" {
+		if err := check.Line("actor", im.actor, MaxTitle, false); err != nil {
+			return err
+		}
+		ev.Actor = im.actor
+	}
+	if !im.at.IsZero() {
+		if im.at.Before(ev.Time) {
+			ev.Time = im.at.UTC()
+		}
+		ev.Data = withOccurredAt(ev.Data, im.at)
+	}
 	ev.ID = store.ID(id)
-	_, err = w.emitEvent(stream, store.Any, ev)
+	_, err = w.emitEvent(stream, exp, ev)
 	return err
 }
 

@@ -15,7 +15,8 @@ import (
 
 // ProjectionFormat is the format of the engine's stored projection
 // records (projstore.Format): 1, sealed with a CRC32C of key and value; 2,
-// the status index holds titles too, for completion. It is kept apart
+// the status index holds titles too, for completion; 3, plan counts; 4,
+// packed values; 5, the children index. It is kept apart
 // from projection.Version, which every snapshot carries too.
 const ProjectionFormat = projstore.Format
 

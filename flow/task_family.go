@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 )
@@ -42,12 +43,17 @@ func (e *Engine) Children(project, id string) ([]*projection.Task, error) {
 // NonNilTasks returns tasks, or an empty list for nil.
 func NonNilTasks(tasks []*projection.Task) []*projection.Task { return projection.NonNil(tasks) }
 
-// childrenOf lists the children of task id: a walk whose cheap test is
-// the msgpack of the field parent holding id.
+// childrenOf lists the children of task id: through the children index
+// of the stored projections (projstore.BucketChildren) when src has one,
+// else a walk whose cheap test is the msgpack of the field parent
+// holding id.
 func childrenOf(src source, project, id string) ([]*projection.Task, error) {
 	p, err := mustProject(src, project)
 	if err != nil || p.Counters.Parents == 0 {
 		return nil, err // no task of the project ever had a parent
+	}
+	if ix, ok := src.(childIndex); ok {
+		return indexedChildren(src, ix, project, id)
 	}
 	var out []*projection.Task
 	w := taskWalk(src)
@@ -55,6 +61,32 @@ func childrenOf(src source, project, id string) ([]*projection.Task, error) {
 	w.match = func(t *projection.Task) bool { return t.Parent == id }
 	err = w.each(src, project, appendTo(&out))
 	return out, err
+}
+
+// childIndex is a source with the children index: the stored projections
+// (projstore.Tx), whose every current file holds it.
+type childIndex interface {
+	ChildIDs(project, parent string) ([]string, error)
+}
+
+// indexedChildren reads the children of task id that ix lists.
+func indexedChildren(src source, ix childIndex, project, id string) ([]*projection.Task, error) {
+	ids, err := ix.ChildIDs(project, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*projection.Task, 0, len(ids))
+	for _, c := range ids {
+		t, err := src.Task(project, c)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return nil, projstore.Damaged(projstore.BucketChildren, projstore.ChildKey(project, id, c), "names a task the projections do not hold")
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // parentField is the msgpack of the map entry parent: id, as a stored

@@ -224,6 +224,9 @@ func checkDerived(tx store.Tx, view func(func(store.Tx) error) error, out *Verif
 	if err := verifyProjections(tx, view, warn, f); err != nil {
 		return err
 	}
+	if err := projstore.CheckChildren(tx); err != nil { // against the tasks, just compared with the log
+		return err
+	}
 	return verifyLogIndex(tx, f)
 }
 

@@ -16,7 +16,11 @@ id is derived from its entry (a UUID of version 8 from SHA-256 of the
 format, project and entry), so the engine finds it stored and skips it;
 a task is found by its ref (its id in the file). Entry times are kept
 as the payload's occurred_at: an event's time is when it was imported
-(see flow's doc, "Event times and occurred_at").
+(see flow's doc, "Event times and occurred_at"), except for a history's
+entries, which become events of their own kind where one exists
+(project, task, step created; task and step status changes) and carry
+the entry's user as actor and its ts as time, as far as the log's order
+of times allows (flow.Importer.As).
 
 # Progress
 

@@ -83,6 +83,10 @@ type Created struct {
 	Notes    int `json:"notes"`
 	Contexts int `json:"contexts"` // context merges
 	Execs    int `json:"execs"`
+	// Moves counts the status changes of tasks and steps, Steps the steps
+	// added: the history entries that became events of those kinds.
+	Moves int `json:"moves"`
+	Steps int `json:"steps"`
 }
 
 // Task is one task entry of a workflow.json and its flowctl task.
@@ -162,6 +166,7 @@ func (in Input) read() ([]byte, error) {
 func runImport(e *flow.Engine, format, project string, res *Result, fn func(im *flow.Importer, res *Result) error) error {
 	start := *res
 	start.Tasks = slices.Clone(res.Tasks)
+	start.Warnings = slices.Clip(res.Warnings) // an append during a try never writes into start's
 	return e.ImportEntries(format, project, func(im *flow.Importer) error {
 		*res = start
 		res.Tasks = slices.Clone(start.Tasks)
@@ -427,6 +432,27 @@ func (o *object) strs(key string) ([]string, error) {
 		return nil, o.errorf(flow.ErrInvalid, "%q is %s, not an array of strings", key, jsonKind(v))
 	}
 	return out, nil
+}
+
+// loose reads a string, or "" when the key is missing, null or not a
+// string: for keys whose value never refused an entry.
+func (o *object) loose(key string) string {
+	v, ok := o.get(key)
+	var s string
+	if !ok || json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// looseID is loose for an id: a string, or an integer written as its
+// digits.
+func (o *object) looseID(key string) string {
+	if v, ok := o.get(key); ok && len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+		id, _ := identOf(v, func() error { return nil })
+		return id
+	}
+	return o.loose(key)
 }
 
 // boolean reads a boolean; ok is false when the key is missing or null.

@@ -438,8 +438,8 @@ func TestImportLegacy_History(t *testing.T) {
 			t.Errorf("an empty ts gave occurred_at %s, want none", got[1].OccurredAt)
 		}
 	})
-	t.Run("ProjectMustExist", func(t *testing.T) {
-		_, err := Import(e, Input{Format: FromHistoryJSON, Path: legacyPath("workflow_history.json"), Project: "nope"})
+	t.Run("ProjectMustExist", func(t *testing.T) { // unless the history creates it: TestImportHistory_CreatesProject
+		_, err := importText(e, FromHistoryJSON, "h.json", "nope", `[{"event": "add_task", "detail": {"task_id": "T001"}}]`)
 		if !errors.Is(err, flow.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}

@@ -123,7 +123,8 @@ func TestImportLegacy_Refused(t *testing.T) {
 			[]string{"workflow_cycle.json:5:", `"B" → "C" → "D" → "B"`}},
 		{"UnknownFormat", []string{"--from", "yaml", "x.yaml"}, 2, "invalid", []string{"yaml", "workflow-json"}},
 		{"MissingFile", []string{"--from", "exec-jsonl", "--project", "myproj", "logs/none.jsonl"}, 3, "not_found", []string{"none.jsonl"}},
-		{"MissingProject", []string{"--from", "history-json", "--project", "nope", "projects/myproj/workflow_history.json"}, 3, "not_found", []string{"nope"}},
+		{"MissingProject", []string{"--from", "exec-jsonl", "--project", "nope", "logs/exec.jsonl"}, 3, "not_found", []string{"nope"}},
+		{"MissingProjectNoCreate", []string{"--from", "history-json", "--project", "nope", "h.json"}, 3, "not_found", []string{"nope"}},
 		{"ContextDirFromStdin", []string{"--from", "context-dir", "--project", "myproj", "-"}, 2, "invalid", []string{"context-dir"}},
 		{"KoreanProjectName", []string{"--from", "workflow-json", "ko.json"}, 2, "invalid", []string{"데이터", "--project"}},
 	}
@@ -133,6 +134,7 @@ func TestImportLegacy_Refused(t *testing.T) {
 			f := legacyFile(t)
 			f.mustRun("", "project", "new", "myproj")
 			writeFile(t, filepath.Join(f.dir, "ko.json"), []byte(`{"project": "데이터", "tasks": []}`))
+			writeFile(t, filepath.Join(f.dir, "h.json"), []byte(`[{"event": "add_task", "detail": {"task_id": "T001"}}]`))
 			before := f.bytes()
 			args := append([]string{"import"}, c.args...)
 			_, stderr, code := f.run("", args...)
@@ -202,4 +204,32 @@ func TestImportLegacy_Project(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 0 and nothing on stderr", code, stderr)
 		}
 	})
+}
+
+func TestImportLegacy_HistoryKeepsActorAndTime(t *testing.T) {
+	t.Parallel()
+	f := legacyFile(t)
+	f.mustRun("", "import", "--from", "history-json", "--project", "hist", "projects/myproj/workflow_history.json")
+	var events []struct {
+		Type       string `json:"type"`
+		Time       string `json:"time"`
+		OccurredAt string `json:"occurred_at"`
+		Actor      string `json:"actor"`
+	}
+	if err := json.Unmarshal([]byte(f.mustRun("", "log", "--project", "hist", "--limit", "2", "-o", "json")), &events); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 {
+		t.Fatalf("log = %+v, want 2 events", events)
+	}
+	// the newest two: remove_task (mina, its ts before the entry before
+	// it: held at that entry's time) and the repeated add_task.
+	got := events[0]
+	if got.Type != "note.added" || got.Actor != "mina" || got.Time != "2024-04-13T10:00:00Z" || got.OccurredAt != "2024-04-13T01:05:00Z" {
+		t.Errorf("remove_task = %+v, want a note by mina held at 2024-04-13T10:00:00Z, occurred 01:05", got)
+	}
+	out := f.mustRun("", "log", "--project", "hist", "--type", "project.created")
+	if !strings.Contains(out, "2024-04-12T08:16:01Z") || !strings.Contains(out, "jun") {
+		t.Errorf("log of project.created = %q, want the entry's time and user", out)
+	}
 }

@@ -83,9 +83,9 @@ func writeStepTable(w io.Writer, steps []flow.TaskStep) {
 		} else if s.Result != "" {
 			info = "result: " + s.Result
 		}
-		rows[i] = []string{s.ID, s.Status, fmt.Sprintf("%d%%", s.Progress), s.Title, info}
+		rows[i] = []string{s.ID, s.Status, fmt.Sprintf("%d%%", s.Progress), strconv.Itoa(s.Attempt), s.Title, info}
 	}
-	table(w, "ID\tSTATUS\tPROGRESS\tTITLE\tNOTE", rows)
+	table(w, "ID\tSTATUS\tPROGRESS\tATTEMPT\tTITLE\tNOTE", rows)
 }
 
 // stepMove is one status command of a step.

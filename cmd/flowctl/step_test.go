@@ -95,6 +95,14 @@ func TestStep_Moves(t *testing.T) {
 		if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
 			t.Fatalf("stdout = %q, want a header and 3 rows", got)
 		}
+		if head := strings.Fields(lines[0]); len(head) < 4 || head[3] != "ATTEMPT" {
+			t.Errorf("header %q, want ATTEMPT after PROGRESS", lines[0])
+		}
+		for i, attempt := range []string{"1", "1", "0"} { // skipped before it started: 0
+			if row := strings.Fields(lines[i+1]); len(row) < 4 || row[3] != attempt {
+				t.Errorf("row %d %q: attempt is not %s", i+1, lines[i+1], attempt)
+			}
+		}
 		for i, want := range [][]string{{"T-1.1", "completed", "100%", "result: ok"}, {"T-1.2", "failed", "10%", "error: exit 1"}, {"T-1.3", "skipped", "0%", "later"}} {
 			for _, w := range want {
 				if !strings.Contains(lines[i+1], w) {

@@ -329,7 +329,10 @@ func (a *app) runLegacyImport(file, from string, projectFlag bool) (err error) {
 			in.Project = a.g.project
 		}
 	} else if in.Project, err = a.currentProject(eng); err != nil {
-		return err
+		if from != legacy.FromHistoryJSON || !projectFlag || flow.ErrorCode(err) != flow.CodeNotFound {
+			return err
+		}
+		in.Project = a.g.project // a history's create_project creates it (else: not found)
 	}
 	res, err := legacy.Import(eng, in)
 	if err != nil {
@@ -367,7 +370,8 @@ func printLegacyResult(w io.Writer, file string, res *legacy.Result) {
 	for _, n := range []struct {
 		n    int
 		kind string
-	}{{c.Projects, "project"}, {c.Tasks, "task"}, {c.Notes, "note"}, {c.Contexts, "context merge"}, {c.Execs, "exec record"}} {
+	}{{c.Projects, "project"}, {c.Tasks, "task"}, {c.Steps, "step"}, {c.Moves, "status change"}, {c.Notes, "note"},
+		{c.Contexts, "context merge"}, {c.Execs, "exec record"}} {
 		if n.n > 0 {
 			parts = append(parts, plural(uint64(n.n), n.kind))
 		}

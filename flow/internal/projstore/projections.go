@@ -18,13 +18,14 @@ import (
 // sealed with a CRC32C of key and value (checksum.go); 2, the status index
 // holds titles too (summary.go), for completion; 3, it holds the task
 // counts of each plan too (digestsum.go); 4, an entity's value is packed
-// and compressed msgpack, an exec's a reference to its event (value.go).
+// and compressed msgpack, an exec's a reference to its event (value.go);
+// 5, the children index (children.go).
 // Files of earlier flowctl
 // hold unsealed records and no format. It is kept apart from
 // projection.Version, which every snapshot carries too: how flow frames
 // its records is no part of a snapshot, so a new format leaves the
 // snapshots of a file readable.
-const Format = 4
+const Format = 5
 
 // stamp is what proj_meta's version holds for projections this binary
 // built: projection.Version and Format, uint32 BE each. Stored projections
@@ -352,6 +353,9 @@ func writeFresh(tx store.Tx, mem *projection.Memory) error {
 	if err == nil {
 		err = putAll(tx, summaries)
 	}
+	if err == nil {
+		err = writeChildren(tx, mem)
+	}
 	close(stop)
 	for range entities { // let the producers end
 	}
@@ -488,6 +492,9 @@ func DropProject(tx store.Tx, project string) error {
 	if err := dropExecRows(tx, project); err != nil {
 		return err
 	}
+	if err := dropChildren(tx, project); err != nil {
+		return err
+	}
 	return deletePrefix(tx, BucketSummaries, []byte("l"+project+"\x00"), nil)
 }
 
@@ -540,7 +547,7 @@ func Compare(tx store.Tx, mem *projection.Memory) error {
 			return err
 		}
 	}
-	return nil
+	return compareChildren(tx, mem)
 }
 
 // eachMemEntity calls fn with every entity of mem, its bucket and its key.

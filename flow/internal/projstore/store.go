@@ -23,7 +23,7 @@ const (
 )
 
 // Buckets are dropped and refilled by a rebuild.
-var Buckets = []string{BucketProjects, BucketPlans, BucketTasks, BucketApprovals, BucketExecs, BucketCheckpts, BucketMeta, BucketSummaries, BucketExecRows}
+var Buckets = []string{BucketProjects, BucketPlans, BucketTasks, BucketApprovals, BucketExecs, BucketCheckpts, BucketMeta, BucketSummaries, BucketExecRows, BucketChildren}
 
 // EntityBuckets are the projection buckets that hold entities.
 var EntityBuckets = Buckets[:6]
@@ -383,6 +383,9 @@ func (s *Tx) Flush() error {
 			return err
 		}
 		if err := flushExecRow(s.raw, bucket, key, s.dirty[k]); err != nil {
+			return err
+		}
+		if err := flushChildren(s.raw, bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		if _, gone := s.dirty[k].(deleted); gone {
