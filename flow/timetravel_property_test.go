@@ -138,10 +138,22 @@ func (m *ttMachine) AddTask(t *rapid.T) {
 		plan = m.id(t, projection.PrefixPlan, c.Plans-1, "plan")
 	}
 	m.do(t, func() error {
-		_, err := m.e.AddTask(NewTask{Project: project, Title: "t", Deps: deps, Plan: plan,
+		_, err := m.e.AddTask(NewTask{Project: project, Title: "t", Deps: deps, Plan: plan, Due: m.due(t),
 			Tags: rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b"}), 0, 2).Draw(t, "tags")})
 		return err
 	})
+}
+
+// due draws a due date: none, one already past (the task is overdue at
+// every later check while it is open) or one far ahead.
+func (m *ttMachine) due(t *rapid.T) projection.Time {
+	switch rapid.IntRange(0, 2).Draw(t, "due") {
+	case 1:
+		return projection.TimeOf(m.clock.Add(-time.Hour))
+	case 2:
+		return projection.TimeOf(m.clock.Add(365 * 24 * time.Hour))
+	}
+	return 0
 }
 
 func (m *ttMachine) Move(t *rapid.T) {
@@ -175,8 +187,9 @@ func (m *ttMachine) Edit(t *rapid.T) {
 	id := m.taskID(t, project, "task")
 	title := rapid.SampledFrom([]string{"t", "renamed"}).Draw(t, "title")
 	owner := rapid.SampledFrom([]string{"", "ann"}).Draw(t, "owner")
+	due := m.due(t)
 	m.do(t, func() error {
-		_, err := m.e.EditTask(TaskEdit{Project: project, ID: id, Title: &title, Owner: &owner})
+		_, err := m.e.EditTask(TaskEdit{Project: project, ID: id, Title: &title, Owner: &owner, Due: &due})
 		return err
 	})
 }
