@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -53,7 +54,10 @@ func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b u
 		lo, hi = b, a
 	}
 	if head, _ := tx.Head(); limit <= 0 || hi != head {
-		sl, sh, err := snapstore.DiffAt(tx, project, lo, hi, e.warn)
+		sl, sh, err := history.Between(tx, project, lo, hi, e.warn)
+		if errors.Is(err, history.ErrNotBetween) {
+			sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
+		}
 		if err != nil {
 			return nil, 0, err
 		}
