@@ -774,7 +774,7 @@ func ttOtherPart(s *projection.Scope, task string) *projection.Scope {
 
 // ttReplayScope folds the log's events 1..seq into a fresh memory, without
 // any snapshot, and returns project's state there.
-func ttReplayScope(t *rapid.T, e *Engine, project string, seq uint64) *projection.Scope {
+func ttReplayScope(t ttTB, e *Engine, project string, seq uint64) *projection.Scope {
 	mem := projection.NewMemory()
 	err := e.view(func(tx store.Tx) error {
 		if seq == 0 {
@@ -783,7 +783,7 @@ func ttReplayScope(t *rapid.T, e *Engine, project string, seq uint64) *projectio
 		return tx.ReadRange(1, seq, func(r *eventlog.Record) error { return ttApply(mem, r) })
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("replay: %v", err)
 	}
 	return mem.Scope(project)
 }
