@@ -954,6 +954,9 @@ func (m *ttMachine) checkScopes(t *rapid.T, want map[string][][]byte) {
 // points when they are not both from snapshots) lists what comparing
 // two replays lists.
 func (m *ttMachine) checkDiff(t *rapid.T, project string, a, b uint64) {
+	// folded between the points however many events are between them,
+	// or by Between's own measure (small histories: mostly from snapshots)
+	defer history.SetFoldAny(history.SetFoldAny(rapid.Bool().Draw(t, "foldAny")))
 	want, total := DiffPage(ttReplayScope(t, m.e, project, a), ttReplayScope(t, m.e, project, b), 0, 0)
 	_, _, got, n, err := m.e.DiffChanges(project, Point{Seq: a}, Point{Seq: b}, 0, 0)
 	if err != nil {
@@ -961,6 +964,15 @@ func (m *ttMachine) checkDiff(t *rapid.T, project string, a, b uint64) {
 	}
 	if n != total || !bytes.Equal(ttJSON(t, got), ttJSON(t, want)) {
 		t.Fatalf("diff of %s from %d to %d: %d changes %s, two replays give %d: %s", project, a, b, n, ttJSON(t, got), total, ttJSON(t, want))
+	}
+	offset := rapid.IntRange(0, len(want)).Draw(t, "offset")
+	limit := rapid.IntRange(1, 3).Draw(t, "limit")
+	_, _, page, n, err := m.e.DiffChanges(project, Point{Seq: a}, Point{Seq: b}, offset, limit)
+	if err != nil {
+		t.Fatalf("DiffChanges(%s, %d, %d, %d, %d): %v", project, a, b, offset, limit, err)
+	}
+	if wantPage := want[offset:min(offset+limit, len(want))]; n != total || !bytes.Equal(ttJSON(t, page), ttJSON(t, wantPage)) {
+		t.Fatalf("diff of %s from %d to %d, page %d+%d: %d changes %s, two replays give %d: %s", project, a, b, offset, limit, n, ttJSON(t, page), total, ttJSON(t, wantPage))
 	}
 	var x, y *projection.Scope
 	err = m.e.view(func(tx store.Tx) error {
@@ -1032,8 +1044,6 @@ func TestProperty_SnapshotPlusTailEqualsReplayAtEverySeq(t *testing.T) {
 	// Scopes resolves a later state through deltas whenever a snapshot
 	// lies past the earlier one, not only 10,000 seqs past.
 	defer snapstore.SetJumpGap(snapstore.SetJumpGap(1))
-	// and a diff folds the events between its points however many
-	defer history.SetFoldAny(history.SetFoldAny(true))
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newTTMachine(t, rt)
 		defer m.e.Close()
