@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -37,7 +38,9 @@ func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (fro
 	return from, to, changes, total, nil
 }
 
-// diffPage is DiffPage of project's states at seqs a and b. For a page
+// diffPage is DiffPage of project's states at seqs a and b. When the
+// points are near, only the entities the events between them touch are
+// read, at both points (history.Between). Else, for a page
 // (limit > 0) from or to the head, only the state at the other point is
 // read (snapstore.DiffHead: the head's is the projections'), the changes
 // of the entities it holds are listed whole, and the entities at the
@@ -52,19 +55,28 @@ func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b u
 	if b < a {
 		lo, hi = b, a
 	}
-	if head, _ := tx.Head(); limit <= 0 || hi != head {
-		sl, sh, err := snapstore.DiffAt(tx, project, lo, hi, e.warn)
-		if err != nil {
-			return nil, 0, err
+	sl, sh, err := history.Between(tx, project, lo, hi, e.warn)
+	if errors.Is(err, history.ErrNotBetween) {
+		if head, _ := tx.Head(); limit > 0 && hi == head {
+			return diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
 		}
-		if b < a {
-			sl, sh = sh, sl
-		}
-		x, y := sameEncoded(sl, sh)
-		changes, total := DiffPage(x, y, offset, limit)
-		return changes, total, nil
+		sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
 	}
-	d, err := snapstore.DiffHead(tx, project, lo, e.warn)
+	if err != nil {
+		return nil, 0, err
+	}
+	if b < a {
+		sl, sh = sh, sl
+	}
+	x, y := sameEncoded(sl, sh)
+	changes, total := DiffPage(x, y, offset, limit)
+	return changes, total, nil
+}
+
+// diffHeadPage is diffPage's page from or to the head (the later of a
+// and b), reading only the state at the earlier point.
+func diffHeadPage(tx store.Tx, src *projstore.Tx, project string, a, b uint64, offset, limit int, warn func(string, ...any)) ([]Change, int, error) {
+	d, err := snapstore.DiffHead(tx, project, min(a, b), warn)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow/capture"
+	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/scopediff"
@@ -138,10 +139,22 @@ func (m *ttMachine) AddTask(t *rapid.T) {
 		plan = m.id(t, projection.PrefixPlan, c.Plans-1, "plan")
 	}
 	m.do(t, func() error {
-		_, err := m.e.AddTask(NewTask{Project: project, Title: "t", Deps: deps, Plan: plan,
+		_, err := m.e.AddTask(NewTask{Project: project, Title: "t", Deps: deps, Plan: plan, Due: m.due(t),
 			Tags: rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b"}), 0, 2).Draw(t, "tags")})
 		return err
 	})
+}
+
+// due draws a due date: none, one already past (the task is overdue at
+// every later check while it is open) or one far ahead.
+func (m *ttMachine) due(t *rapid.T) projection.Time {
+	switch rapid.IntRange(0, 2).Draw(t, "due") {
+	case 1:
+		return projection.TimeOf(m.clock.Add(-time.Hour))
+	case 2:
+		return projection.TimeOf(m.clock.Add(365 * 24 * time.Hour))
+	}
+	return 0
 }
 
 func (m *ttMachine) Move(t *rapid.T) {
@@ -175,8 +188,9 @@ func (m *ttMachine) Edit(t *rapid.T) {
 	id := m.taskID(t, project, "task")
 	title := rapid.SampledFrom([]string{"t", "renamed"}).Draw(t, "title")
 	owner := rapid.SampledFrom([]string{"", "ann"}).Draw(t, "owner")
+	due := m.due(t)
 	m.do(t, func() error {
-		_, err := m.e.EditTask(TaskEdit{Project: project, ID: id, Title: &title, Owner: &owner})
+		_, err := m.e.EditTask(TaskEdit{Project: project, ID: id, Title: &title, Owner: &owner, Due: &due})
 		return err
 	})
 }
@@ -760,7 +774,7 @@ func ttOtherPart(s *projection.Scope, task string) *projection.Scope {
 
 // ttReplayScope folds the log's events 1..seq into a fresh memory, without
 // any snapshot, and returns project's state there.
-func ttReplayScope(t *rapid.T, e *Engine, project string, seq uint64) *projection.Scope {
+func ttReplayScope(t ttTB, e *Engine, project string, seq uint64) *projection.Scope {
 	mem := projection.NewMemory()
 	err := e.view(func(tx store.Tx) error {
 		if seq == 0 {
@@ -769,7 +783,7 @@ func ttReplayScope(t *rapid.T, e *Engine, project string, seq uint64) *projectio
 		return tx.ReadRange(1, seq, func(r *eventlog.Record) error { return ttApply(mem, r) })
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("replay: %v", err)
 	}
 	return mem.Scope(project)
 }
@@ -930,6 +944,51 @@ func (m *ttMachine) checkScopes(t *rapid.T, want map[string][][]byte) {
 			if d := scopediff.Of(ds[0].Scope, ds[1].Scope); !bytes.Equal(ttJSON(t, d), ttJSON(t, old)) {
 				t.Fatalf("%s from %d to %d by DiffScopes: %s, two replays give %s", p, a, b, ttJSON(t, d), ttJSON(t, old))
 			}
+			m.checkDiff(t, p, a, b)
+		}
+	}
+}
+
+// checkDiff checks that the diff of project from a to b (DiffChanges,
+// all of it and a page; history.Between folds the events between the
+// points when they are not both from snapshots) lists what comparing
+// two replays lists.
+func (m *ttMachine) checkDiff(t *rapid.T, project string, a, b uint64) {
+	// folded between the points however many events are between them,
+	// or by Between's own measure (small histories: mostly from snapshots)
+	defer history.SetFoldAny(history.SetFoldAny(rapid.Bool().Draw(t, "foldAny")))
+	want, total := DiffPage(ttReplayScope(t, m.e, project, a), ttReplayScope(t, m.e, project, b), 0, 0)
+	_, _, got, n, err := m.e.DiffChanges(project, Point{Seq: a}, Point{Seq: b}, 0, 0)
+	if err != nil {
+		t.Fatalf("DiffChanges(%s, %d, %d): %v", project, a, b, err)
+	}
+	if n != total || !bytes.Equal(ttJSON(t, got), ttJSON(t, want)) {
+		t.Fatalf("diff of %s from %d to %d: %d changes %s, two replays give %d: %s", project, a, b, n, ttJSON(t, got), total, ttJSON(t, want))
+	}
+	offset := rapid.IntRange(0, len(want)).Draw(t, "offset")
+	limit := rapid.IntRange(1, 3).Draw(t, "limit")
+	_, _, page, n, err := m.e.DiffChanges(project, Point{Seq: a}, Point{Seq: b}, offset, limit)
+	if err != nil {
+		t.Fatalf("DiffChanges(%s, %d, %d, %d, %d): %v", project, a, b, offset, limit, err)
+	}
+	if wantPage := want[offset:min(offset+limit, len(want))]; n != total || !bytes.Equal(ttJSON(t, page), ttJSON(t, wantPage)) {
+		t.Fatalf("diff of %s from %d to %d, page %d+%d: %d changes %s, two replays give %d: %s", project, a, b, offset, limit, n, ttJSON(t, page), total, ttJSON(t, wantPage))
+	}
+	var x, y *projection.Scope
+	err = m.e.view(func(tx store.Tx) error {
+		x, y, err = history.Between(tx, project, min(a, b), max(a, b), m.e.warn)
+		return err
+	})
+	switch {
+	case errors.Is(err, history.ErrNotBetween):
+	case err != nil:
+		t.Fatalf("Between(%s, %d, %d): %v", project, a, b, err)
+	case a > b:
+		x, y = y, x
+		fallthrough
+	default:
+		if got, _ := DiffPage(x, y, 0, 0); !bytes.Equal(ttJSON(t, got), ttJSON(t, want)) {
+			t.Fatalf("Between(%s, %d, %d): %s, two replays give %s", project, a, b, ttJSON(t, got), ttJSON(t, want))
 		}
 	}
 }

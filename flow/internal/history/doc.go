@@ -22,6 +22,19 @@ or a fold that fails, builds the whole state once and reads from it.
 Both ways give the same entity, byte for byte (flow's
 TestProperty_EntityAtEqualsWholeStateAt).
 
+# Status and diffs from a summary
+
+A status at a point reads the status summary stored with the nearest
+snapshot at or below it and folds the events after it over only the
+entities they touch (tail.go). A diff of two near points does the same
+from the summary under the earlier point to the later one, keeping each
+touched entity as it stood at both points (Between): entities no event
+between the points touched are the same at both and are not read. It
+declines (ErrNotBetween) when a rollback is among the events, when there
+is no summary, or when the events are many against the two states'
+entities (then reading both states from snapshots is cheaper, and the
+engine does: snapstore.DiffAt, DiffHead).
+
 # The rollback index
 
 BucketRollbacks indexes the rollbacks of each whole project (on its own

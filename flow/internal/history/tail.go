@@ -175,6 +175,7 @@ var sets = map[[2]string]snapstore.SummarySet{
 	{projstore.BucketTasks, projection.StatusTodo}:          snapstore.SetTodo,
 	{projstore.BucketTasks, projection.StatusBlocked}:       snapstore.SetBlocked,
 	{projstore.BucketApprovals, projection.ApprovalPending}: snapstore.SetPending,
+	{projstore.BucketTasks, projection.StatusDoing}:         snapstore.SetDoing,
 }
 
 // idsOf returns the ids of bucket's entities of status at seq, sorted by
@@ -184,7 +185,7 @@ func (v *tailView) idsOf(bucket, status string) ([]string, bool) {
 		return nil, false
 	}
 	set, ok := sets[[2]string{bucket, status}]
-	if !ok {
+	if !ok || !v.sum.Lists(set) {
 		return nil, false
 	}
 	return v.listed(bucket, v.sum.Sets[set], func(id string) bool { return v.after(bucket, id) == status }), true

@@ -102,8 +102,8 @@ Beside each snapshot it stores from the inline projections, Put stores
 the project's status summary at the same seq (summary.go: bucket
 snapshot_sums, the snapshot's key): the project entity, the status
 index's counts by status of plans, tasks, approvals and exec records,
-and the ids status decodes (tasks todo, blocked or holding a claim,
-approvals pending), read from the status index in a few small scans. A
+and the ids status decodes (tasks todo, doing, blocked or holding a
+claim, approvals pending), read from the status index in a few small scans. A
 status at a point (history's tail view) starts from the summary of the
 newest snapshot at or below the point and folds the events after it over
 the entities they touch, each read as it stood at the summary's seq: so
@@ -114,13 +114,16 @@ fails is reported and the read takes the whole state. Files written
 before summaries existed have none: reads there take the whole state, as
 they did.
 
-Layout of a summary: byte 1 (its format), the uint32 BE fold version,
+Layout of a summary: byte 2 (its format), the uint32 BE fold version,
 the 32-byte chain hash, the project entity (uvarint length, bytes); for
 plans, tasks, approvals and execs in that order, a uvarint count of
 statuses and each status (uvarint length, bytes) with its uvarint count;
-four id lists (todo, blocked, pending, claimed), each a uvarint count and
-its ids (uvarint length, bytes); then the CRC32C (Castagnoli, uint32 BE)
-of all the bytes before it.
+five id lists (tasks todo, blocked, approvals pending, tasks claimed,
+tasks doing), each a uvarint count and its ids (uvarint length, bytes);
+then the CRC32C (Castagnoli, uint32 BE) of all the bytes before it.
+Format 1 (before tasks doing were listed) has the first four lists only
+and is still read: a status at a point there takes the whole state for
+the tasks doing (overdue ones), as it did.
 
 # Checks
 

@@ -65,15 +65,17 @@ func diffRaw2(tx store.Tx, project string, sa, a, sb, b uint64) (*projection.Sco
 		defer close(done)
 		rb, errB = rawOfChain(project, cb)
 	}()
+	// a's tail is folded (in tx, on this goroutine) while b's chain may
+	// still be decoding: b's is the later, most often the bigger state
 	ra, err := rawOfChain(project, ca)
+	if err == nil {
+		_, err = FoldTo(tx, ra, project, sa, a)
+	}
 	<-done
 	if err = errors.Join(err, errB); err != nil {
 		if errors.Is(err, snapshot.ErrCorrupt) {
 			return nil, nil, errRawPath
 		}
-		return nil, nil, err
-	}
-	if _, err := FoldTo(tx, ra, project, sa, a); err != nil {
 		return nil, nil, err
 	}
 	if _, err := FoldTo(tx, rb, project, sb, b); err != nil {

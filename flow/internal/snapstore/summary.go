@@ -22,8 +22,13 @@ import (
 // not decode is skipped (the read then takes the whole state).
 const SummaryBucket = "snapshot_sums"
 
-// summaryFormat is the first byte of a stored summary.
-const summaryFormat = 1
+// summaryFormat is the first byte of a stored summary: 2 lists the
+// tasks doing (SetDoing) after the four lists of format 1, which is still
+// read (its summaries list no tasks doing: Summary.Lists says so).
+const summaryFormat = 2
+
+// summarySetsOf is how many id lists a summary of each format holds.
+var summarySetsOf = map[byte]int{1: 4, 2: 5}
 
 // The status index's buckets a summary counts, in its order.
 var summaryBuckets = [4]string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs}
@@ -37,6 +42,7 @@ const (
 	SetBlocked                   // tasks of status blocked
 	SetPending                   // approvals of status pending
 	SetClaimed                   // tasks that hold a claim, live or not
+	SetDoing                     // tasks of status doing (format 2 on)
 	summarySets
 )
 
@@ -47,7 +53,12 @@ type Summary struct {
 	Project []byte                    // the project entity (projection.AppendEntity)
 	Counts  map[string]map[string]int // by status index bucket, then status
 	Sets    [summarySets][]string     // by SummarySet, sorted by number
+	lists   int                       // how many of Sets the summary holds (the first ones)
 }
+
+// Lists reports whether s holds the list set (a summary of an older
+// format holds fewer lists; one not held is not empty but unknown).
+func (s *Summary) Lists(set SummarySet) bool { return int(set) < s.lists }
 
 // SummarySource is what a summary is read from: the inline projections'
 // status index, current (projstore.Tx).
@@ -73,7 +84,7 @@ func putSummary(tx store.Tx, src Source, name string, project []byte) error {
 // putSummaryAt stores the status summary of project name at seq (whose
 // chain hash is hash), read from idx as of that seq.
 func putSummaryAt(tx store.Tx, idx SummarySource, name string, project []byte, seq uint64, hash store.Hash) error {
-	s := &Summary{Seq: seq, Project: project, Counts: map[string]map[string]int{}}
+	s := &Summary{Seq: seq, Project: project, Counts: map[string]map[string]int{}, lists: int(summarySets)}
 	for _, b := range summaryBuckets {
 		c, err := idx.SummaryCounts(b, name)
 		if err != nil {
@@ -86,6 +97,7 @@ func putSummaryAt(tx store.Tx, idx SummarySource, name string, project []byte, s
 		SetTodo:    {projstore.BucketTasks, projection.StatusTodo},
 		SetBlocked: {projstore.BucketTasks, projection.StatusBlocked},
 		SetPending: {projstore.BucketApprovals, projection.ApprovalPending},
+		SetDoing:   {projstore.BucketTasks, projection.StatusDoing},
 	} {
 		if s.Sets[set], err = idx.SummaryIDs(q[0], name, q[1]); err != nil {
 			return err
@@ -102,9 +114,16 @@ func putSummaryAt(tx store.Tx, idx SummarySource, name string, project []byte, s
 // the format, the fold version, the chain hash, the project entity, the
 // counts (bucket by bucket: a count of statuses, each a status and its
 // count), the sets (each a count and its ids), then the CRC32C of all
-// that. Strings and byte strings are a uvarint length and the bytes.
+// that. Strings and byte strings are a uvarint length and the bytes. A
+// summary of format 1's lists (a test's old file) is written as format 1.
 func encodeSummary(s *Summary, hash store.Hash) []byte {
-	b := []byte{summaryFormat}
+	format := byte(summaryFormat)
+	for f, n := range summarySetsOf {
+		if n == s.lists {
+			format = f
+		}
+	}
+	b := []byte{format}
 	b = binary.BigEndian.AppendUint32(b, writeVersion())
 	b = append(b, hash[:]...)
 	b = appendBytes(b, s.Project)
@@ -120,7 +139,7 @@ func encodeSummary(s *Summary, hash store.Hash) []byte {
 			b = binary.AppendUvarint(appendBytes(b, []byte(st)), uint64(c[st]))
 		}
 	}
-	for _, ids := range s.Sets {
+	for _, ids := range s.Sets[:s.lists] {
 		b = binary.AppendUvarint(b, uint64(len(ids)))
 		for _, id := range ids {
 			b = appendBytes(b, []byte(id))
@@ -143,12 +162,12 @@ func decodeSummary(v []byte, seq uint64) (*Summary, store.Hash, error) {
 	var hash store.Hash
 	n := len(v) - 4
 	if n < 1+4+len(hash) || binary.BigEndian.Uint32(v[n:]) != crc32.Checksum(v[:n], castagnoli) ||
-		v[0] != summaryFormat || binary.BigEndian.Uint32(v[1:]) != projection.Version {
+		summarySetsOf[v[0]] == 0 || binary.BigEndian.Uint32(v[1:]) != projection.Version {
 		return nil, hash, errSummary
 	}
 	copy(hash[:], v[5:])
 	r := reader{b: v[5+len(hash) : n], ok: true}
-	s := &Summary{Seq: seq, Project: r.bytes(), Counts: map[string]map[string]int{}}
+	s := &Summary{Seq: seq, Project: r.bytes(), Counts: map[string]map[string]int{}, lists: summarySetsOf[v[0]]}
 	for _, bucket := range summaryBuckets {
 		c := map[string]int{}
 		for k := r.count(); k > 0 && r.ok; k-- {
@@ -157,7 +176,7 @@ func decodeSummary(v []byte, seq uint64) (*Summary, store.Hash, error) {
 		}
 		s.Counts[bucket] = c
 	}
-	for i := range s.Sets {
+	for i := range s.Sets[:s.lists] {
 		for k := r.count(); k > 0 && r.ok; k-- {
 			s.Sets[i] = append(s.Sets[i], string(r.bytes()))
 		}
