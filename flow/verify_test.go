@@ -3,6 +3,7 @@ package flow
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,7 +15,9 @@ import (
 
 // TestVerify_ByProject: verify compares the projections project by
 // project and still names each kind of damage, as the comparison with a
-// replay of the whole log does; a clean file is settled without it.
+// replay of the whole log does; a clean file is settled without it. It
+// does with every project folded from the walk (the Stream's budget) and
+// with all but one replayed beside it.
 func TestVerify_ByProject(t *testing.T) {
 	seal := func(k, body string) []byte { return projstore.Seal([]byte(k), []byte(body)) }
 	cases := []struct {
@@ -84,54 +87,68 @@ func TestVerify_ByProject(t *testing.T) {
 			return tx.Put(logidx.Bucket, key, append(bytes.Clone(v[:len(v)-1]), v[len(v)-1]+1))
 		}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := mustOpen(t)
-			for _, p := range []string{"a", "a.b", "c"} {
-				if _, err := e.CreateProject(NewProject{Name: p}); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := e.AddTask(NewTask{Project: p, Title: "t"}); err != nil {
-					t.Fatal(err)
-				}
-				pl, err := e.AddPlan(NewPlan{Project: p, Title: "plan"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := e.AddTask(NewTask{Project: p, Title: "planned", Plan: pl.ID}); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", Success: true}); err != nil {
-					t.Fatal(err)
-				}
+	for _, budget := range []uint64{0, 1} {
+		if budget != 0 {
+			defer projstore.SetStreamEvents(budget)()
+		}
+		for _, c := range cases {
+			verifyDamage(t, fmt.Sprintf("%s/streamed=%d", c.name, budget), c.entity, c.damage)
+		}
+	}
+}
+
+// verifyDamage makes a file of three projects, checks that it verifies,
+// damages it and checks that Verify names entity.
+func verifyDamage(t *testing.T, name, entity string, damage func(tx store.Tx) error) {
+	t.Run(name, func(t *testing.T) {
+		e := mustOpen(t)
+		for _, p := range []string{"a", "a.b", "c"} {
+			if _, err := e.CreateProject(NewProject{Name: p}); err != nil {
+				t.Fatal(err)
 			}
-			err := e.log.View(func(tx store.Tx) error {
-				settled, err := projstore.VerifyByProject(tx, e.warn)
-				if !settled || err != nil {
-					t.Errorf("VerifyByProject of a clean file = %v, %v; want settled, nil", settled, err)
-				}
-				return nil
-			})
+			if _, err := e.AddTask(NewTask{Project: p, Title: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			pl, err := e.AddPlan(NewPlan{Project: p, Title: "plan"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.log.Update(c.damage); err != nil {
+			if _, err := e.AddTask(NewTask{Project: p, Title: "planned", Plan: pl.ID}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = e.Verify()
-			var ce *eventlog.CorruptionError
-			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.entity) {
-				t.Errorf("Verify = %v, want a corruption naming %q", err, c.entity)
-			}
-			whole := e.log.View(func(tx store.Tx) error { return e.compareProjections(tx) })
-			if !errors.As(whole, &ce) {
-				t.Errorf("the whole replay's comparison = %v, want a corruption too", whole)
-			}
-			if _, err := e.Rebuild(); err != nil { // for the cleanup's Verify
+			if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", Success: true}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		err := e.log.View(func(tx store.Tx) error {
+			settled, err := projstore.VerifyByProject(tx, e.warn)
+			if !settled || err != nil {
+				t.Errorf("VerifyByProject of a clean file = %v, %v; want settled, nil", settled, err)
+			}
+			return nil
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := e.Verify(); err != nil || rep.Projections != "ok" {
+			t.Fatalf("Verify of a clean file = %+v, %v", rep, err)
+		}
+		if err := e.log.Update(damage); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Verify()
+		var ce *eventlog.CorruptionError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), entity) {
+			t.Errorf("Verify = %v, want a corruption naming %q", err, entity)
+		}
+		whole := e.log.View(func(tx store.Tx) error { return e.compareProjections(tx) })
+		if !errors.As(whole, &ce) {
+			t.Errorf("the whole replay's comparison = %v, want a corruption too", whole)
+		}
+		if _, err := e.Rebuild(); err != nil { // for the cleanup's Verify
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestVerify_Stream: the projections' check fed by one walk of the log
@@ -182,6 +199,15 @@ func TestVerify_Stream(t *testing.T) {
 			t.Errorf("unsure = %q before a rollback (%d workers), want none", got, workers)
 		}
 	}
+	// Past its budget of events, the Stream replays the projects it
+	// does not fold beside the walk, and still settles.
+	restore := projstore.SetStreamEvents(1)
+	for _, workers := range []int{1, 2} {
+		if got := stream(workers); len(got) != 0 {
+			t.Errorf("unsure = %q with one project folded from the walk (%d workers), want none", got, workers)
+		}
+	}
+	restore()
 	if _, err := e.Rollback(RollbackInput{Project: "p", To: Point{Checkpoint: "C-1"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -72,16 +72,23 @@ type projectWork struct {
 	errs     []error      // by project; only the first one is reported
 	failed   atomic.Int64 // the smallest index of a project that failed, +1 (0: none)
 
+	skips *skipWarn // shared by the works of one check
+
 	mu       sync.Mutex
-	warn     func(format string, args ...any)
-	warned   map[string]bool
 	events   uint64
 	matched  map[string]int
 	beginErr error // a transaction view could not begin
 }
 
+// skipWarn warns once per event type the replays of a check skip.
+type skipWarn struct {
+	mu     sync.Mutex
+	warn   func(format string, args ...any)
+	warned map[string]bool
+}
+
 func newProjectWork(projects []string, warn func(format string, args ...any)) *projectWork {
-	return &projectWork{projects: projects, errs: make([]error, len(projects)), warn: warn, warned: map[string]bool{}, matched: map[string]int{}}
+	return &projectWork{projects: projects, errs: make([]error, len(projects)), skips: &skipWarn{warn: warn, warned: map[string]bool{}}, matched: map[string]int{}}
 }
 
 // run compares projects in tx until none is left, or one before the
@@ -137,11 +144,12 @@ func (w *projectWork) first() error {
 
 // warnSkip warns once per event type a replay skips.
 func (w *projectWork) warnSkip(r *store.Record) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.warned[r.Type] {
-		w.warned[r.Type] = true
-		w.warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
+	k := w.skips
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.warned[r.Type] {
+		k.warned[r.Type] = true
+		k.warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", r.Type, r.Schema, r.Seq)
 	}
 }
 

@@ -3,6 +3,7 @@ package projstore
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -13,7 +14,10 @@ import (
 // order (the store's own check, which decodes every record anyway)
 // rather than by a read of each project's records through the project
 // index: the walk lends each record to Add, which copies it into a batch
-// for the worker that folds its project. The projects are dealt to up to
+// for the worker that folds its project. The walk feeds the folds of the
+// largest projects up to streamEvents events; the others are folded in
+// groups as large, each from a pass over the log of its own beside the
+// walk (passes), so that the memory held does not grow with the file. The projects are dealt to up to
 // as many workers as asked (a goroutine each, in a transaction view
 // begins), so the folds of independent projects run on every core beside
 // the walk. An exec never changes after the event that recorded it
@@ -36,6 +40,19 @@ type Stream struct {
 	projects []string
 	marks    map[string]DigestMark
 	w        *projectWork // warns; the fallback's work is a new one
+
+	// groups are the projects past streamEvents, each folded from a pass
+	// of its own over the log (passes), one after another beside the
+	// walk; passesDone is closed once they have ended, and pass holds
+	// what they found.
+	groups     [][]string
+	passesDone chan struct{}
+	pass       struct {
+		err     error // a pass could not begin or read the log
+		events  uint64
+		matched map[string]int
+		unsure  []string
+	}
 
 	// Set before done is closed, from the workers' own.
 	failed   bool // the walk found a problem: nothing is compared
@@ -74,14 +91,37 @@ const (
 	streamBatches = 4   // batches in flight, per worker
 )
 
+// streamEvents is how many events, by their projects' stored counts, a
+// fold from one pass over the log takes: a fold holds its projects'
+// entities until the pass ends, a memory that grows with their events.
+// The projects are dealt to groups of up to streamEvents events (at least
+// one project each), largest first: the first group is folded from the
+// walk, the others each from a pass of its own (Tx.Replay) on a goroutine
+// beside it, one group after another. The check's peak memory is then
+// that of two groups at most, whatever the file's size; a file of more
+// events than a group's costs a pass over the log for each group more.
+var streamEvents uint64 = 500_000
+
+// SetStreamEvents sets streamEvents, for a test that has small files
+// take both ways; restore sets it back.
+func SetStreamEvents(n uint64) (restore func()) {
+	old := streamEvents
+	streamEvents = n
+	return func() { streamEvents = old }
+}
+
 // NewStream reads the projects and the digest log index's marks in tx and
 // starts the Stream's folds, on up to workers goroutines, each in a
 // transaction that view begins. The caller must call End once the walk
 // has ended, whether it lent records or not.
 func NewStream(tx store.Tx, view func(func(store.Tx) error) error, workers int, warn func(format string, args ...any)) (*Stream, error) {
 	var projects []string
-	err := tx.Scan(BucketProjects, nil, func(k, _ []byte) error {
+	events := map[string]uint64{}
+	err := store.ScanShared(tx, BucketProjects, nil, func(k, v []byte) error {
 		projects = append(projects, string(k))
+		if p, err := decodeEntity[projection.Project](tx, BucketProjects, k, v); err == nil {
+			events[string(k)] = p.Events // a damaged one: its comparison tells
+		}
 		return nil
 	})
 	if err != nil {
@@ -96,6 +136,24 @@ func NewStream(tx store.Tx, view func(func(store.Tx) error) error, workers int, 
 		projects: projects, marks: marks, w: newProjectWork(projects, warn),
 		matched: map[string]int{}, unsure: map[string]bool{},
 	}
+	groups := [][]string{projects}
+	if view != nil {
+		groups = splitProjects(projects, events, streamEvents)
+	}
+	s.groups, s.passesDone = groups[1:], make(chan struct{})
+	s.pass.matched = map[string]int{}
+	s.start(groups[0], view, workers)
+	if len(s.groups) == 0 {
+		close(s.passesDone)
+	} else {
+		go s.passes(view, workers)
+	}
+	return s, nil
+}
+
+// start starts the folds of projects, a group of the Stream's, on up to
+// workers goroutines, each in a transaction view begins.
+func (s *Stream) start(projects []string, view func(func(store.Tx) error) error, workers int) {
 	s.workers = make([]*streamWorker, max(1, min(workers, len(projects))))
 	for i := range s.workers {
 		sw := &streamWorker{batches: make(chan *recBatch, streamBatches), free: make(chan *recBatch, streamBatches+2), matched: map[string]int{}}
@@ -119,7 +177,57 @@ func NewStream(tx store.Tx, view func(func(store.Tx) error) error, workers int, 
 		s.gather()
 		close(s.done)
 	}()
-	return s, nil
+}
+
+// passes folds each of s.groups from a pass over the log of its own, in
+// a transaction view begins, one after another.
+func (s *Stream) passes(view func(func(store.Tx) error) error, workers int) {
+	defer close(s.passesDone)
+	for _, group := range s.groups {
+		g := &Stream{
+			route: make(map[string]*streamWorker, len(group)), done: make(chan struct{}),
+			projects: group, marks: s.marks, w: s.w, matched: map[string]int{}, unsure: map[string]bool{},
+		}
+		g.start(group, view, workers)
+		err := view(func(tx store.Tx) error {
+			return tx.Replay(1, 0, func(r *store.Record) error { g.Add(r); return nil })
+		})
+		g.End(err != nil)
+		<-g.done
+		if err = cmp.Or(err, g.beginErr); err != nil {
+			s.pass.err = err
+			return
+		}
+		s.pass.events += g.events
+		for b, n := range g.matched {
+			s.pass.matched[b] += n
+		}
+		s.pass.unsure = append(s.pass.unsure, g.Unsure()...)
+	}
+}
+
+// splitProjects deals projects, of the events counted, to groups of up
+// to budget events each (at least one project), largest first, each in
+// name order.
+func splitProjects(projects []string, events map[string]uint64, budget uint64) [][]string {
+	bySize := slices.Clone(projects)
+	slices.SortStableFunc(bySize, func(a, b string) int { return cmp.Compare(events[b], events[a]) })
+	var groups [][]string
+	var sum uint64
+	for _, p := range bySize {
+		if n := len(groups); n == 0 || sum+events[p] > budget && len(groups[n-1]) > 0 {
+			groups, sum = append(groups, nil), 0
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], p)
+		sum += events[p]
+	}
+	if len(groups) == 0 {
+		groups = [][]string{nil}
+	}
+	for _, g := range groups {
+		slices.Sort(g)
+	}
+	return groups
 }
 
 // run folds sw's projects in a transaction view begins; when none can
@@ -356,15 +464,26 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 // workers goroutines.
 func (s *Stream) Verify(tx store.Tx, view func(func(store.Tx) error) error, workers int, warn func(format string, args ...any)) (ok bool, err error) {
 	<-s.done
+	<-s.passesDone
 	if s.beginErr != nil {
 		return true, s.beginErr
 	}
 	if s.failed {
 		return true, nil
 	}
+	if s.pass.err != nil {
+		return true, s.pass.err
+	}
+	s.events += s.pass.events
+	for b, n := range s.pass.matched {
+		s.matched[b] += n
+	}
+	for _, p := range s.pass.unsure {
+		s.unsure[p] = true
+	}
 	if unsure := s.Unsure(); len(unsure) > 0 {
 		w := newProjectWork(unsure, warn)
-		w.warned = s.w.warned // a type the Stream warned of is not warned of again
+		w.skips = s.w.skips // a type the Stream warned of is not warned of again
 		if err := w.runAll(tx, view, workers, s.marks); err != nil {
 			return true, err
 		}
