@@ -239,7 +239,9 @@ engine's replay for verify, catching a cache up). It checks the CRC32C,
 the framing and the seq (format 2: through the CRC), not the hash, and it lends its callback one
 Record, reused from record to record, whose Data is a view of bbolt's
 page: valid only until the callback returns (the strings are still
-copies). The hash guards the audit trail against a record rewritten on
+copies, which a long walk takes from a cache of the strings of the
+records before it: a record's stream, type, actor, session and project
+mostly repeat, and a hit saves an allocation per record). The hash guards the audit trail against a record rewritten on
 purpose with a recomputed CRC; the projections a replay builds live in
 the same file without such a guard, so checking the hash there would
 protect nothing that an editor of the file could not change anyway.
