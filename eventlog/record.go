@@ -330,8 +330,8 @@ func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format, c *internCac
 		return errorf("schema version %d out of range", schema)
 	}
 	if c != nil {
-		r.Stream, r.Type, r.Actor = c.get(stream), c.get(typ), c.get(actor)
-		r.Session, r.Project = c.get(session), c.get(project)
+		r.Stream, r.Type, r.Actor = c.stream(stream), c.name(typ), c.name(actor)
+		r.Session, r.Project = c.name(session), c.name(project)
 	} else {
 		s := string(env[first:last])
 		sub := func(end, n int) string { return s[end-first-n : end-first] }
