@@ -76,6 +76,9 @@ const parallelMin = 20000
 // folds on the caller's goroutine.
 func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	total, _ := tx.Head()
+	if s, ok := tx.(splitter); ok && workers > 1 {
+		return replaySplit(s, total, workers, warn, progress)
+	}
 	read := func(fn func(*store.Record) error) error { return tx.Replay(1, 0, fn) }
 	return replay(read, total, workers, warn, progress)
 }
@@ -275,23 +278,27 @@ func (p *parallelFold) wait() (*projection.Memory, error) {
 	if first != nil {
 		return nil, first.err
 	}
-	return mergeMemories(p.workers), nil
+	mems := make([]*projection.Memory, len(p.workers))
+	for i, w := range p.workers {
+		mems[i] = w.mem
+	}
+	return mergeMemories(mems), nil
 }
 
 // mergeMemories puts the entities of the workers' states, which hold
 // different projects, into the first one's, each kind of entity on a
 // goroutine of its own (the maps are apart): the merge is the one part of
 // a parallel replay that nothing else runs beside.
-func mergeMemories(workers []*foldWorker) *projection.Memory {
-	out := workers[0].mem
-	if len(workers) == 1 {
+func mergeMemories(mems []*projection.Memory) *projection.Memory {
+	out := mems[0]
+	if len(mems) == 1 {
 		return out
 	}
 	var wg sync.WaitGroup
 	merge := func(copyFrom func(m *projection.Memory)) {
 		wg.Go(func() {
-			for _, w := range workers[1:] {
-				copyFrom(w.mem)
+			for _, m := range mems[1:] {
+				copyFrom(m)
 			}
 		})
 	}
