@@ -25,11 +25,24 @@ type internCache struct {
 	names   [internSlots / 4]string
 }
 
-// stream returns b, a stream, as a string (internIn).
-func (c *internCache) stream(b []byte) string { return internIn(c.streams[:], b) }
+// stream returns b, a stream, as a string: last (the stream of the
+// record before) when b spells it, else internIn's.
+func (c *internCache) stream(b []byte, last string) string {
+	if string(b) == last {
+		return last
+	}
+	return internIn(c.streams[:], b)
+}
 
-// name returns b, a type, actor, session or project, as a string (internIn).
-func (c *internCache) name(b []byte) string { return internIn(c.names[:], b) }
+// name returns b, a type, actor, session or project, as a string: last
+// (the same field of the record before) when b spells it, else
+// internIn's.
+func (c *internCache) name(b []byte, last string) string {
+	if string(b) == last {
+		return last
+	}
+	return internIn(c.names[:], b)
+}
 
 // internIn returns b as a string: the copy in slots when there is one,
 // else a new copy. The slots are 2-way: b's pair of slots holds the last

@@ -12,20 +12,20 @@ func TestInternCache_Stream(t *testing.T) {
 	t.Run("Equal", func(t *testing.T) {
 		for i := range 5000 { // more strings than slots: collisions replace
 			b := []byte(fmt.Sprintf("task:proj%03d/T-%d", i%10, i))
-			if got := c.stream(b); got != string(b) {
+			if got := c.stream(b, ""); got != string(b) {
 				t.Fatalf("get(%q) = %q", b, got)
 			}
 		}
-		if got := c.stream(nil); got != "" {
+		if got := c.stream(nil, ""); got != "" {
 			t.Fatalf("get(nil) = %q", got)
 		}
 	})
 	t.Run("Hit", func(t *testing.T) {
 		b := []byte("task.context_merged")
-		first := c.stream(b)
+		first := c.stream(b, "")
 		b[0] = 'X' // the cached string is a copy: b may change
 		b[0] = 't'
-		if again := c.stream(b); unsafe.StringData(again) != unsafe.StringData(first) {
+		if again := c.stream(b, ""); unsafe.StringData(again) != unsafe.StringData(first) {
 			t.Fatal("a repeated string is copied again")
 		}
 		if first != "task.context_merged" {
@@ -34,7 +34,7 @@ func TestInternCache_Stream(t *testing.T) {
 	})
 	t.Run("Long", func(t *testing.T) {
 		long := []byte(strings.Repeat("x", maxInterned+1))
-		if a, b := c.stream(long), c.stream(long); a != string(long) || b != a || unsafe.StringData(a) == unsafe.StringData(b) {
+		if a, b := c.stream(long, ""), c.stream(long, ""); a != string(long) || b != a || unsafe.StringData(a) == unsafe.StringData(b) {
 			t.Fatal("a long string is cached or wrong")
 		}
 	})

@@ -330,8 +330,9 @@ func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format, c *internCac
 		return errorf("schema version %d out of range", schema)
 	}
 	if c != nil {
-		r.Stream, r.Type, r.Actor = c.stream(stream), c.name(typ), c.name(actor)
-		r.Session, r.Project = c.name(session), c.name(project)
+		// r holds the record before's strings (Replay reuses it).
+		r.Stream, r.Type, r.Actor = c.stream(stream, r.Stream), c.name(typ, r.Type), c.name(actor, r.Actor)
+		r.Session, r.Project = c.name(session, r.Session), c.name(project, r.Project)
 	} else {
 		s := string(env[first:last])
 		sub := func(end, n int) string { return s[end-first-n : end-first] }

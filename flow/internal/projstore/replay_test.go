@@ -193,3 +193,47 @@ func TestReplayOn_SkipsUnknownAsSerial(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The size a replay reserves for its state, from the stored projections,
+// is at least what the replay makes; with no projections, nothing.
+func TestSizeHint(t *testing.T) {
+	errLooked := errors.New("looked")
+	path := filepath.Join(t.TempDir(), "flow.db")
+	e, err := flow.Open(path, flow.Options{Create: true, NoSync: true, Actor: "a", Session: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := workload.New(workload.Options{Projects: 3, Seed: 3})
+	if err := flowrun.Batch(e, g.Fill(nil, 400)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := eventlog.Open(path, eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = l.Update(func(tx *eventlog.Tx) error {
+		mem, _, err := projstore.ReplayOn(tx, 1, t.Logf, nil)
+		if err != nil {
+			return err
+		}
+		projects, n := projstore.SizeHint(tx)
+		if projects != len(mem.Projects) || n.Tasks < len(mem.Tasks) || n.Plans < len(mem.Plans) ||
+			n.Approvals < len(mem.Approvals) || n.Execs < len(mem.Execs) || n.Checkpoints < len(mem.Checkpoints) || n.Tasks == 0 {
+			t.Fatalf("SizeHint = %d, %+v; the replay made %d projects, %d tasks, %d execs", projects, n, len(mem.Projects), len(mem.Tasks), len(mem.Execs))
+		}
+		if err := tx.DeleteBucket(projstore.BucketProjects); err != nil {
+			return err
+		}
+		if projects, n := projstore.SizeHint(tx); projects != 0 || n != (projection.Counters{}) {
+			t.Fatalf("SizeHint without projections = %d, %+v, want none", projects, n)
+		}
+		return errLooked // roll back
+	})
+	if !errors.Is(err, errLooked) {
+		t.Fatal(err)
+	}
+}

@@ -20,7 +20,7 @@ type splitter interface {
 // replaySplit is ReplayOn through a splitter: each project's events, in
 // seq order, are decoded and folded by one of workers goroutines, into a
 // state of the worker's own; the states are merged at the end.
-func replaySplit(s splitter, total uint64, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+func replaySplit(s splitter, total uint64, workers int, size sized, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	var rep Report
 	if progress != nil {
 		progress(0, total)
@@ -29,7 +29,7 @@ func replaySplit(s splitter, total uint64, workers int, warn func(format string,
 	mems := make([]*projection.Memory, workers)
 	skips := make([]skipped, workers)
 	for i := range mems {
-		mems[i] = projection.NewMemory()
+		mems[i] = size(i, workers)
 	}
 	owner := map[string]int{} // project -> the worker folding it
 	route := func(project []byte) int {
