@@ -259,6 +259,13 @@ Replay's Data is a view of bbolt's page, valid while the transaction is
 and bbolt leaves the page alone: a callback that writes to the log in the
 same (writable) transaction must copy what it needs first.
 
+ReplaySplit is Replay on several goroutines, for folds whose projects are
+independent: the walk reads only each record's project and hands the
+record's page bytes, undecoded and uncopied, to the worker its project
+goes to, which checks and decodes them as Replay does and calls back in
+seq order; the error returned is the earliest record's. The transaction
+must not be written until it returns.
+
 # Caveats
 
 A file whose format is newer than FormatVersion is refused for writing

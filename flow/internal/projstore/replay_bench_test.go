@@ -1,6 +1,7 @@
 package projstore_test
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/flowctl/flowctl/eventlog"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // BenchmarkReplayOn folds the whole file named by FLOWCTL_BENCH_DB (a copy:
@@ -37,6 +39,28 @@ func BenchmarkReplayOn(b *testing.B) {
 			reportRates(b, events, cpuTime()-cpu)
 		})
 	}
+	// flowbench's replay row: Log.Replay folded by projection.Apply into
+	// a NewMemory, on the benchmark's goroutine (no size hint, no skip
+	// of unknown events).
+	b.Run("fold", func(b *testing.B) {
+		var events uint64
+		cpu := cpuTime()
+		for b.Loop() {
+			events = 0
+			mem := projection.NewMemory()
+			err := l.Replay(1, 0, func(r *eventlog.Record) error {
+				events++
+				if err := projection.Apply(mem, r); err != nil && !errors.Is(err, projection.ErrUnknown) {
+					return err
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRates(b, events, cpuTime()-cpu)
+	})
 	b.Run("speedup", func(b *testing.B) {
 		var serial, parallel time.Duration
 		var events uint64
