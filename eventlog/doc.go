@@ -239,7 +239,9 @@ engine's replay for verify, catching a cache up). It checks the CRC32C,
 the framing and the seq (format 2: through the CRC), not the hash, and it lends its callback one
 Record, reused from record to record, whose Data is a view of bbolt's
 page: valid only until the callback returns (the strings are still
-copies). The hash guards the audit trail against a record rewritten on
+copies, which a long walk takes from a cache of the strings of the
+records before it: a record's stream, type, actor, session and project
+mostly repeat, and a hit saves an allocation per record). The hash guards the audit trail against a record rewritten on
 purpose with a recomputed CRC; the projections a replay builds live in
 the same file without such a guard, so checking the hash there would
 protect nothing that an editor of the file could not change anyway.
@@ -256,6 +258,13 @@ measurement.
 Replay's Data is a view of bbolt's page, valid while the transaction is
 and bbolt leaves the page alone: a callback that writes to the log in the
 same (writable) transaction must copy what it needs first.
+
+ReplaySplit is Replay on several goroutines, for folds whose projects are
+independent: the walk reads only each record's project and hands the
+record's page bytes, undecoded and uncopied, to the worker its project
+goes to, which checks and decodes them as Replay does and calls back in
+seq order; the error returned is the earliest record's. The transaction
+must not be written until it returns.
 
 # Caveats
 

@@ -196,11 +196,23 @@ func (f format) decode(seq uint64, b []byte, prev Hash) (*Record, error) {
 // check the hash, and r.Data aliases b: valid only as long as b is. The
 // strings are copies either way. On error r is undefined.
 func (f format) decodeInto(r *Record, seq uint64, b []byte, prev Hash, lend bool) error {
+	return f.decodeCached(r, seq, b, prev, lend, nil)
+}
+
+// decodeLent is decodeInto with lend, its strings from (and into) c:
+// Replay's read, which hands on one record at a time.
+func (f format) decodeLent(r *Record, seq uint64, b []byte, prev Hash, c *internCache) error {
+	return f.decodeCached(r, seq, b, prev, true, c)
+}
+
+// decodeCached is decodeInto with the record's strings taken from c
+// when it holds them (c nil: copied).
+func (f format) decodeCached(r *Record, seq uint64, b []byte, prev Hash, lend bool, c *internCache) error {
 	env, err := f.checkFrame(seq, b)
 	if err != nil {
 		return err
 	}
-	if err := decodeEnvelopeInto(r, env, lend, f); err != nil {
+	if err := decodeEnvelopeInto(r, env, lend, f, c); err != nil {
 		return corruptf(seq, "record does not decode: %v", err)
 	}
 	if f != formatV1 {
@@ -268,7 +280,7 @@ func (f format) checkHash(r *Record, env []byte) error {
 // record share one allocation, Data has its own.
 func decodeEnvelope(env []byte) (*Record, error) {
 	r := new(Record)
-	if err := decodeEnvelopeInto(r, env, false, formatV1); err != nil {
+	if err := decodeEnvelopeInto(r, env, false, formatV1, nil); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -277,8 +289,8 @@ func decodeEnvelope(env []byte) (*Record, error) {
 // decodeEnvelopeInto is decodeEnvelope into r, for an envelope of format
 // f. It sets every field of r but, for format 2, Seq and Prev, which the
 // envelope does not hold. With lend, r.Data aliases env instead of being
-// a copy.
-func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format) error {
+// a copy. With c, the strings come from c (copies either way).
+func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format, c *internCache) error {
 	p := parser{b: env}
 	if c := p.code(); p.err == nil && c != f.envelopeHeader() {
 		return errorf("envelope starts with 0x%02x, want an array of %d fields", c, f.envelopeHeader()&0x0f)
@@ -317,13 +329,19 @@ func decodeEnvelopeInto(r *Record, env []byte, lend bool, f format) error {
 	case schema > math.MaxUint32:
 		return errorf("schema version %d out of range", schema)
 	}
-	s := string(env[first:last])
-	sub := func(end, n int) string { return s[end-first-n : end-first] }
-	r.Stream = s[:len(stream)]
-	r.Type = sub(typEnd, len(typ))
-	r.Actor = sub(actorEnd, len(actor))
-	r.Session = sub(sessionEnd, len(session))
-	r.Project = sub(last, len(project))
+	if c != nil {
+		// r holds the record before's strings (Replay reuses it).
+		r.Stream, r.Type, r.Actor = c.stream(stream, r.Stream), c.name(typ, r.Type), c.name(actor, r.Actor)
+		r.Session, r.Project = c.name(session, r.Session), c.name(project, r.Project)
+	} else {
+		s := string(env[first:last])
+		sub := func(end, n int) string { return s[end-first-n : end-first] }
+		r.Stream = s[:len(stream)]
+		r.Type = sub(typEnd, len(typ))
+		r.Actor = sub(actorEnd, len(actor))
+		r.Session = sub(sessionEnd, len(session))
+		r.Project = sub(last, len(project))
+	}
 	r.Schema = uint32(schema)
 	r.Time = time.Unix(0, nanos).UTC()
 	switch {

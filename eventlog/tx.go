@@ -242,8 +242,9 @@ func (tx *Tx) scanLog(from, to uint64, fn func(r *Record, env []byte) error) err
 // chain").
 func (tx *Tx) Replay(from, to uint64, fn func(*Record) error) error {
 	var r Record
+	var strs lentStrings
 	return tx.walkLog(from, to, func(seq uint64, v []byte, prev Hash) error {
-		if err := tx.log.format.decodeInto(&r, seq, v, prev, true); err != nil {
+		if err := tx.log.format.decodeLent(&r, seq, v, prev, strs.cache()); err != nil {
 			return err
 		}
 		return fn(&r)
@@ -315,6 +316,7 @@ type recordReader func(seq uint64) (*Record, error)
 func (tx *Tx) lender() recordReader {
 	r := new(Record)
 	var c logCursor
+	var strs lentStrings
 	return func(seq uint64) (*Record, error) {
 		if f := tx.freshRecord(seq); f != nil {
 			*r = *f
@@ -324,7 +326,7 @@ func (tx *Tx) lender() recordReader {
 		if v == nil || err != nil {
 			return nil, err
 		}
-		if err := tx.log.format.decodeInto(r, seq, v, prev, true); err != nil {
+		if err := tx.log.format.decodeLent(r, seq, v, prev, strs.cache()); err != nil {
 			return nil, err
 		}
 		return r, nil

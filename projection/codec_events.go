@@ -72,11 +72,19 @@ func (r *mpReader) ref(dst *[]byte) error {
 	return err
 }
 
-// decodeRefs reads p but for its id, which is at *id.
-func (p *StepStatusChanged) decodeRefs(r *mpReader, id *[]byte) error {
+// decodeRefs reads p but for its id, which is at *id, and its progress,
+// which is read into *progress (*hasProgress set when it is not nil)
+// and left nil in p: a new int per event otherwise.
+func (p *StepStatusChanged) decodeRefs(r *mpReader, id *[]byte, progress *int, hasProgress *bool) error {
 	return decodeStruct(r, p, stepStatusChangedFields, func(i int) error {
-		if i == 0 {
+		switch i {
+		case 0:
 			return r.ref(id)
+		case 2:
+			if *hasProgress = !r.isNil(); *hasProgress {
+				return r.intField(progress)
+			}
+			return nil
 		}
 		return p.decodeField(r, i)
 	})

@@ -62,8 +62,13 @@ var codecTypes = []codecType{
 	{typ: reflect.TypeFor[StepStatusChanged](), decode: func(r *mpReader, v any) error {
 		p := v.(*StepStatusChanged)
 		var id []byte
-		err := p.decodeRefs(r, &id)
+		var progress int
+		var hasProgress bool
+		err := p.decodeRefs(r, &id, &progress, &hasProgress)
 		p.ID = string(id)
+		if hasProgress {
+			p.Progress = &progress
+		}
 		return err
 	}},
 	{typ: reflect.TypeFor[NoteAdded](), decode: func(r *mpReader, v any) error {

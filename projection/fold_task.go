@@ -113,9 +113,11 @@ func (f *fold) contextMerged(t *Task) error {
 func (f *fold) stepStatus(t *Task) error {
 	var p StepStatusChanged
 	var id []byte // only looked up
+	var progress int
+	var hasProgress bool
 	err := f.payload(func(b []byte, seen *stringCache) error {
 		r := mpReader{b: b, seen: seen}
-		return p.decodeRefs(&r, &id)
+		return p.decodeRefs(&r, &id, &progress, &hasProgress)
 	})
 	if err != nil {
 		return err
@@ -129,8 +131,8 @@ func (f *fold) stepStatus(t *Task) error {
 		stepMoved(s, p.To, now)
 	}
 	switch {
-	case p.Progress != nil:
-		s.Progress = *p.Progress
+	case hasProgress:
+		s.Progress = progress
 	case s.Status == StepCompleted:
 		s.Progress = 100
 	}

@@ -61,6 +61,22 @@ func NewMemory() *Memory {
 	}
 }
 
+// NewMemorySized returns an empty in-memory store with room for the
+// entities of projects projects that have given out the ids n counts (a
+// project's Counters: at least as many as it has entities), so that a
+// replay whose sizes are known ahead does not grow its maps as it goes.
+// It holds the same as NewMemory's; only its maps' first sizes differ.
+func NewMemorySized(projects int, n Counters) *Memory {
+	return &Memory{
+		Projects:    make(map[string]*Project, projects),
+		Plans:       make(map[string]*Plan, n.Plans),
+		Tasks:       make(map[string]*Task, n.Tasks),
+		Approvals:   make(map[string]*Approval, n.Approvals),
+		Execs:       make(map[string]*Exec, n.Execs),
+		Checkpoints: make(map[string]*Checkpoint, n.Checkpoints),
+	}
+}
+
 // Key is the key of an entity within its kind: "project/id".
 func Key(project, id string) string { return project + "/" + id }
 

@@ -77,8 +77,28 @@ const parallelMin = 20000
 // folds on the caller's goroutine.
 func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	total, _ := tx.Head()
+	size := newSized(sizeHint(tx))
+	if s, ok := tx.(splitter); ok && workers > 1 {
+		return replaySplit(s, total, workers, size, warn, progress)
+	}
 	read := func(fn func(*store.Record) error) error { return tx.Replay(1, 0, fn) }
-	return replay(read, total, workers, warn, progress)
+	return replay(read, total, workers, size, warn, progress)
+}
+
+// sized makes the state of worker i of n of a replay: the first, which
+// the others' are merged into, with room for the whole state, the
+// others for their share of it.
+type sized func(i, n int) *projection.Memory
+
+// newSized is the sized of a replay whose state holds about projects
+// projects and the entities c counts (sizeHint).
+func newSized(projects int, c projection.Counters) sized {
+	return func(i, n int) *projection.Memory {
+		if i == 0 {
+			return projection.NewMemorySized(projects, c)
+		}
+		return projection.NewMemorySized(projects, share(c, n))
+	}
 }
 
 // ReplayProject folds the events of project into memory, read through
@@ -86,11 +106,15 @@ func ReplayOn(tx store.Tx, workers int, warn func(format string, args ...any), p
 // progress hears as the events to fold.
 func ReplayProject(tx store.Tx, project string, total uint64, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	read := func(fn func(*store.Record) error) error { return tx.ReplayProject(project, 1, fn) }
-	return replay(read, total, 1, warn, progress)
+	var c projection.Counters
+	if p, err := NewTx(tx).Project(project); err == nil && p != nil { // a hint only, as sizeHint's
+		c = p.Counters
+	}
+	return replay(read, total, 1, newSized(1, clampHint(c)), warn, progress)
 }
 
 // replay folds the records read hands it, on workers goroutines.
-func replay(read func(fn func(*store.Record) error) error, total uint64, workers int, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+func replay(read func(fn func(*store.Record) error) error, total uint64, workers int, size sized, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
 	var rep Report
 	if progress != nil {
 		progress(0, total)
@@ -99,11 +123,11 @@ func replay(read func(fn func(*store.Record) error) error, total uint64, workers
 	var fold func(r *store.Record) error
 	var done func() (*projection.Memory, error)
 	if workers <= 1 {
-		mem := projection.NewMemory()
+		mem := size(0, 1)
 		fold = func(r *store.Record) error { return projection.Apply(mem, r) }
 		done = func() (*projection.Memory, error) { return mem, nil }
 	} else {
-		p := newParallelFold(workers)
+		p := newParallelFold(workers, size)
 		fold, done = p.fold, p.wait
 	}
 	warned := map[string]bool{}
@@ -168,10 +192,10 @@ type foldWorker struct {
 	seq   uint64 // of the record whose fold failed
 }
 
-func newParallelFold(n int) *parallelFold {
+func newParallelFold(n int, size sized) *parallelFold {
 	p := &parallelFold{owner: map[string]*foldWorker{}, free: make(chan *foldBatch, (foldAhead+2)*n)}
-	for range n {
-		w := &foldWorker{mem: projection.NewMemory(), in: make(chan *foldBatch, foldAhead)}
+	for i := range n {
+		w := &foldWorker{mem: size(i, n), in: make(chan *foldBatch, foldAhead)}
 		p.workers = append(p.workers, w)
 		p.wg.Add(1)
 		go p.run(w)
@@ -276,23 +300,27 @@ func (p *parallelFold) wait() (*projection.Memory, error) {
 	if first != nil {
 		return nil, first.err
 	}
-	return mergeMemories(p.workers), nil
+	mems := make([]*projection.Memory, len(p.workers))
+	for i, w := range p.workers {
+		mems[i] = w.mem
+	}
+	return mergeMemories(mems), nil
 }
 
 // mergeMemories puts the entities of the workers' states, which hold
 // different projects, into the first one's, each kind of entity on a
 // goroutine of its own (the maps are apart): the merge is the one part of
 // a parallel replay that nothing else runs beside.
-func mergeMemories(workers []*foldWorker) *projection.Memory {
-	out := workers[0].mem
-	if len(workers) == 1 {
+func mergeMemories(mems []*projection.Memory) *projection.Memory {
+	out := mems[0]
+	if len(mems) == 1 {
 		return out
 	}
 	var wg sync.WaitGroup
 	merge := func(copyFrom func(m *projection.Memory)) {
 		wg.Go(func() {
-			for _, w := range workers[1:] {
-				copyFrom(w.mem)
+			for _, m := range mems[1:] {
+				copyFrom(m)
 			}
 		})
 	}

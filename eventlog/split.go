@@ -1,0 +1,187 @@
+package eventlog
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// ReplaySplit is Replay on workers goroutines, for a fold whose parts
+// are independent (a project's events change that project's state only):
+// the caller's goroutine walks the log and, for every record in seq
+// order, calls route with the record's project (nil when the record is
+// too damaged to say) and hands the record, undecoded, to the worker
+// route names (0 to workers-1; one out of range counts as 0). Each
+// worker checks and decodes its records as Replay does (CRC32C, framing,
+// seq), in seq order, and calls fn with its number and the record, lent
+// until fn returns as Replay lends it. No copy is made of a record: the
+// workers read the transaction's pages, which stay as they are until
+// ReplaySplit returns (the transaction must not be written meanwhile).
+//
+// The error returned is the one of the earliest record (by seq) whose
+// decode or fn failed, else the walk's (a missing seq); the walk stops
+// soon after a worker fails. fn returning ErrStop stops the replay
+// quietly. route must be quick (it runs on the walk), fn may take its
+// time: that is the work the workers share.
+func (tx *Tx) ReplaySplit(from, to uint64, workers int, route func(project []byte) int, fn func(worker int, r *Record) error) error {
+	s := newSplit(tx.log.format, max(workers, 1), fn)
+	err := tx.walkLog(from, to, func(seq uint64, v []byte, prev Hash) error {
+		w := route(tx.log.format.peekProject(v))
+		if w < 0 || w >= len(s.workers) {
+			w = 0
+		}
+		return s.add(w, splitItem{seq: seq, v: v, prev: prev})
+	})
+	if werr := s.wait(); werr != nil {
+		err = werr
+	}
+	return stopped(err)
+}
+
+// peekProject returns the project of the record v of format f, read
+// without a check (the worker that decodes v checks it), nil when v is
+// too damaged to say.
+func (f format) peekProject(v []byte) []byte {
+	p := parser{b: v}
+	if p.code() != f.envelopeHeader() {
+		return nil
+	}
+	if f == formatV1 {
+		p.uint()
+	}
+	var id ID
+	p.fixed(id[:])
+	p.str()  // stream
+	p.uint() // version
+	p.str()  // type
+	p.uint() // schema
+	p.int()  // time
+	p.str()  // actor
+	p.str()  // session
+	project := p.str()
+	if p.err != nil {
+		return nil
+	}
+	return project
+}
+
+// splitItem is a record handed to a worker: its seq, its stored bytes
+// and the hash of the record before (a format-2 record's prev).
+type splitItem struct {
+	seq  uint64
+	v    []byte
+	prev Hash
+}
+
+// splitBatchLen is how many records go to a worker at a time, and
+// splitAhead how many batches a worker's channel holds: the walk runs up
+// to splitAhead batches ahead of a worker, so that a run of one
+// project's records (an import's, say) keeps the other workers busy
+// with what came before it rather than waiting for the walk.
+const (
+	splitBatchLen = 256
+	splitAhead    = 8
+)
+
+// split is the state of a ReplaySplit.
+type split struct {
+	f       format
+	fn      func(worker int, r *Record) error
+	workers []*splitWorker
+	free    chan []splitItem // batches the workers are done with
+	failed  atomic.Bool      // a worker met an error: stop the walk
+	wg      sync.WaitGroup
+}
+
+type splitWorker struct {
+	in    chan []splitItem
+	batch []splitItem // being filled
+	err   error
+	seq   uint64 // of the record whose decode or fn failed
+}
+
+func newSplit(f format, n int, fn func(int, *Record) error) *split {
+	s := &split{f: f, fn: fn, free: make(chan []splitItem, (splitAhead+2)*n)}
+	for i := range n {
+		w := &splitWorker{in: make(chan []splitItem, splitAhead)}
+		s.workers = append(s.workers, w)
+		s.wg.Add(1)
+		go s.run(i, w)
+	}
+	return s
+}
+
+// run decodes and hands on w's records until its channel closes; after
+// an error it only hands batches back.
+func (s *split) run(i int, w *splitWorker) {
+	defer s.wg.Done()
+	var r Record
+	strs := new(internCache)
+	for batch := range w.in {
+		for _, it := range batch {
+			if w.err != nil {
+				break
+			}
+			err := s.f.decodeLent(&r, it.seq, it.v, it.prev, strs)
+			if err == nil {
+				err = s.fn(i, &r)
+			}
+			if err != nil {
+				w.err, w.seq = err, it.seq
+				s.failed.Store(true)
+			}
+		}
+		clear(batch) // let go of the pages' slices
+		select {
+		case s.free <- batch[:0]:
+		default:
+		}
+	}
+}
+
+// errSplitFailed stops the walk of a ReplaySplit whose worker failed:
+// the worker's error is the one returned.
+var errSplitFailed = errors.New("eventlog: a replay worker failed")
+
+// add puts it into worker w's batch, handing the batch over when it is
+// full.
+func (s *split) add(w int, it splitItem) error {
+	sw := s.workers[w]
+	if sw.batch == nil {
+		select {
+		case sw.batch = <-s.free:
+		default:
+			sw.batch = make([]splitItem, 0, splitBatchLen)
+		}
+	}
+	if sw.batch = append(sw.batch, it); len(sw.batch) == splitBatchLen {
+		sw.in <- sw.batch
+		sw.batch = nil
+		if s.failed.Load() {
+			return errSplitFailed
+		}
+	}
+	return nil
+}
+
+// wait hands over the last batches, waits for the workers and returns
+// the error of the earliest record that failed, nil if none did.
+func (s *split) wait() error {
+	for _, w := range s.workers {
+		if len(w.batch) > 0 {
+			w.in <- w.batch
+		}
+		close(w.in)
+	}
+	s.wg.Wait()
+	var first *splitWorker
+	for _, w := range s.workers {
+		if w.err != nil && (first == nil || w.seq < first.seq) {
+			first = w
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first.err
+}

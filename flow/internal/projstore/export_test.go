@@ -1,0 +1,4 @@
+package projstore
+
+// SizeHint is sizeHint, for the external tests.
+var SizeHint = sizeHint

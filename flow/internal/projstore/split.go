@@ -1,0 +1,104 @@
+package projstore
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+)
+
+// splitter is a transaction that can replay its log on several
+// goroutines itself, each decoding the records of the projects it is
+// given (eventlog.Tx.ReplaySplit): the walk of the log then only reads
+// each record's project, and no record is copied.
+type splitter interface {
+	ReplaySplit(from, to uint64, workers int, route func(project []byte) int, fn func(worker int, r *store.Record) error) error
+}
+
+// replaySplit is ReplayOn through a splitter: each project's events, in
+// seq order, are decoded and folded by one of workers goroutines, into a
+// state of the worker's own; the states are merged at the end.
+func replaySplit(s splitter, total uint64, workers int, size sized, warn func(format string, args ...any), progress func(done, total uint64)) (*projection.Memory, Report, error) {
+	var rep Report
+	if progress != nil {
+		progress(0, total)
+		defer func() { progress(rep.Events, total) }()
+	}
+	mems := make([]*projection.Memory, workers)
+	skips := make([]skipped, workers)
+	for i := range mems {
+		mems[i] = size(i, workers)
+	}
+	owner := map[string]int{} // project -> the worker folding it
+	route := func(project []byte) int {
+		rep.Events++
+		if progress != nil && rep.Events%progressEvery == 0 {
+			progress(rep.Events, total)
+		}
+		w, ok := owner[string(project)]
+		if !ok {
+			w = len(owner) % workers
+			owner[string(project)] = w
+		}
+		return w
+	}
+	fold := func(w int, r *store.Record) error {
+		if schema, ok := projection.Schema(r.Type); !ok || r.Schema != schema {
+			skips[w].add(r)
+			return nil
+		}
+		return projection.Apply(mems[w], r)
+	}
+	err := s.ReplaySplit(1, 0, workers, route, fold)
+	rep.Skipped = warnSkipped(skips, warn)
+	if err != nil {
+		return nil, rep, err
+	}
+	return mergeMemories(mems), rep, nil
+}
+
+// skipped is what a worker skipped: how many events, and the first of
+// each type it skipped.
+type skipped struct {
+	n     int
+	first map[string]skip
+}
+
+// skip is the first event of a type a replay skipped.
+type skip struct {
+	seq    uint64
+	schema uint32
+}
+
+func (s *skipped) add(r *store.Record) {
+	s.n++
+	if s.first == nil {
+		s.first = map[string]skip{}
+	}
+	if _, ok := s.first[r.Type]; !ok {
+		s.first[r.Type] = skip{r.Seq, r.Schema}
+	}
+}
+
+// warnSkipped warns once per type the workers skipped, at its first
+// event in the log, in the order of those events (as a replay on one
+// goroutine warns), and returns how many events they skipped.
+func warnSkipped(skips []skipped, warn func(format string, args ...any)) int {
+	first, n := map[string]skip{}, 0
+	for _, s := range skips {
+		n += s.n
+		for typ, k := range s.first {
+			if f, ok := first[typ]; !ok || k.seq < f.seq {
+				first[typ] = k
+			}
+		}
+	}
+	types := slices.SortedFunc(maps.Keys(first), func(a, b string) int { return cmp.Compare(first[a].seq, first[b].seq) })
+	for _, typ := range types {
+		k := first[typ]
+		warn("skipping events of type %s (schema %d), first at seq %d: this flowctl does not know them", typ, k.schema, k.seq)
+	}
+	return n
+}
