@@ -240,7 +240,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	del := &snapshot.Deleted{}
 	dels := []*[]string{&del.Plans, &del.Tasks, &del.Approvals, &del.Execs, &del.Checkpoints}
 	changed := ch.Lists()
-	byKind := [5][]string{}
+	byKind, chIDs := [5][]string{}, [5][]string{}
 	for k := range j.keys {
 		byKind[k.kind] = append(byKind[k.kind], k.id)
 	}
@@ -270,11 +270,10 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 			if found && st.lists[i][at].fp == ne.fp {
 				continue
 			}
-			if canonical(project, i, ne) != nil {
-				return nil, 0, false, nil // the whole state, read decoded
-			}
+			// Checked canonical by the proof (provenDelta).
 			st.set(i, at, found, ne)
 			*changed[i] = append(*changed[i], ne.b)
+			chIDs[i] = append(chIDs[i], id)
 		}
 	}
 	pe := entity(snapshot.KindProject, project, pb)
@@ -324,7 +323,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	if err != nil {
 		return nil, 0, false, err
 	}
-	if !provenDelta(b, ch, del) {
+	if !provenDelta(b, ch, chIDs, del) {
 		return nil, 0, false, nil
 	}
 	c.put(project, cached{seq: seq, hash: nh.StateHash, state: st, events: p.Events,
@@ -335,12 +334,14 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	return pb, full, true, tx.Put(Bucket, Key(project, seq), b)
 }
 
-// provenDelta reports whether delta b decodes to the changes ch and del:
-// each entity it holds re-encodes to the bytes put in, in order, and it
-// deletes the ids given. With the base's state hash checked by every
+// provenDelta reports whether delta b decodes to the changes ch (whose
+// entities' ids are ids) and del: each entity it holds is of the
+// delta's project (DecodeDelta checks) with the id it was read under,
+// and re-encodes to the bytes put in, in order (so those bytes are the
+// canonical encoding of what they hold), and it deletes the ids given. With the base's state hash checked by every
 // read, this proves that a read resolves b to the state it names (the
 // sum of the state kept, brought up to date with exactly these entities).
-func provenDelta(b []byte, ch *snapshot.RawScope, del *snapshot.Deleted) bool {
+func provenDelta(b []byte, ch *snapshot.RawScope, ids [5][]string, del *snapshot.Deleted) bool {
 	_, d, err := snapshot.DecodeDelta(b)
 	if err != nil {
 		return false
@@ -355,11 +356,11 @@ func provenDelta(b []byte, ch *snapshot.RawScope, del *snapshot.Deleted) bool {
 	}
 	got := changedOf(d.Changed)
 	for i, l := range ch.Lists() {
-		if len(got[i]) != len(*l) {
+		if len(got[i]) != len(*l) || len(ids[i]) != len(*l) {
 			return false
 		}
 		for k, e := range got[i] {
-			if !bytes.Equal(e.b, (*l)[k]) {
+			if e.id != ids[i][k] || !bytes.Equal(e.b, (*l)[k]) {
 				return false
 			}
 		}
