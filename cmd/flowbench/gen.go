@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -24,7 +23,6 @@ type genOptions struct {
 	seed     uint64
 	force    bool
 	curve    uint64 // report every curve events on stderr (0: never)
-	cpuprof  string // write a CPU profile of the generation here ("": none)
 }
 
 func (o *genOptions) addFlags(fs *pflag.FlagSet) {
@@ -35,8 +33,6 @@ func (o *genOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.force, "force", false, "overwrite an existing file")
 	fs.Uint64Var(&o.curve, "curve", 0, "print a line on stderr every N events: the rate of the last N, by the clock and by CPU time")
 	_ = fs.MarkHidden("curve")
-	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write a CPU profile of the generation to this file (pprof)")
-	_ = fs.MarkHidden("cpuprofile")
 }
 
 func (o *genOptions) validate() error {
@@ -74,14 +70,7 @@ func genCommand(env env) *cobra.Command {
 		if o.curve > 0 {
 			progress = curveTo(env, o.curve)
 		}
-		stop, err := startCPUProfile(o.cpuprof)
-		if err != nil {
-			return err
-		}
 		res, err := generate(cmd.Context(), o, progress)
-		if perr := stop(); err == nil {
-			err = perr
-		}
 		if err != nil {
 			return err
 		}
@@ -89,26 +78,6 @@ func genCommand(env env) *cobra.Command {
 		return nil
 	}
 	return cmd
-}
-
-// startCPUProfile starts a CPU profile written to path, and returns what
-// stops it and closes the file; with path "", it does nothing.
-func startCPUProfile(path string) (stop func() error, err error) {
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
 }
 
 // prepareTarget refuses to overwrite path unless force, in which case it
