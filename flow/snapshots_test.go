@@ -849,9 +849,3 @@ func exportHolds(export, stored []byte) bool {
 	return err == nil && bytes.Equal(body, sb)
 }
 
-func sameSnapshot(a, b []byte) bool {
-	ha, ba, errA := snapshot.Check(a)
-	hb, bb, errB := snapshot.Check(b)
-	ha.Format, hb.Format = 0, 0
-	return errA == nil && errB == nil && ha == hb && bytes.Equal(ba, bb)
-}
