@@ -828,9 +828,6 @@ func mustSnapshots(t *testing.T, e *Engine, project string) []SnapshotInfo {
 	return infos
 }
 
-// sameSnapshot reports whether full snapshots a and b, packed or not
-// (an export is not, a stored one is), are of one state: the same
-// header fields and the same body, decompressed.
 // exportHolds reports whether export (a full snapshot, as ExportSnapshot
 // writes it) holds the state that snapshot stored (full or a delta, of
 // any format) names: the state hash of the stored one's format, and for
