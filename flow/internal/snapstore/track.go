@@ -303,7 +303,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 		if _, _, err := diffRaw(project, st, cur, true); err != nil {
 			return nil, 0, false, nil
 		}
-		np := printsOf(cur, true)
+		np := printsOf(cur, false) // the next Put reads from the journal: no entities kept
 		rs := cur.scope()
 		full = unpacked(project, false, rs.RawLen())
 		b, nh, err := snapshot.PackFullSum(h, snapshot.AppendRawScope(make([]byte, 0, full), rs), np.sum.Hash())
