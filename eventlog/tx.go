@@ -34,11 +34,6 @@ type Tx struct {
 	// name: a map read instead of bbolt's lookup and the reserved names'
 	// check on every Get and Put.
 	buckets map[string]*bolt.Bucket
-	// cursors are cursors of those buckets that Get and Last reposition
-	// (a seek starts from the root whatever the cursor did before, and
-	// sees the transaction's writes): bbolt's Bucket.Get makes a cursor,
-	// and grows its stack, on every call.
-	cursors map[string]*bolt.Cursor
 }
 
 func newTx(l *Log, btx *bolt.Tx) *Tx { return &Tx{btx: btx, log: l} }
@@ -448,34 +443,11 @@ func (tx *Tx) userBucket(name string, create bool) (*bolt.Bucket, error) {
 
 // Get returns a copy of the value of key in bucket, or nil.
 func (tx *Tx) Get(bucket string, key []byte) ([]byte, error) {
-	c, err := tx.cursor(bucket)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	k, v := c.Seek(key) // v nil for a nested bucket, as Bucket.Get's
-	if !bytes.Equal(k, key) {
-		return nil, nil
-	}
-	return bytes.Clone(v), nil
-}
-
-// cursor returns the transaction's cursor of the caller's bucket name
-// (nil when there is no such bucket), which Get and Last reposition:
-// never one a scan walks.
-func (tx *Tx) cursor(name string) (*bolt.Cursor, error) {
-	if c := tx.cursors[name]; c != nil {
-		return c, nil
-	}
-	b, err := tx.userBucket(name, false)
+	b, err := tx.userBucket(bucket, false)
 	if err != nil || b == nil {
 		return nil, err
 	}
-	if tx.cursors == nil {
-		tx.cursors = map[string]*bolt.Cursor{}
-	}
-	c := b.Cursor()
-	tx.cursors[name] = c
-	return c, nil
+	return bytes.Clone(b.Get(key)), nil
 }
 
 // Put sets key to value in bucket, creating the bucket if needed.
@@ -515,7 +487,6 @@ func (tx *Tx) DeleteBucket(bucket string) error {
 	}
 	tx.wrote = true
 	delete(tx.buckets, bucket) // bbolt's handle dies with the bucket
-	delete(tx.cursors, bucket)
 	return tx.btx.DeleteBucket([]byte(bucket))
 }
 
@@ -568,10 +539,11 @@ func cloneKV(k, v []byte) ([]byte, []byte) {
 // prefix and are at most max (nil, nil when there is none). Walking back
 // from max, it reads only what it returns.
 func (tx *Tx) Last(bucket string, prefix, max []byte) (k, v []byte, err error) {
-	c, err := tx.cursor(bucket)
-	if err != nil || c == nil {
+	b, err := tx.userBucket(bucket, false)
+	if err != nil || b == nil {
 		return nil, nil, err
 	}
+	c := b.Cursor()
 	k, v = c.Seek(max)
 	if k == nil || bytes.Compare(k, max) > 0 {
 		k, v = c.Prev()
