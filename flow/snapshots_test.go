@@ -845,4 +845,3 @@ func exportHolds(export, stored []byte) bool {
 	_, sb, err := snapshot.Check(stored)
 	return err == nil && bytes.Equal(body, sb)
 }
-
