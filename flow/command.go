@@ -84,7 +84,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 	if err != nil {
 		return nil, err
 	}
-	if err := projection.Apply(w.Tx, r); err != nil {
+	if err := projection.Apply(w.e.snaps.Track(w.Tx, r), r); err != nil { // the snapshot cache hears what it writes
 		return nil, fmt.Errorf("flow: folding %s: %w", ev.Type, err)
 	}
 	if !slices.Contains(w.emitted, ev.Project) {

@@ -378,6 +378,7 @@ const (
 // the file exported, every event keeps its time and its payload, and so
 // the hash chain is the source's.
 func (e *Engine) Import(r io.Reader) (ImportResult, error) {
+	e.snaps.Reset() // projections written without the snapshot cache's journal
 	return e.importWith(r, importLimits{line: maxImportLine, batch: importBatch, batchBytes: importBatchBytes})
 }
 

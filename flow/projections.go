@@ -61,6 +61,7 @@ type RebuildReport = projstore.Report
 // of another fold version than this binary's (snapstore.Remake), in one
 // transaction.
 func (e *Engine) Rebuild() (RebuildReport, error) {
+	e.snaps.Reset() // projections written without the snapshot cache's journal
 	var rep RebuildReport
 	err := e.update(func(tx store.Tx) error {
 		// The log index first: its lists are garbage before the replay
@@ -116,6 +117,7 @@ func indexDigestLogs(tx store.Tx, mem *projection.Memory) error {
 // version, it rebuilds them all (Rebuild). ErrNotFound when the project
 // has no events.
 func (e *Engine) RebuildProject(project string) (RebuildReport, error) {
+	e.snaps.Reset() // projections written without the snapshot cache's journal
 	var rep RebuildReport
 	var whole bool
 	err := e.update(func(tx store.Tx) error {

@@ -58,6 +58,21 @@ func TestSnapshots_PackedChainsOnOldFormats(t *testing.T) {
 	e := snapsOpen(t, 3)
 	deltaHistory(t, e.Engine, 30)
 	keys, values := snapsStored(t, e.Engine)
+	// The state hashes of the old formats (the SHA-256 of the state's
+	// body), which an export names.
+	oldHash := map[uint64][32]byte{}
+	for _, k := range keys {
+		scope, seq, _ := snapstore.ParseKey(k)
+		var buf bytes.Buffer
+		if _, err := e.ExportSnapshot(&buf, scope, Point{Seq: seq}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := snapshot.Frame(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldHash[seq] = h.StateHash
+	}
 	for i, v := range values {
 		var old []byte
 		var err error
@@ -66,6 +81,7 @@ func TestSnapshots_PackedChainsOnOldFormats(t *testing.T) {
 			if derr != nil {
 				t.Fatal(derr)
 			}
+			h.StateHash, h.BaseHash = oldHash[h.Seq], oldHash[h.BaseSeq]
 			old, _, err = snapshot.EncodeDelta(h, d)
 		} else {
 			h, s, derr := snapshot.Decode(v)

@@ -26,7 +26,13 @@ func (e *Engine) update(fn func(tx store.Tx) error) error {
 	}
 	e.held.forget()
 	defer e.held.forget()
-	return e.log.Update(fn)
+	err := e.log.Update(fn)
+	if err != nil {
+		// What the snapshot cache heard of the writes (snapstore.Cache.Track)
+		// may not have committed: it reads the whole state next time.
+		e.snaps.Reset()
+	}
+	return err
 }
 
 // commit is update for a command: with the hooks around fn when the

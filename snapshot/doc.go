@@ -3,7 +3,7 @@ Package snapshot encodes, decodes and verifies one project's projected
 state at a seq (DESIGN.md §6). Snapshots are derived data: a bad one is
 reported and skipped, never trusted, and never takes user data with it.
 
-# Format (FormatVersion 4)
+# Format (FormatVersion 6)
 
 A snapshot is full (the whole state) or a delta (what changed since a
 base snapshot), its body stored as encoded or compressed; the format
@@ -19,6 +19,14 @@ body. Any other version is refused as corrupt ("format version N: this
 binary reads versions ..."), before the checksum is looked at: a
 snapshot of a newer binary is skipped like a damaged one, and the engine
 falls back to an older one or to the log.
+
+Versions 5 and 6 are versions 3 and 4 whose state hash is the state's
+sum (below) rather than the SHA-256 of its body; a version-5 full
+snapshot has the body's SHA-256 (its body hash) in a field of its own,
+after the state hash (offsets 86 to 118), and its scope length follows
+at 118. The engine writes only these (PackFullSum, PackDeltaSum). A
+delta names its base by the base's state hash, whichever version the
+base is, so deltas of version 6 chain on snapshots of any version.
 
 All integers big-endian.
 
@@ -84,6 +92,21 @@ state hash identifies it. It is written and read by projection's
 hand-written codec (projection.AppendScope, projection.DecodeScope): the
 bytes msgpack's reflection encoder wrote for the same state, read as its
 decoder read them.
+
+# The state's sum (versions 5 and 6)
+
+Each entity of a state has a digest: the SHA-256 of its kind's number
+(0 the project, 1 to 5 plans, tasks, approvals, execs, checkpoints) and
+its encoding (projection.AppendEntity's bytes; EntityDigest). The sum
+adds the digests as 256-bit little-endian numbers, modulo 2^256, and
+counts each kind's entities; the state hash is the SHA-256 of the tag
+"FLOWSTATESUM1", the total (32 bytes, little-endian) and the six counts
+(8 bytes each, big-endian) (StateSum.Hash). The sum does not depend on
+the order of the entities, so a writer that keeps it brings it up to
+date with what changed (StateSum.Add, Sub) rather than hashing the whole
+state at every snapshot; a reader sums a whole state in one pass (SumOf,
+RawSum). Header.HashState hashes a state as a header's version names
+it.
 
 # Checks
 

@@ -61,6 +61,29 @@ func PackDelta(h Header, body []byte) ([]byte, Header, error) {
 	return pack(h, body)
 }
 
+// PackFullSum returns the summed full snapshot (SumFullVersion) of the
+// state whose body (AppendRawScope's bytes) is body and whose sum
+// (StateSum.Hash, RawSum) is sum, described by h. It sets the format
+// version, the state hash (sum) and the body hash (the SHA-256 of body);
+// it returns the completed header.
+func PackFullSum(h Header, body []byte, sum [32]byte) ([]byte, Header, error) {
+	h.Format, h.BaseSeq, h.BaseHash = SumFullVersion, 0, [32]byte{}
+	h.StateHash, h.BodyHash = sum, sha256.Sum256(body)
+	return pack(h, body)
+}
+
+// PackDeltaSum is PackDelta for a delta of version SumDeltaVersion: h's
+// StateHash is the sum of the state the delta resolves to; its BaseHash
+// is its base's state hash, whatever the base's version.
+func PackDeltaSum(h Header, body []byte) ([]byte, Header, error) {
+	if h.BaseSeq >= h.Seq {
+		return nil, h, fmt.Errorf("snapshot: a delta at seq %d needs a base before it, not at %d", h.Seq, h.BaseSeq)
+	}
+	h.Format = SumDeltaVersion
+	h.BodyHash = sha256.Sum256(body)
+	return pack(h, body)
+}
+
 // pack writes the packed snapshot of header h (format, hashes set) and
 // body.
 func pack(h Header, body []byte) ([]byte, Header, error) {
@@ -71,13 +94,16 @@ func pack(h Header, body []byte) ([]byte, Header, error) {
 		return nil, h, fmt.Errorf("snapshot: a body of %d bytes is over the limit of %d", len(body), MaxBody)
 	}
 	h.BodyLen = uint64(len(body))
-	b := make([]byte, 0, MinDeltaSize+2*bodyLenSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
+	b := make([]byte, 0, MinDeltaSize+sumFields+2*bodyLenSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
 	b = append(b, Magic...)
 	b = binary.BigEndian.AppendUint16(b, h.Format)
 	b = binary.BigEndian.AppendUint32(b, h.ProjectionVersion)
 	b = binary.BigEndian.AppendUint64(b, h.Seq)
 	b = append(b, h.ChainHash[:]...)
 	b = append(b, h.StateHash[:]...)
+	if h.Format == SumFullVersion {
+		b = append(b, h.BodyHash[:]...)
+	}
 	if h.IsDelta() {
 		b = binary.BigEndian.AppendUint64(b, h.BaseSeq)
 		b = append(b, h.BaseHash[:]...)

@@ -15,9 +15,10 @@ import (
 const Magic = "FLOWSNAP"
 
 // FormatVersion is the newest snapshot format this package reads: 1, a
-// full snapshot, 2, a delta, 3 and 4 the same with a compressed body
-// (doc.go). A version above it is refused.
-const FormatVersion = PackedDeltaVersion
+// full snapshot, 2, a delta, 3 and 4 the same with a compressed body, 5
+// and 6 the same as 3 and 4 with the state hash a sum of the entities'
+// digests (StateSum) (doc.go). A version above it is refused.
+const FormatVersion = SumDeltaVersion
 
 // The layouts, told apart by the format version field.
 const (
@@ -30,12 +31,19 @@ const (
 	PackedFullVersion = 3
 	// PackedDeltaVersion is DeltaVersion with its body compressed (an S2 block).
 	PackedDeltaVersion = 4
+	// SumFullVersion is PackedFullVersion whose state hash is the state's
+	// sum (StateSum), with the body's SHA-256 in a field of its own.
+	SumFullVersion = 5
+	// SumDeltaVersion is PackedDeltaVersion whose state hash (and its
+	// base's, when the base is of version 5 or 6) is the state's sum.
+	SumDeltaVersion = 6
 )
 
 // Sizes of the fixed parts.
 const (
 	fixedHeader = 8 + 2 + 4 + 8 + 32 + 32 + 2 // up to the scope, full
 	deltaFields = 8 + 32 + 32                 // base seq, base state hash, body hash
+	sumFields   = 32                          // a summed full snapshot's body hash
 	bodyLenSize = 8
 	crcSize     = 4
 	// MinSize is the size of a full snapshot with an empty scope and body.
@@ -89,10 +97,27 @@ type Header struct {
 }
 
 // IsDelta reports whether h is a delta's header.
-func (h Header) IsDelta() bool { return h.Format == DeltaVersion || h.Format == PackedDeltaVersion }
+func (h Header) IsDelta() bool {
+	return h.Format == DeltaVersion || h.Format == PackedDeltaVersion || h.Format == SumDeltaVersion
+}
 
 // Packed reports whether h's body is stored compressed.
-func (h Header) Packed() bool { return h.Format == PackedFullVersion || h.Format == PackedDeltaVersion }
+func (h Header) Packed() bool { return h.Format >= PackedFullVersion && h.Format <= SumDeltaVersion }
+
+// Summed reports whether h's state hash is the state's sum (StateSum:
+// formats 5 and 6), rather than the SHA-256 of its body.
+func (h Header) Summed() bool { return h.Format == SumFullVersion || h.Format == SumDeltaVersion }
+
+// HashState returns the state hash of s as a snapshot of h's format
+// names it: its sum (SumOf) for formats 5 and 6, else the SHA-256 of its
+// body (StateHash). A resolved chain is checked with its top's.
+func (h Header) HashState(s *projection.Scope) [32]byte {
+	if h.Summed() {
+		return SumOf(s)
+	}
+	hash, _ := StateHash(s)
+	return hash
+}
 
 // EncodeState returns the deterministic msgpack body of a state.
 func EncodeState(s *projection.Scope) ([]byte, error) {
@@ -192,11 +217,13 @@ func checkFrame(b []byte) (Header, []byte, error) {
 	}
 	switch h.Format {
 	case FullVersion, PackedFullVersion:
-	case DeltaVersion, PackedDeltaVersion:
+	case SumFullVersion:
+		fixed += sumFields
+	case DeltaVersion, PackedDeltaVersion, SumDeltaVersion:
 		fixed += deltaFields
 	default:
-		return h, nil, corruptf("format version %d: this binary reads versions %d (full), %d (delta), %d and %d (the same, compressed)",
-			h.Format, FullVersion, DeltaVersion, PackedFullVersion, PackedDeltaVersion)
+		return h, nil, corruptf("format version %d: this binary reads versions %d (full), %d (delta), %d and %d (the same, compressed), %d and %d (the same, summed)",
+			h.Format, FullVersion, DeltaVersion, PackedFullVersion, PackedDeltaVersion, SumFullVersion, SumDeltaVersion)
 	}
 	min := fixed + lens + crcSize
 	if len(b) < min {
@@ -225,6 +252,9 @@ func checkFrame(b []byte) (Header, []byte, error) {
 	copy(h.ChainHash[:], b[22:54])
 	copy(h.StateHash[:], b[54:86])
 	h.BodyHash = h.StateHash
+	if h.Format == SumFullVersion {
+		copy(h.BodyHash[:], b[86:118])
+	}
 	if h.IsDelta() {
 		h.BaseSeq = binary.BigEndian.Uint64(b[86:])
 		copy(h.BaseHash[:], b[94:126])

@@ -93,16 +93,17 @@ func Resolve(tx store.Tx, scope string, seq uint64, v []byte) (Resolved, uint64,
 
 // CheckResolved returns a *snapshot.CorruptError unless the state r
 // resolved to is the one its snapshot names. A full snapshot's is (its
-// body hash is its state hash): only a delta's is hashed.
+// body hash is its state hash, or, summed, is the SHA-256 of the body its
+// writer summed): only a delta's is hashed, as its format names it
+// (snapshot.Header.HashState).
 func CheckResolved(r Resolved) error {
 	if r.deltas == 0 {
 		return nil
 	}
-	hash, err := snapshot.StateHash(r.State)
-	if err == nil && hash != r.top.StateHash {
-		err = &snapshot.CorruptError{Reason: "its deltas resolve to a state other than the one it names"}
+	if r.top.HashState(r.State) != r.top.StateHash {
+		return &snapshot.CorruptError{Reason: "its deltas resolve to a state other than the one it names"}
 	}
-	return err
+	return nil
 }
 
 // ResolveChecked is Resolve and CheckResolved.

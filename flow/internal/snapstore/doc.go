@@ -79,8 +79,36 @@ last one, plus a scan of its stored values and the SHA-256 of the whole
 state (the state hash), not a decode of every entity (an exec's event
 read back from the log).
 
-The formats older binaries wrote (versions 1 and 2) are read as they
-are, and new deltas chain on them.
+# Snapshots from a journal
+
+A snapshot's state hash is the state's sum (snapshot formats 5 and 6:
+a sum of its entities' digests), which the Cache keeps for the newest
+snapshot Put stored, with the fingerprints. The engine folds each event
+through Cache.Track, which notes the event's seq and the entities the
+fold writes or deletes (the journal). The next Put of the project, when
+the newest stored snapshot is the one the Cache keeps (its seq, state
+hash, fold version; its chain walked by headers, as for any delta) and
+the project's event count is that snapshot's plus the events the
+journal noted, reads only the entities the journal names, brings the
+fingerprints and the sum up to date with them, and stores their delta,
+proven as any delta is (it decodes to exactly those entities, each
+re-encoding to its bytes, with its id): so a delta costs what the
+project changed since the last snapshot, whatever the size of its state.
+A full snapshot, when the policy makes one due, reads the whole state
+(and checks it against the fingerprints kept). Anything that may write
+projections without Track makes the next Put read the whole state: a
+transaction that fails (the engine calls Reset), a rebuild or an import
+(Reset), a fold Track did not see (the event count), a snapshot this
+Cache did not store (the newest's seq and hash). Another process cannot
+write while this one holds the file.
+
+Full snapshots imported (ImportSnapshot: an export is of format 1) are
+stored as this binary stores its own, summed (format 5), so that a
+delta above one it replaces still names it by its state hash.
+
+The formats older binaries wrote (versions 1 to 4) are read as they
+are, and new deltas chain on them: a delta names its base by the base's
+state hash, of whatever version.
 
 # Reads of several points
 

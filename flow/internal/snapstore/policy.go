@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -138,46 +139,71 @@ func Normalize(s *projection.Scope) *projection.Scope {
 // of cache when it holds that snapshot, else its chain resolved. cache
 // (nil: none) is given the new snapshot's.
 func Put(tx store.Tx, src Source, project string, cache *Cache) error {
-	reuse, err := cache.newest(tx, project)
-	if err != nil {
+	// A read of a projection through tx writes what a batch holds
+	// unflushed (projstore.Pending): then src may be committed.
+	if _, err := tx.Get(projstore.BucketProjects, []byte(project)); err != nil {
 		return err
 	}
-	cur, err := readRaw(tx, project, reuse)
-	if err != nil {
-		return err
-	}
-	if c, ok := src.(interface{ Committed() bool }); !ok || !c.Committed() {
-		cur = nil
-	}
+	c, ok := src.(interface{ Committed() bool })
+	committed := ok && c.Committed()
+	var pb []byte
 	var full int
-	if cur != nil {
-		_, full, err = putRaw(tx, project, cur, cache)
-	}
-	if cur == nil || errors.Is(err, errNotCanonical) {
-		state, serr := ScopeOf(src, project)
-		if serr != nil {
-			return serr
+	done := false
+	if committed {
+		var err error
+		if pb, full, done, err = cache.putTracked(tx, project); err != nil {
+			return err
 		}
-		cur = rawOf(state)
-		cur.trusted = true
-		_, full, err = putRaw(tx, project, cur, cache)
 	}
-	if err != nil {
-		return err
+	if !done {
+		var err error
+		if pb, full, err = putRead(tx, src, project, committed, cache); err != nil {
+			return err
+		}
 	}
 	p := new(projection.Project)
-	if _, err := projection.DecodeEntity(cur.project.b, p); err != nil || cur.project.b == nil {
+	if _, err := projection.DecodeEntity(pb, p); err != nil || pb == nil {
 		return fmt.Errorf("snapstore: the project entity of %q does not decode: %v", project, err)
 	}
 	// The mark keeps the size of the whole state's snapshot unpacked,
 	// stored whole or not, so that automatic snapshots are spaced as they
 	// were before deltas and packing, and a read folds no more events
 	// after one.
-	if err := putSummary(tx, src, project, cur.project.b); err != nil {
+	if err := putSummary(tx, src, project, pb); err != nil {
 		return err
 	}
 	seq, _ := tx.Head()
 	return putMark(tx, project, mark{seq: seq, events: p.Events, bytes: uint64(full)})
+}
+
+// putRead is Put from the whole state: read from the store when src
+// holds nothing unflushed (committed), else or when a stored entity is
+// not in canonical form, decoded (ScopeOf). It returns the project
+// entity's encoding and the size of the whole state's snapshot unpacked.
+func putRead(tx store.Tx, src Source, project string, committed bool, cache *Cache) ([]byte, int, error) {
+	var cur *rawState
+	var full int
+	var err error
+	if committed {
+		var reuse *prints
+		if reuse, err = cache.newest(tx, project); err != nil {
+			return nil, 0, err
+		}
+		if cur, err = readRaw(tx, project, reuse); err != nil {
+			return nil, 0, err
+		}
+		_, full, err = putRaw(tx, project, cur, cache)
+	}
+	if cur == nil || errors.Is(err, errNotCanonical) {
+		state, serr := ScopeOf(src, project)
+		if serr != nil {
+			return nil, 0, serr
+		}
+		cur = rawOf(state)
+		cur.trusted = true
+		_, full, err = putRaw(tx, project, cur, cache)
+	}
+	return cur.project.b, full, err
 }
 
 // ResolvesTo reports whether delta b, decoded and applied to base's
@@ -185,11 +211,10 @@ func Put(tx store.Tx, src Source, project string, cache *Cache) error {
 // before a delta is stored, that reads will resolve it to the state it
 // names.
 func ResolvesTo(base Resolved, b []byte, want [32]byte) bool {
-	_, d, err := snapshot.DecodeDelta(b)
+	h, d, err := snapshot.DecodeDelta(b)
 	if err != nil {
 		return false
 	}
 	d.Apply(base.State)
-	hash, err := snapshot.StateHash(base.State)
-	return err == nil && hash == want
+	return h.HashState(base.State) == want
 }

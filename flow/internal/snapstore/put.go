@@ -35,8 +35,9 @@ var kinds = [5]string{projstore.BucketPlans, projstore.BucketTasks, projstore.Bu
 type rawEntity struct {
 	id  string
 	b   []byte
-	fp  [32]byte
+	fp  [32]byte // snapshot.EntityDigest of b
 	sfp [32]byte // zero: not read from the store
+	n   int      // len(b), kept when b is not
 }
 
 // rawState is a project's whole state: the project entity (b nil when
@@ -72,13 +73,16 @@ type prints struct {
 	lists   [5][]rawEntity
 	scan    [5][]rawEntity // nil: none kept
 	size    int            // the bytes scan holds
+	sum     snapshot.StateSum
+	bytes   [5]int // the bytes of each list's encodings
 }
 
 // printsOf keeps s's fingerprints and, with bytes, its entities as read
 // (whose bytes must be s's own, not a transaction's): then s's lists
 // themselves, which share the bytes, else copies without them.
 func printsOf(s *rawState, bytes bool) *prints {
-	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp}, lists: s.lists}
+	p := &prints{project: rawEntity{id: s.project.id, fp: s.project.fp, n: len(s.project.b)}, lists: s.lists}
+	p.tally()
 	if !bytes || s.scan[0] == nil {
 		p.strip()
 		return p
@@ -98,7 +102,7 @@ func (p *prints) strip() {
 	for i, l := range p.lists {
 		out := make([]rawEntity, len(l))
 		for j, e := range l {
-			out[j] = rawEntity{id: e.id, fp: e.fp}
+			out[j] = rawEntity{id: e.id, fp: e.fp, n: e.n}
 		}
 		p.lists[i] = out
 	}
@@ -124,7 +128,7 @@ func readRaw(tx store.Tx, project string, reuse *prints) (*rawState, error) {
 	if s.project.b, err = projstore.EntityMsgpack(tx, projstore.BucketProjects, []byte(project), v); err != nil {
 		return nil, err
 	}
-	s.project.id, s.project.fp = project, sha256.Sum256(s.project.b)
+	s.project = entity(snapshot.KindProject, project, s.project.b)
 	prefix := project + "/"
 	for i, bucket := range kinds {
 		var old []rawEntity
@@ -148,7 +152,9 @@ func readRaw(tx store.Tx, project string, reuse *prints) (*rawState, error) {
 				return err
 			}
 			body = bytes.Clone(body) // the scan's are valid for the call only (ScanShared)
-			l = append(l, rawEntity{id: string(id), b: body, fp: sha256.Sum256(body), sfp: sfp})
+			e := entity(snapshot.KindList+i, string(id), body)
+			e.sfp = sfp
+			l = append(l, e)
 			return nil
 		})
 		if err != nil {
@@ -275,9 +281,9 @@ func compareSort(l []rawEntity) []rawEntity {
 func rawOf(st *projection.Scope) *rawState {
 	s := &rawState{}
 	if st.Project != nil {
-		s.project = one(st.Project.Name, st.Project)
+		s.project = one(snapshot.KindProject, st.Project.Name, st.Project)
 	}
-	add := func(i int, id string, v any) { s.lists[i] = append(s.lists[i], one(id, v)) }
+	add := func(i int, id string, v any) { s.lists[i] = append(s.lists[i], one(snapshot.KindList+i, id, v)) }
 	for _, v := range st.Plans {
 		add(0, v.ID, v)
 	}
@@ -299,29 +305,30 @@ func rawOf(st *projection.Scope) *rawState {
 	return s
 }
 
-// one is the rawEntity of entity v.
-func one(id string, v any) rawEntity {
+// one is the rawEntity of entity v, of kind (snapshot.KindProject or
+// KindList+i).
+func one(kind int, id string, v any) rawEntity {
 	b, _ := projection.AppendEntity(nil, v)
-	return rawEntity{id: id, b: b, fp: sha256.Sum256(b)}
+	return entity(kind, id, b)
 }
 
 // entities of a decoded delta's changed lists, by kind, and their ids.
 func changedOf(c *projection.Scope) [5][]rawEntity {
 	var out [5][]rawEntity
 	for _, v := range c.Plans {
-		out[0] = append(out[0], one(v.ID, v))
+		out[0] = append(out[0], one(snapshot.KindList+0, v.ID, v))
 	}
 	for _, v := range c.Tasks {
-		out[1] = append(out[1], one(v.ID, v))
+		out[1] = append(out[1], one(snapshot.KindList+1, v.ID, v))
 	}
 	for _, v := range c.Approvals {
-		out[2] = append(out[2], one(v.ID, v))
+		out[2] = append(out[2], one(snapshot.KindList+2, v.ID, v))
 	}
 	for _, v := range c.Execs {
-		out[3] = append(out[3], one(v.ID, v))
+		out[3] = append(out[3], one(snapshot.KindList+3, v.ID, v))
 	}
 	for _, v := range c.Checkpoints {
-		out[4] = append(out[4], one(v.ID, v))
+		out[4] = append(out[4], one(snapshot.KindList+4, v.ID, v))
 	}
 	return out
 }
@@ -462,7 +469,7 @@ func resolvesTo(base *prints, b []byte, cur *rawState) bool {
 	}
 	project := base.project
 	if d.Changed.Project != nil {
-		project = one(d.Changed.Project.Name, d.Changed.Project)
+		project = one(snapshot.KindProject, d.Changed.Project.Name, d.Changed.Project)
 	}
 	if project.fp != cur.project.fp || (cur.project.b == nil) != (project.id == "") {
 		return false
@@ -528,9 +535,11 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 // changed since (readRaw): a snapshot costs about the entities the
 // project changed, not its whole state, but for hashing the state.
 type Cache struct {
-	mu    sync.Mutex
-	bases map[string]cached
-	size  int // the bytes of the entities kept
+	mu      sync.Mutex
+	bases   map[string]cached
+	size    int                 // the bytes of the entities kept
+	touched map[string]*journal // per project in bases: what was folded since (track.go)
+	tracked int                 // snapshots stored from a journal
 }
 
 // MaxCacheBytes bounds the bytes of the entities a Cache keeps: a state
@@ -542,6 +551,11 @@ type cached struct {
 	seq   uint64
 	hash  [32]byte
 	state *prints
+	// chain is the chain whose top is this snapshot (Format 0: not
+	// known), events the project's event count at seq: what the next
+	// Put needs to write a delta on it from a journal (track.go).
+	chain  chainOf
+	events uint64
 }
 
 // maxCached is the most projects a Cache keeps.
@@ -580,31 +594,33 @@ func (c *Cache) newest(tx store.Tx, project string) (*prints, error) {
 	return c.get(project, binary.BigEndian.Uint64(k[len(prefix):]), h.StateHash), nil
 }
 
-func (c *Cache) put(project string, seq uint64, hash [32]byte, p *prints) {
+func (c *Cache) put(project string, e cached) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.bases == nil {
-		c.bases = map[string]cached{}
+		c.bases, c.touched = map[string]cached{}, map[string]*journal{}
 	}
 	old, ok := c.bases[project]
 	if !ok && len(c.bases) >= maxCached {
 		for k, e := range c.bases { // any one: the cache is an optimisation
 			c.size -= e.state.size
 			delete(c.bases, k)
+			delete(c.touched, k)
 			break
 		}
 	}
 	if ok {
 		c.size -= old.state.size
 	}
-	if c.size+p.size > MaxCacheBytes {
+	if p := e.state; c.size+p.size > MaxCacheBytes {
 		p.strip()
 	}
-	c.size += p.size
-	c.bases[project] = cached{seq: seq, hash: hash, state: p}
+	c.size += e.state.size
+	c.bases[project] = e
+	c.touched[project] = newJournal()
 }
 
 // chainOf is what Put needs of the chain of the newest stored snapshot:
@@ -686,7 +702,7 @@ func baseOf(tx store.Tx, project string, c chainOf, v []byte, cache *Cache) (*pr
 	if err != nil {
 		return nil, err
 	}
-	return printsOf(rawOf(Normalize(r.State)), false), nil
+	return printsOf(rawOf(Normalize(r.State)), false), nil // fingerprints of this binary's kind
 }
 
 // putRaw stores the snapshot of state cur at the head of tx: a delta on
@@ -704,7 +720,8 @@ func putRawAt(tx store.Tx, project string, seq uint64, chain store.Hash, cur *ra
 	h := snapshot.Header{ProjectionVersion: writeVersion(), Scope: project, Seq: seq, ChainHash: chain}
 	rs := cur.scope()
 	full := unpacked(project, false, rs.RawLen())
-	b, nh, base, err := deltaRaw(tx, h, cur, rs, full, cache)
+	np := printsOf(cur, true)
+	b, nh, base, c, err := deltaRaw(tx, h, cur, rs, np, full, cache)
 	if err == nil && b == nil {
 		_, _, err = diffRaw(project, base, cur, true) // every entity not the base's checked canonical
 	}
@@ -712,11 +729,18 @@ func putRawAt(tx store.Tx, project string, seq uint64, chain store.Hash, cur *ra
 		return nh.StateHash, full, err
 	}
 	if b == nil {
-		if b, nh, err = snapshot.PackFull(h, snapshot.AppendRawScope(make([]byte, 0, full), rs)); err != nil {
+		if b, nh, err = snapshot.PackFullSum(h, snapshot.AppendRawScope(make([]byte, 0, full), rs), np.sum.Hash()); err != nil {
 			return nh.StateHash, full, err
 		}
+		c = chainOf{top: nh, fullBytes: full}
+	} else {
+		c = chainOf{top: nh, deltas: c.deltas + 1, deltaBytes: c.deltaBytes + unpacked(project, true, int(nh.BodyLen)), fullBytes: c.fullBytes}
 	}
-	cache.put(project, seq, nh.StateHash, printsOf(cur, true))
+	p := new(projection.Project)
+	if _, err := projection.DecodeEntity(cur.project.b, p); err != nil || cur.project.b == nil {
+		c = chainOf{} // no delta from a journal on it
+	}
+	cache.put(project, cached{seq: seq, hash: nh.StateHash, state: np, chain: c, events: p.Events})
 	return nh.StateHash, full, tx.Put(Bucket, Key(project, seq), b)
 }
 
@@ -728,31 +752,31 @@ func putRawAt(tx store.Tx, project string, seq uint64, chain store.Hash, cur *ra
 // delta's entities are not checked canonical before the proof
 // (resolvesTo), which checks them: each is decoded, re-encoded and
 // fingerprinted, and must be the state's.
-func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawScope, full int, cache *Cache) ([]byte, snapshot.Header, *prints, error) {
+func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawScope, np *prints, full int, cache *Cache) ([]byte, snapshot.Header, *prints, chainOf, error) {
 	if h.Seq == 0 {
-		return nil, h, nil, nil
+		return nil, h, nil, chainOf{}, nil
 	}
 	c, v, ok, err := headChain(tx, h.Scope, h.Seq)
 	if err != nil || !ok || c.deltas >= MaxDeltaChain {
-		return nil, h, nil, err
+		return nil, h, nil, c, err
 	}
 	base, err := baseOf(tx, h.Scope, c, v, cache)
 	if err != nil || base == nil {
-		return nil, h, nil, err
+		return nil, h, nil, c, err
 	}
 	changed, deleted, err := diffRaw(h.Scope, base, cur, false)
 	if err != nil {
-		return nil, h, base, err
+		return nil, h, base, c, err
 	}
 	body := snapshot.AppendDeltaBody(nil, changed, deleted)
 	if n := unpacked(h.Scope, true, len(body)); n > full/2 || c.deltaBytes+n > MaxChainBytes*c.fullBytes {
-		return nil, h, base, nil
+		return nil, h, base, c, nil
 	}
-	h.StateHash = snapshot.RawStateHash(rs)
+	h.StateHash = np.sum.Hash()
 	h.BaseSeq, h.BaseHash = c.top.Seq, c.top.StateHash
-	b, nh, err := snapshot.PackDelta(h, body)
+	b, nh, err := snapshot.PackDeltaSum(h, body)
 	if err != nil || !resolvesTo(base, b, cur) {
-		return nil, h, base, err // never stored: the whole state is
+		return nil, h, base, c, err // never stored: the whole state is
 	}
-	return b, nh, base, nil
+	return b, nh, base, c, nil
 }

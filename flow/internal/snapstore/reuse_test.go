@@ -120,16 +120,16 @@ func TestCache_KeepsEntitiesUpToItsBound(t *testing.T) {
 		p.scan[0] = []rawEntity{{id: "P-1", b: []byte{0x80}}}
 		return p
 	}
-	c.put("a", 1, [32]byte{1}, big(MaxCacheBytes/2))
-	c.put("b", 1, [32]byte{2}, big(MaxCacheBytes/2+1))
+	c.put("a", cached{seq: 1, hash: [32]byte{1}, state: big(MaxCacheBytes / 2)})
+	c.put("b", cached{seq: 1, hash: [32]byte{2}, state: big(MaxCacheBytes/2 + 1)})
 	if p := c.get("b", 1, [32]byte{2}); p == nil || p.scan[0] != nil || p.size != 0 {
 		t.Fatalf("b over the bound kept its entities: %+v", p)
 	}
 	if p := c.get("a", 1, [32]byte{1}); p == nil || p.scan[0] == nil {
 		t.Fatalf("a lost its entities: %+v", p)
 	}
-	c.put("a", 2, [32]byte{3}, big(10))
-	c.put("b", 2, [32]byte{4}, big(MaxCacheBytes/2))
+	c.put("a", cached{seq: 2, hash: [32]byte{3}, state: big(10)})
+	c.put("b", cached{seq: 2, hash: [32]byte{4}, state: big(MaxCacheBytes / 2)})
 	if p := c.get("b", 2, [32]byte{4}); p == nil || p.scan[0] == nil {
 		t.Fatalf("b within the bound kept no entity: %+v", p)
 	}

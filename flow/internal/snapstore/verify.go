@@ -41,9 +41,25 @@ func Prove(tx store.Tx, h snapshot.Header) error {
 // (CheckHeader): the log is append-only, so the proof holds for as long
 // as the chain hash at its seq does. A snapshot already stored is not
 // written again.
+//
+// A full snapshot of an older format (an export is of format 1) is
+// stored as this binary stores its own: packed and summed
+// (snapshot.PackFullSum), so that it names its state by the hash the
+// deltas this binary writes name their bases by, and a delta above it in
+// a chain it replaces still resolves on it.
 func Import(tx store.Tx, h snapshot.Header, b []byte) error {
 	if err := CheckHeader(tx, h, h.Scope, h.Seq); err != nil {
 		return err
+	}
+	if !h.IsDelta() && !h.Summed() {
+		_, st, err := snapshot.Decode(b)
+		if err != nil {
+			return err
+		}
+		cur := rawOf(Normalize(st))
+		if b, _, err = snapshot.PackFullSum(h, snapshot.AppendRawScope(nil, cur.scope()), printsOf(cur, false).sum.Hash()); err != nil {
+			return err
+		}
 	}
 	key := Key(h.Scope, h.Seq)
 	stored, err := tx.Get(Bucket, key)
@@ -56,11 +72,7 @@ func Import(tx store.Tx, h snapshot.Header, b []byte) error {
 // SameState returns a *snapshot.CorruptError unless the state of h.Scope
 // in mem is the one h describes.
 func SameState(mem *projection.Memory, h snapshot.Header) error {
-	hash, err := snapshot.StateHash(mem.Scope(h.Scope))
-	if err != nil {
-		return err
-	}
-	if hash != h.StateHash {
+	if h.HashState(mem.Scope(h.Scope)) != h.StateHash {
 		return &snapshot.CorruptError{Reason: fmt.Sprintf("its state of %s differs from a replay of the log at seq %d", h.Scope, h.Seq)}
 	}
 	return nil

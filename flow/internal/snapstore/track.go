@@ -1,0 +1,427 @@
+package snapstore
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/snapshot"
+)
+
+// A snapshot at the cost of what changed. The Cache keeps, per project,
+// the fingerprints of the newest snapshot Put stored (its entities'
+// digests, their sum: the state hash of formats 5 and 6, and the header
+// of its chain), and the engine tells it (Track) which entities each
+// event it folds writes, and that the event was folded. The next Put of
+// the project, when the newest stored snapshot is still the one the
+// Cache describes and every event of the project since was folded
+// through Track (the project's event count says so), reads only the
+// entities the events wrote, brings the fingerprints and the sum up to
+// date with them, and stores the delta of those entities, proven as any
+// delta is: so it costs what the project changed since its last
+// snapshot, not the size of its state. A full snapshot, when the policy
+// makes one due, reads the whole state, as before.
+//
+// An entity the journal names but that did not change costs a read; an
+// entity it misses would make a wrong snapshot, so anything that may
+// write projections without Track makes the Cache forget its journals:
+// a transaction that fails (the engine calls Reset), a fold Track did not
+// see (the event count), another process (it cannot write while this one
+// holds the file), a snapshot this Put did not write (the newest stored
+// snapshot's seq and state hash). Then Put reads the whole state.
+
+// maxJournal bounds the events and entities a journal keeps: past it,
+// the next Put of the project reads the whole state.
+const maxJournal = 1 << 18
+
+// journal is what the engine folded of a project since the snapshot the
+// Cache keeps of it: the seqs of the events, the entities they wrote.
+type journal struct {
+	seqs map[uint64]struct{}
+	keys map[tkey]struct{}
+	over bool // more than maxJournal: useless
+}
+
+// tkey is an entity a journal names: its kind (a list of a RawScope) and
+// id.
+type tkey struct {
+	kind int
+	id   string
+}
+
+func newJournal() *journal {
+	return &journal{seqs: map[uint64]struct{}{}, keys: map[tkey]struct{}{}}
+}
+
+// Reset makes c forget what it keeps (the snapshots' fingerprints, the
+// journals): the engine calls it when a transaction failed, since the
+// journals may name writes that did not commit.
+func (c *Cache) Reset() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bases, c.touched, c.size = nil, nil, 0
+}
+
+// Track returns s, through which the engine folds record r, made to tell
+// c which entities the fold writes: s itself when c keeps no project's
+// snapshot.
+func (c *Cache) Track(s projection.Store, r *store.Record) projection.Store {
+	if c == nil {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.touched) == 0 {
+		return s
+	}
+	if j := c.touched[r.Project]; j != nil && !j.over {
+		j.seqs[r.Seq] = struct{}{}
+		j.over = len(j.seqs) > maxJournal
+	}
+	return tracker{Store: s, c: c}
+}
+
+// Tracked is how many snapshots c made from a journal (the entities the
+// folds since the last one wrote) rather than from the whole state: for
+// tests.
+func (c *Cache) Tracked() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tracked
+}
+
+// touch notes that entity id of kind (a list's index) of project was
+// written or deleted.
+func (c *Cache) touch(project string, kind int, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j := c.touched[project]
+	if j == nil || j.over {
+		return
+	}
+	if kind < 0 {
+		j.over = true
+		return
+	}
+	j.keys[tkey{kind, id}] = struct{}{}
+	j.over = len(j.keys) > maxJournal
+}
+
+// tracker is a projection.Store that tells its Cache what it writes.
+type tracker struct {
+	projection.Store
+	c *Cache
+}
+
+func (t tracker) PutPlan(v *projection.Plan) error {
+	t.c.touch(v.Project, 0, v.ID)
+	return t.Store.PutPlan(v)
+}
+
+func (t tracker) PutTask(v *projection.Task) error {
+	t.c.touch(v.Project, 1, v.ID)
+	return t.Store.PutTask(v)
+}
+
+func (t tracker) PutApproval(v *projection.Approval) error {
+	t.c.touch(v.Project, 2, v.ID)
+	return t.Store.PutApproval(v)
+}
+
+func (t tracker) PutExec(v *projection.Exec) error {
+	t.c.touch(v.Project, 3, v.ID)
+	return t.Store.PutExec(v)
+}
+
+func (t tracker) PutCheckpoint(v *projection.Checkpoint) error {
+	t.c.touch(v.Project, 4, v.ID)
+	return t.Store.PutCheckpoint(v)
+}
+
+func (t tracker) Delete(kind, project, id string) error {
+	i := -1 // unknown: the journal is given up
+	switch kind {
+	case projection.KindPlan:
+		i = 0
+	case projection.KindTask:
+		i = 1
+	case projection.KindApproval:
+		i = 2
+	case projection.KindExec:
+		i = 3
+	}
+	t.c.touch(project, i, id)
+	return t.Store.Delete(kind, project, id)
+}
+
+// take removes from c and returns what it keeps of project's newest
+// snapshot and the journal since, when both can make the next snapshot:
+// the newest snapshot stored before seq is the one kept (its seq, state
+// hash and fold version), its chain checks and the journal is whole.
+// Otherwise it leaves c as it is (Put's reading of the whole state may use
+// what it keeps).
+func (c *Cache) take(tx store.Tx, project string, seq uint64) (cached, *journal, bool, error) {
+	if c == nil || seq == 0 {
+		return cached{}, nil, false, nil
+	}
+	c.mu.Lock()
+	e, ok := c.bases[project]
+	j := c.touched[project]
+	c.mu.Unlock()
+	if !ok || j == nil || j.over {
+		return e, nil, false, nil
+	}
+	// The chain is walked by its headers, as for any delta (headChain):
+	// a writer never builds on a chain a read would not resolve.
+	ch, _, ok, err := headChain(tx, project, seq)
+	if err != nil || !ok || ch.top.Seq != e.seq || ch.top.StateHash != e.hash || ch.top.ProjectionVersion != writeVersion() {
+		return e, nil, false, err
+	}
+	e.chain = ch
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now, ok := c.bases[project]; !ok || now.state != e.state || c.touched[project] != j {
+		return e, nil, false, nil
+	}
+	c.size -= e.state.size
+	delete(c.bases, project)
+	delete(c.touched, project)
+	return e, j, true, nil
+}
+
+// putTracked stores the snapshot of project at the head of tx from what
+// the Cache keeps of its newest snapshot and the journal since (see
+// above). done is false when it cannot (nothing kept, or a check failed):
+// then Put reads the whole state. It returns the project entity's
+// encoding and the size of the whole state's snapshot unpacked.
+func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, done bool, err error) {
+	seq, chain := tx.Head()
+	e, j, ok, err := c.take(tx, project, seq)
+	if !ok || err != nil {
+		return nil, 0, false, err
+	}
+	pv, err := tx.Get(projstore.BucketProjects, []byte(project))
+	if err != nil || pv == nil {
+		return nil, 0, false, err
+	}
+	if pb, err = projstore.EntityMsgpack(tx, projstore.BucketProjects, []byte(project), pv); err != nil {
+		return nil, 0, false, err
+	}
+	pb = bytes.Clone(pb)
+	p := new(projection.Project)
+	if _, err := projection.DecodeEntity(pb, p); err != nil || p.Name != project {
+		return nil, 0, false, nil
+	}
+	folded := uint64(0)
+	for s := range j.seqs {
+		if s > e.seq && s <= seq {
+			folded++
+		}
+	}
+	if p.Events != e.events+folded {
+		// A fold Track did not see: the snapshot's fingerprints are still
+		// good, the journal is not.
+		c.mu.Lock()
+		if _, ok := c.bases[project]; !ok && c.bases != nil {
+			c.bases[project] = e
+			c.size += e.state.size
+		}
+		c.mu.Unlock()
+		return nil, 0, false, nil
+	}
+	st := e.state // taken: ours to change
+	st.scan, st.size = [5][]rawEntity{}, 0
+	ch := &snapshot.RawScope{}
+	del := &snapshot.Deleted{}
+	dels := []*[]string{&del.Plans, &del.Tasks, &del.Approvals, &del.Execs, &del.Checkpoints}
+	changed := ch.Lists()
+	byKind, chIDs := [5][]string{}, [5][]string{}
+	for k := range j.keys {
+		byKind[k.kind] = append(byKind[k.kind], k.id)
+	}
+	prefix := project + "/"
+	for i, ids := range byKind {
+		*changed[i], *dels[i] = [][]byte{}, []string{}
+		slices.SortFunc(ids, compareIDs)
+		for _, id := range ids {
+			key := []byte(prefix + id)
+			v, err := tx.Get(kinds[i], key)
+			if err != nil {
+				return nil, 0, false, err
+			}
+			at, found := slices.BinarySearchFunc(st.lists[i], id, func(e rawEntity, id string) int { return compareIDs(e.id, id) })
+			if v == nil {
+				if found {
+					st.drop(i, at)
+					*dels[i] = append(*dels[i], id)
+				}
+				continue
+			}
+			b, err := projstore.EntityMsgpack(tx, kinds[i], key, v)
+			if err != nil {
+				return nil, 0, false, err
+			}
+			ne := entity(snapshot.KindList+i, id, bytes.Clone(b))
+			if found && st.lists[i][at].fp == ne.fp {
+				continue
+			}
+			// Checked canonical by the proof (provenDelta).
+			st.set(i, at, found, ne)
+			*changed[i] = append(*changed[i], ne.b)
+			chIDs[i] = append(chIDs[i], id)
+		}
+	}
+	pe := entity(snapshot.KindProject, project, pb)
+	if st.project.id == "" || st.project.fp != pe.fp {
+		if canonical(project, -1, pe) != nil {
+			return nil, 0, false, nil
+		}
+		if st.project.id != "" {
+			st.sum.Sub(snapshot.KindProject, st.project.fp)
+		}
+		st.sum.Add(snapshot.KindProject, pe.fp)
+		ch.Project = pb
+	}
+	st.project = rawEntity{id: project, fp: pe.fp, n: pe.n}
+	full = unpacked(project, false, st.rawLen())
+	h := snapshot.Header{ProjectionVersion: writeVersion(), Scope: project, Seq: seq, ChainHash: chain}
+	body := snapshot.AppendDeltaBody(nil, ch, del)
+	n := unpacked(project, true, len(body))
+	if e.chain.deltas >= MaxDeltaChain || n > full/2 || e.chain.deltaBytes+n > MaxChainBytes*e.chain.fullBytes {
+		// A full snapshot is due: the whole state, read and checked
+		// against the state kept (the entities that differ from it are
+		// checked canonical).
+		cur, err := readRaw(tx, project, nil)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if _, _, err := diffRaw(project, st, cur, true); err != nil {
+			return nil, 0, false, nil
+		}
+		np := printsOf(cur, false) // the next Put reads from the journal: no entities kept
+		rs := cur.scope()
+		full = unpacked(project, false, rs.RawLen())
+		b, nh, err := snapshot.PackFullSum(h, snapshot.AppendRawScope(make([]byte, 0, full), rs), np.sum.Hash())
+		if err != nil {
+			return nil, 0, false, err
+		}
+		c.put(project, cached{seq: seq, hash: nh.StateHash, state: np, events: p.Events,
+			chain: chainOf{top: nh, fullBytes: full}})
+		c.mu.Lock()
+		c.tracked++
+		c.mu.Unlock()
+		return cur.project.b, full, true, tx.Put(Bucket, Key(project, seq), b)
+	}
+	h.StateHash = st.sum.Hash()
+	h.BaseSeq, h.BaseHash = e.seq, e.hash
+	b, nh, err := snapshot.PackDeltaSum(h, body)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if !provenDelta(b, ch, chIDs, del) {
+		return nil, 0, false, nil
+	}
+	c.put(project, cached{seq: seq, hash: nh.StateHash, state: st, events: p.Events,
+		chain: chainOf{top: nh, deltas: e.chain.deltas + 1, deltaBytes: e.chain.deltaBytes + n, fullBytes: e.chain.fullBytes}})
+	c.mu.Lock()
+	c.tracked++
+	c.mu.Unlock()
+	return pb, full, true, tx.Put(Bucket, Key(project, seq), b)
+}
+
+// provenDelta reports whether delta b decodes to the changes ch (whose
+// entities' ids are ids) and del: each entity it holds is of the
+// delta's project (DecodeDelta checks) with the id it was read under,
+// and re-encodes to the bytes put in, in order (so those bytes are the
+// canonical encoding of what they hold), and it deletes the ids given. With the base's state hash checked by every
+// read, this proves that a read resolves b to the state it names (the
+// sum of the state kept, brought up to date with exactly these entities).
+func provenDelta(b []byte, ch *snapshot.RawScope, ids [5][]string, del *snapshot.Deleted) bool {
+	_, d, err := snapshot.DecodeDelta(b)
+	if err != nil {
+		return false
+	}
+	if (d.Changed.Project == nil) != (ch.Project == nil) {
+		return false
+	}
+	if ch.Project != nil {
+		if enc, _ := projection.AppendEntity(nil, d.Changed.Project); !bytes.Equal(enc, ch.Project) {
+			return false
+		}
+	}
+	got := changedOf(d.Changed)
+	for i, l := range ch.Lists() {
+		if len(got[i]) != len(*l) || len(ids[i]) != len(*l) {
+			return false
+		}
+		for k, e := range got[i] {
+			if e.id != ids[i][k] || !bytes.Equal(e.b, (*l)[k]) {
+				return false
+			}
+		}
+	}
+	return slices.Equal(d.Deleted.Plans, del.Plans) && slices.Equal(d.Deleted.Tasks, del.Tasks) &&
+		slices.Equal(d.Deleted.Approvals, del.Approvals) && slices.Equal(d.Deleted.Execs, del.Execs) &&
+		slices.Equal(d.Deleted.Checkpoints, del.Checkpoints)
+}
+
+// drop removes the at-th entity of list i from p.
+func (p *prints) drop(i, at int) {
+	old := p.lists[i][at]
+	p.sum.Sub(snapshot.KindList+i, old.fp)
+	p.bytes[i] -= old.n
+	p.lists[i] = slices.Delete(p.lists[i], at, at+1)
+}
+
+// set puts e in list i of p at at: in place of the entity there when
+// found, else inserted.
+func (p *prints) set(i, at int, found bool, e rawEntity) {
+	if found {
+		old := p.lists[i][at]
+		p.sum.Sub(snapshot.KindList+i, old.fp)
+		p.bytes[i] -= old.n
+		p.lists[i][at] = rawEntity{id: e.id, fp: e.fp, n: e.n}
+	} else {
+		p.lists[i] = slices.Insert(p.lists[i], at, rawEntity{id: e.id, fp: e.fp, n: e.n})
+	}
+	p.sum.Add(snapshot.KindList+i, e.fp)
+	p.bytes[i] += e.n
+}
+
+// rawLen is the length of the body of the state p describes.
+func (p *prints) rawLen() int {
+	var counts [5]int
+	for i, l := range p.lists {
+		counts[i] = len(l)
+	}
+	proj := -1
+	if p.project.id != "" {
+		proj = p.project.n
+	}
+	return snapshot.RawLenOf(proj, counts, p.bytes)
+}
+
+// tally sums p's entities: its state sum and each list's bytes.
+func (p *prints) tally() {
+	p.sum, p.bytes = snapshot.StateSum{}, [5]int{}
+	if p.project.id != "" {
+		p.sum.Add(snapshot.KindProject, p.project.fp)
+	}
+	for i, l := range p.lists {
+		for _, e := range l {
+			p.sum.Add(snapshot.KindList+i, e.fp)
+			p.bytes[i] += e.n
+		}
+	}
+}
+
+// entity is the rawEntity of kind (snapshot.KindProject or KindList+i)
+// whose encoding is b.
+func entity(kind int, id string, b []byte) rawEntity {
+	return rawEntity{id: id, b: b, fp: snapshot.EntityDigest(kind, b), n: len(b)}
+}
