@@ -382,7 +382,7 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 
 // bulkAppended is what appendBulkTx did with a batch of events.
 type bulkAppended struct {
-	events            []importEvent
+	at                []string          // where each event was read
 	in                []store.BulkEvent // the events as appended
 	out               store.BulkAppended
 	appended, skipped int
@@ -394,7 +394,7 @@ type bulkAppended struct {
 // as appendImported makes them, without reading the head's time once per
 // event.
 func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
-	c := &bulkAppended{events: events}
+	c := &bulkAppended{at: make([]string, len(events))}
 	last, err := tx.HeadTime()
 	if err != nil {
 		return nil, err
@@ -430,6 +430,7 @@ func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
 			last = notBefore(ev.Time, last)
 		}
 		c.in[i] = store.BulkEvent{Stream: ie.stream, Version: ie.version, Event: ev}
+		c.at[i] = ie.at
 	}
 	c.out, err = tx.(store.BulkAppender).AppendBulk(c.in)
 	if be := (*store.BulkError)(nil); errors.As(err, &be) && be.Index < len(events) {
@@ -472,11 +473,11 @@ func (c *bulkAppended) addTo(res *ImportResult, st *bulkState) error {
 	for _, i := range c.loose {
 		r := c.record(i)
 		if err := foldInto(st.loose, r, st.unknown); err != nil {
-			return fmt.Errorf("%s: %w", c.events[i].at, err)
+			return fmt.Errorf("%s: %w", c.at[i], err)
 		}
 		st.folded = st.folded || isKnown(r.Type)
 	}
-	res.Read += len(c.events)
+	res.Read += len(c.in)
 	res.Appended += c.appended
 	res.Skipped += c.skipped
 	return nil
