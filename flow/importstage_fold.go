@@ -22,7 +22,10 @@ import (
 //     events in hand rather than read back from the log; it lists them in
 //     the log index and counts them in the digest log index on the way.
 //     It hands the epoch to the caller and waits until it is written before
-//     it reads the next one.
+//     it reads the next one: its reads must see it. (An epoch waits for a
+//     write transaction, so the folder and the caller alternate more than
+//     they overlap: a larger epoch waits less often but writes more keys a
+//     transaction, and bbolt's puts into a large node cost more.)
 //
 // The log index and the projections lag the log by an epoch or two until
 // the end: readers read past the log index's mark (logidx.Through), and
@@ -246,6 +249,14 @@ func (e *Engine) appendEpoch(b []importEvent, ep *foldedEpoch, st *bulkState, re
 	}
 	if ep != nil {
 		f.answer(ep, err)
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case f.in <- c:
+		return nil
+	default: // the folder is behind: select would pick either at random
 	}
 	for err == nil {
 		select {
