@@ -6,18 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/flowctl/flowctl/flow/internal/check"
 	"github.com/flowctl/flowctl/flow/internal/eventview"
 	"github.com/flowctl/flowctl/flow/internal/logidx"
-	"github.com/flowctl/flowctl/flow/internal/projstore"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -108,32 +103,31 @@ func (e *Engine) importInto(path string, batches *parsedBatches, in *importReade
 	var res ImportResult
 	unknown := map[string]int{}
 	bulk, err := staged.bulkImport()
-	if bulk != nil {
-		bulk.chunk = foldBatches * in.lim.batch
+	progress := func() {
+		if e.opts.Progress != nil {
+			e.opts.Progress(uint64(res.Read), max(in.estimate(res.Read), uint64(res.Read)+1))
+		}
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case bulk != nil:
+		err = staged.importBulk(batches, bulk, &res, progress)
+		for typ, n := range bulk.unknown {
+			unknown[typ] += n
+		}
+	default:
 		err = func() error {
 			for {
 				b, ok, err := batches.next()
 				if err != nil || !ok {
 					return err
 				}
-				if bulk != nil {
-					err = staged.appendBulk(b, &res, bulk)
-				} else {
-					err = staged.appendImported(b, &res, unknown, false)
-				}
-				if err != nil {
+				if err := staged.appendImported(b, &res, unknown, false); err != nil {
 					return err
 				}
-				if e.opts.Progress != nil {
-					e.opts.Progress(uint64(res.Read), max(in.estimate(res.Read), uint64(res.Read)+1))
-				}
+				progress()
 			}
 		}()
-	}
-	if err == nil && bulk != nil {
-		err = staged.foldBulk(bulk, unknown)
 	}
 	if err = errors.Join(err, staged.Close()); err == nil {
 		err = syncFile(path)
@@ -355,22 +349,23 @@ func unhex(c byte) (byte, bool) {
 }
 
 // bulkState is what a bulk import (bulkImport) keeps between its
-// transactions: the projects it appended events of, and the fold of the
-// events of no project.
+// transactions: the fold of the events of no project.
 type bulkState struct {
-	projects map[string]bool
-	loose    *projection.Memory // events of no project, folded as they are appended
-	folded   bool               // loose holds what the fold made of one
-	unknown  map[string]int     // loose's events of types this binary does not know
-	chunk    int                // events of a project foldBulk folds a transaction
+	loose   *projection.Memory // events of no project, folded as they are appended
+	folded  bool               // loose holds what the fold made of one
+	unknown map[string]int     // loose's events of types this binary does not know
+}
+
+func newBulkState(unknown map[string]int) *bulkState {
+	return &bulkState{loose: projection.NewMemory(), unknown: unknown}
 }
 
 // bulkImport reports whether an import into e (a staged copy) appends
-// the log alone, AppendBulk a batch a transaction, and folds the
-// projections at the end, a few batches of a project's events at a time
-// (foldBulk): when e has no
-// event, so that the fold of every project starts from nothing, and its
-// store is a store.BulkAppender. nil: an Append and a fold per event.
+// the log alone, AppendBulk a batch a transaction, while a goroutine of
+// its own folds what was appended and lists it in the log index
+// (importBulk): when e has no event, so that the fold of every project
+// starts from nothing, and its store is a store.BulkAppender. nil: an
+// Append and a fold per event.
 func (e *Engine) bulkImport() (*bulkState, error) {
 	var ok bool
 	err := e.view(func(tx store.Tx) error {
@@ -382,39 +377,24 @@ func (e *Engine) bulkImport() (*bulkState, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &bulkState{projects: map[string]bool{}, loose: projection.NewMemory(), unknown: map[string]int{}}, nil
-}
-
-// appendBulk appends events in one transaction with AppendBulk, lists
-// them in the log index, and adds what it did to res. The fold waits for
-// foldBulk, but for the events of no project (bulkAppended.addTo).
-func (e *Engine) appendBulk(events []importEvent, res *ImportResult, st *bulkState) error {
-	var c *bulkAppended
-	err := e.update(func(tx store.Tx) (err error) {
-		c, err = appendBulkTx(tx, events)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return c.addTo(res, st)
+	return newBulkState(map[string]int{}), nil
 }
 
 // bulkAppended is what appendBulkTx did with a batch of events.
 type bulkAppended struct {
-	events            []importEvent
+	at                []string          // where each event was read
 	in                []store.BulkEvent // the events as appended
 	out               store.BulkAppended
 	appended, skipped int
-	projects          []string // of the events appended, each once
-	loose             []int    // the events of no project appended, by index
+	loose             []int // the events of no project appended, by index
 }
 
-// appendBulkTx appends events to tx with AppendBulk and lists them in the
-// log index. The events are asImported, as appendImported makes them,
-// without reading the head's time once per event.
+// appendBulkTx appends events to tx with AppendBulk; the caller lists
+// them in the log index (bulkAppended.index). The events are asImported,
+// as appendImported makes them, without reading the head's time once per
+// event.
 func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
-	c := &bulkAppended{events: events}
+	c := &bulkAppended{at: make([]string, len(events))}
 	last, err := tx.HeadTime()
 	if err != nil {
 		return nil, err
@@ -450,6 +430,7 @@ func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
 			last = notBefore(ev.Time, last)
 		}
 		c.in[i] = store.BulkEvent{Stream: ie.stream, Version: ie.version, Event: ev}
+		c.at[i] = ie.at
 	}
 	c.out, err = tx.(store.BulkAppender).AppendBulk(c.in)
 	if be := (*store.BulkError)(nil); errors.As(err, &be) && be.Index < len(events) {
@@ -457,22 +438,26 @@ func appendBulkTx(tx store.Tx, events []importEvent) (*bulkAppended, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	var idx logidx.Writer
 	for i := range c.in {
 		if c.out.Duplicate[i] {
 			c.skipped++
 			continue
 		}
 		c.appended++
-		ev := &c.in[i].Event
-		idx.Add(c.out.Seqs[i], ev)
-		if ev.Project == "" {
+		if c.in[i].Event.Project == "" {
 			c.loose = append(c.loose, i)
-		} else if len(c.projects) == 0 || c.projects[len(c.projects)-1] != ev.Project {
-			c.projects = append(c.projects, ev.Project)
 		}
 	}
-	return c, idx.Flush(tx)
+	return c, nil
+}
+
+// index lists c's appended events in idx.
+func (c *bulkAppended) index(idx *logidx.Writer) {
+	for i := range c.in {
+		if !c.out.Duplicate[i] {
+			idx.Add(c.out.Seqs[i], &c.in[i].Event)
+		}
+	}
 }
 
 // record is the ith event as appended.
@@ -485,17 +470,14 @@ func (c *bulkAppended) record(i int) *store.Record {
 // it knows (no stream of a project is theirs) and keeps the others
 // without folding them.
 func (c *bulkAppended) addTo(res *ImportResult, st *bulkState) error {
-	for _, p := range c.projects {
-		st.projects[p] = true
-	}
 	for _, i := range c.loose {
 		r := c.record(i)
 		if err := foldInto(st.loose, r, st.unknown); err != nil {
-			return fmt.Errorf("%s: %w", c.events[i].at, err)
+			return fmt.Errorf("%s: %w", c.at[i], err)
 		}
 		st.folded = st.folded || isKnown(r.Type)
 	}
-	res.Read += len(c.events)
+	res.Read += len(c.in)
 	res.Appended += c.appended
 	res.Skipped += c.skipped
 	return nil
@@ -529,143 +511,4 @@ func foldInto(mem projection.Store, r *store.Record, unknown map[string]int) err
 		return err
 	}
 	return fmt.Errorf("%w: %v", ErrInvalid, err)
-}
-
-// foldBulk folds the events of each project a bulk import appended, read
-// back through the project index, and writes them as the project's
-// projections: the projects on a goroutine per CPU, each folded in read
-// transactions of st.chunk events (foldProject) while the caller
-// writes what the others folded, one write transaction a chunk. What an
-// import holds is a chunk's entities or two, never a whole project's or
-// the file's. An event the fold refuses fails the import with its id.
-func (e *Engine) foldBulk(st *bulkState, unknown map[string]int) error {
-	if err := e.acquire(); err != nil {
-		return err
-	}
-	for typ, n := range st.unknown {
-		unknown[typ] += n
-	}
-	if st.folded {
-		if err := e.update(func(tx store.Tx) error { return projstore.WriteProject(tx, st.loose) }); err != nil {
-			return err
-		}
-	}
-	projects := slices.Sorted(maps.Keys(st.projects))
-	work := make(chan string)
-	chunks := make(chan *foldChunk)
-	quit := make(chan struct{})
-	workers := min(len(projects), max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for p := range work {
-				e.foldProject(p, max(1, st.chunk), chunks, quit)
-			}
-		})
-	}
-	go func() {
-		defer close(chunks)
-		defer wg.Wait()
-		defer close(work)
-		for _, p := range projects {
-			select {
-			case work <- p:
-			case <-quit:
-				return
-			}
-		}
-	}()
-	var err error
-	for c := range chunks {
-		if err == nil {
-			err = c.err
-		}
-		if err == nil {
-			err = e.update(func(tx store.Tx) error {
-				if err := c.st.FlushInto(tx); err != nil || c.digest == nil {
-					return err
-				}
-				return c.digest.Flush(tx) // as a command would: prime reads it
-			})
-		}
-		for typ, n := range c.unknown {
-			unknown[typ] += n
-		}
-		if err != nil && c.done != nil {
-			select {
-			case <-quit:
-			default:
-				close(quit)
-			}
-		}
-		c.done <- err
-	}
-	return err
-}
-
-// foldBatches is how many batches of events an import's fold of a
-// project reads in one read transaction and writes in one write
-// transaction (60,000 events).
-const foldBatches = 3
-
-// foldChunk is a run of one project's events folded, for foldBulk to
-// write and report back on done.
-type foldChunk struct {
-	st      *projstore.Tx
-	digest  *projstore.DigestWriter // on the project's last chunk: its digest log index
-	unknown map[string]int
-	err     error
-	done    chan error
-}
-
-// trimEvery is how many records a fold of an import reads between two
-// checks of the file pages it holds (residentTrimmer).
-const trimEvery = 1 << 13
-
-// A residentTrimmer gives back the pages of the file's memory map that a
-// long read made resident (eventlog's Tx): an import's fold reads every
-// page of the file, which would otherwise stay in its resident set.
-type residentTrimmer interface{ TrimResident() }
-
-// foldProject folds the events of project, read back from the log, a
-// chunk of size of them a read transaction, through the
-// projections that the chunks before left (projstore.Tx), and sends each
-// chunk to out, waiting for it to be written before it reads the next.
-// It counts the project's digest log index on the way, and sends it with
-// the last chunk. It stops at the first error, or when quit closes.
-func (e *Engine) foldProject(project string, size int, out chan<- *foldChunk, quit <-chan struct{}) {
-	var digest projstore.DigestWriter
-	for from, more := uint64(1), true; more; {
-		c := &foldChunk{unknown: map[string]int{}, done: make(chan error, 1)}
-		more = false
-		n := 0
-		c.err = e.log.View(func(tx store.Tx) error {
-			c.st, _ = projstore.Writer(tx) // keeps the entities it reads
-			trim, _ := tx.(residentTrimmer)
-			return tx.ReplayProject(project, from, func(r *store.Record) error {
-				if n == size {
-					from, more = r.Seq, true
-					return store.ErrStop
-				}
-				if n++; trim != nil && n%trimEvery == 0 {
-					trim.TrimResident()
-				}
-				if err := foldInto(c.st, r, c.unknown); err != nil {
-					return fmt.Errorf("event %s (seq %d): %w", r.ID, r.Seq, err)
-				}
-				return digest.Add(tx, r)
-			})
-		})
-		if !more {
-			c.digest = &digest
-		}
-		select {
-		case out <- c:
-		case <-quit:
-			return
-		}
-		if err := <-c.done; err != nil || c.err != nil {
-			return
-		}
-	}
 }

@@ -99,6 +99,10 @@ func TestImport_BulkRefusals(t *testing.T) {
 	}{
 		"Version":   {slices.Concat(lines[:mid], []string{strings.Replace(lines[mid], `"version":`, `"version":9`, 1)}, lines[mid+1:]), fmt.Sprintf("line %d", mid+1)},
 		"Misplaced": {append(slices.Clone(lines), misplaced), "01941f29-83d0-70d7-a003-35d1bdb04af0"},
+		// The folder refuses it while later batches append: the import
+		// stops them, and names its line.
+		"MisplacedEarly": {slices.Concat(lines[:mid], []string{strings.Replace(misplaced, fmt.Sprintf(`"version":%d`, version), fmt.Sprintf(`"version":%d`, versionAfter(strings.Join(lines[:mid], ""), "project/p0")), 1)}, restOf(lines[mid:], "project/p0")),
+			fmt.Sprintf("line %d: event 01941f29-83d0-70d7-a003-35d1bdb04af0", mid+1)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dst := mustOpen(t)
@@ -116,7 +120,7 @@ func TestImport_BulkRefusals(t *testing.T) {
 			if left := stagedCopies(t, dst.Path()); len(left) > 0 {
 				t.Errorf("copies left beside the file: %v", left)
 			}
-			if name == "Misplaced" && ErrorCode(err) != CodeInvalid {
+			if strings.HasPrefix(name, "Misplaced") && ErrorCode(err) != CodeInvalid {
 				t.Errorf("import = %v, want ErrInvalid", err)
 			}
 		})
@@ -160,4 +164,10 @@ func TestImport_BulkUnknownTypes(t *testing.T) {
 // versionAfter is the next version of stream in an export.
 func versionAfter(lines, stream string) int {
 	return strings.Count(lines, fmt.Sprintf(`"stream":%q`, stream)) + 1
+}
+
+// restOf is lines without the events of stream, which an event put
+// before them would leave a version behind.
+func restOf(lines []string, stream string) []string {
+	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return strings.Contains(l, fmt.Sprintf(`"stream":%q`, stream)) })
 }

@@ -1,13 +1,14 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
-	"github.com/flowctl/flowctl/projection"
 )
 
 // onDatabase reports whether the engine's store is a database server's
@@ -19,8 +20,8 @@ func (e *Engine) onDatabase() bool {
 
 // importBulkWhole appends events to an empty store in one write
 // transaction, a batch of importBatch events an AppendBulk, and folds
-// them at the end, each project's from the records in hand, as foldBulk
-// folds a staged file's: on a database server a statement per event
+// them at the end, each project's from the records in hand, as a staged
+// file's are folded (importBulk): on a database server a statement per event
 // costs a round trip, and the fold of an empty store reads nothing. ok
 // is false, and nothing is written, when the store holds events or its
 // transactions are not store.BulkAppenders: the caller then appends
@@ -34,13 +35,15 @@ func (e *Engine) importBulkWhole(events []importEvent) (res ImportResult, ok boo
 			return nil
 		}
 		res, unknown = ImportResult{}, map[string]int{}
-		st := &bulkState{projects: map[string]bool{}, loose: projection.NewMemory(), unknown: unknown}
+		st := newBulkState(unknown)
 		byProject := map[string][]*store.Record{}
 		for rest := events; len(rest) > 0; {
 			n := min(len(rest), importBatch)
 			c, err := appendBulkTx(tx, rest[:n])
 			if err == nil {
-				err = c.addTo(&res, st)
+				var idx logidx.Writer
+				c.index(&idx)
+				err = errors.Join(idx.Flush(tx), c.addTo(&res, st))
 			}
 			if err != nil {
 				return err
@@ -75,7 +78,7 @@ func (e *Engine) importBulkWhole(events []importEvent) (res ImportResult, ok boo
 
 // foldRecords folds recs, the events of one project appended in tx in
 // seq order, into the project's projections and its digest log index,
-// as foldProject does, and writes them in tx.
+// as a staged import does (bulkFolder), and writes them in tx.
 func foldRecords(tx store.Tx, recs []*store.Record, unknown map[string]int) error {
 	s, _ := projstore.Writer(tx)
 	var digest projstore.DigestWriter
