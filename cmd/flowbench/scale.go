@@ -101,7 +101,12 @@ func (b *bench) scaleRows() ([]Row, error) {
 	if err := b.pickScale(); err != nil {
 		return nil, err
 	}
-	cases := b.scaleCases(b.pick)
+	return b.ratioRows(b.scaleCases(b.pick))
+}
+
+// ratioRows times each case against `flowctl --version`, in turns, and
+// rows their ratios and peak RSS against the cases' targets.
+func (b *bench) ratioRows(cases []scaleCase) ([]Row, error) {
 	ps := []*proc{b.proc("--version")}
 	for _, c := range cases {
 		ps = append(ps, b.proc(c.args...))

@@ -40,24 +40,7 @@ func (b *bench) searchRows() ([]Row, error) {
 	if err := b.searchIndexCurrent(); err != nil {
 		return nil, err
 	}
-	cases := b.searchCases()
-	ps := []*proc{b.proc("--version")}
-	for _, c := range cases {
-		ps = append(ps, b.proc(c.args...))
-	}
-	m, errs, err := interleaveEach(b.ctx, b.size.scaleRuns, measurements(ps)...)
-	if err != nil {
-		return nil, err
-	}
-	if errs[0] != nil {
-		return nil, errs[0]
-	}
-	rows := make([]Row, len(cases))
-	for i, c := range cases {
-		rows[i] = newRow(c.name, m[i+1], m[0], "ms", atMost("ratio", c.ratio)).
-			withRSS(ps[i+1].rss, c.rss).withError(errs[i+1])
-	}
-	return rows, nil
+	return b.ratioRows(b.searchCases())
 }
 
 // searchIndexCurrent asks flowctl whether a search reads the file's
