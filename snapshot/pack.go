@@ -53,12 +53,7 @@ func PackFull(h Header, body []byte) ([]byte, Header, error) {
 // StateHash, BaseSeq and BaseHash the caller sets. It sets the format
 // version and the body hash; it returns the completed header.
 func PackDelta(h Header, body []byte) ([]byte, Header, error) {
-	if h.BaseSeq >= h.Seq {
-		return nil, h, fmt.Errorf("snapshot: a delta at seq %d needs a base before it, not at %d", h.Seq, h.BaseSeq)
-	}
-	h.Format = PackedDeltaVersion
-	h.BodyHash = sha256.Sum256(body)
-	return pack(h, body)
+	return packDelta(PackedDeltaVersion, h, body)
 }
 
 // PackFullSum returns the summed full snapshot (SumFullVersion) of the
@@ -76,10 +71,15 @@ func PackFullSum(h Header, body []byte, sum [32]byte) ([]byte, Header, error) {
 // StateHash is the sum of the state the delta resolves to; its BaseHash
 // is its base's state hash, whatever the base's version.
 func PackDeltaSum(h Header, body []byte) ([]byte, Header, error) {
+	return packDelta(SumDeltaVersion, h, body)
+}
+
+// packDelta packs a delta of version format: it sets the body hash.
+func packDelta(format uint16, h Header, body []byte) ([]byte, Header, error) {
 	if h.BaseSeq >= h.Seq {
 		return nil, h, fmt.Errorf("snapshot: a delta at seq %d needs a base before it, not at %d", h.Seq, h.BaseSeq)
 	}
-	h.Format = SumDeltaVersion
+	h.Format = format
 	h.BodyHash = sha256.Sum256(body)
 	return pack(h, body)
 }
