@@ -21,46 +21,38 @@ func (l *Log) Verify() (Report, error) { return l.VerifyWith(nil, nil) }
 
 // VerifyWith is Verify that also tells the caller how it goes, so that
 // checks of the caller's own can overlap it: checked is called once the
-// file's trees have passed the shape check (verify_shape.go), before the
-// record walk (from then on, other reads of the file end, though they may
-// meet a damaged page: a panic of bbolt's, recovered, or garbage), and
-// each with every record once it has passed its own checks, in seq order,
-// lent as Replay lends it: Data is valid only during the call. An error
-// of each ends the walk and is returned. Either may be nil. bbolt's check
-// of the page structure runs on a goroutine of its own beside the walk;
-// a problem it finds is the one returned, whatever the walk found.
+// file's trees have passed the shape check (verify_shape.go) and bbolt's
+// check of the page structure, before the record walk (from then on,
+// other reads of the file cannot meet a damaged page), and each with
+// every record once it has passed its own checks, in seq order, lent as
+// Replay lends it: Data is valid only during the call. An error of each
+// ends the walk and is returned. Either may be nil.
+//
+// bbolt's check runs before anything else reads: on a file opened
+// read-only it loads the free list, unguarded against a transaction that
+// begins meanwhile (the race detector caught the caller's reads that
+// checked starts), so it cannot run beside them.
 //
 // The walk reads the log, ids, stream_idx and project_idx each in one
 // forward pass, and gives the file's mapped pages back to the kernel as it
 // goes (pager): its peak resident memory does not grow with the file.
 func (l *Log) VerifyWith(checked func(), each func(*Record) error) (Report, error) {
 	var rep Report
-	err := l.view(func(btx *bolt.Tx) (err error) {
+	err := l.view(func(btx *bolt.Tx) error {
 		pg := l.newPager(btx)
 		if err := l.checkShape(btx, pg); err != nil {
 			// Not bbolt's check: it recurses into a cycle of pages until
 			// the goroutine's stack overflows.
 			return &CorruptionError{Reason: damageReason(err.Error())}
 		}
-		pages := make(chan error, 1)
-		go func() { pages <- checkPages(btx, pg) }()
-		defer func() {
-			// The walk may meet the damage first (a panic, or a record
-			// that does not decode): the page check's word is the one
-			// reported, and the transaction outlives its reads.
-			r := recover()
-			if perr := <-pages; perr != nil {
-				err = perr
-				return
-			}
-			if r != nil {
-				panic(r)
-			}
-		}()
+		if err := checkPages(btx, pg); err != nil {
+			return err
+		}
 		if checked != nil {
 			checked()
 		}
 		defer pg.sequential()()
+		var err error
 		rep, err = verifyTx(newTx(l, btx), pg, each)
 		return err
 	})

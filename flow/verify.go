@@ -39,11 +39,10 @@ type VerifyReport struct {
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
-// The projections are read only once the store says its reads end
-// (eventlog: the shape check of its trees; bbolt's full check of the
-// pages then runs beside the walk, and a problem it finds is the one
-// reported): a read of a file whose pages are damaged could otherwise
-// loop. A store that says when
+// The projections are read only once the store's check of its page
+// structure has passed (eventlog: the shape check of its trees, then
+// bbolt's check of the pages): a walk of a file whose pages are damaged
+// can crash or loop before that check has refused it. A store that says when
 // and lends the records its walk checked (overlapVerifier) has the
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
@@ -88,9 +87,10 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	return out, derr
 }
 
-// overlapVerifier is a store.Verifier that says when reads of the store
-// are sure to end (eventlog.Log.VerifyWith): from then on the caller may
-// read the store on another goroutine while the record walk goes on. each, when not nil, is lent every record the walk has checked.
+// overlapVerifier is a store.Verifier that says when its check of the
+// page structure has passed (eventlog.Log.VerifyWith): from then on the
+// caller may read the store on another goroutine while the record walk
+// goes on. each, when not nil, is lent every record the walk has checked.
 type overlapVerifier interface {
 	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
 }
