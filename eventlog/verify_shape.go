@@ -7,11 +7,15 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The shape check is what lets Verify read the file beside bbolt's check
-// of its page structure (checkPages) rather than after it. A read of a
-// damaged page panics (recovered into a *CorruptionError) or reads
-// garbage, but ends; what could make a read never end is a branch page
-// that leads back to itself, which a cursor would descend forever. The
+// The shape check runs before bbolt's check of the page structure
+// (checkPages), which recurses into a cycle of pages until the goroutine's
+// stack overflows. (It was meant to let Verify read the file beside
+// checkPages, but bbolt's check loads the free list of a read-only file
+// unguarded against a transaction that begins meanwhile, so checkPages
+// still runs first.) A read of a damaged page panics (recovered into a
+// *CorruptionError) or reads garbage, but ends; what could make a read
+// never end is a branch page that leads back to itself, which a cursor
+// would descend forever. The
 // shape check reads the branch pages of the root bucket and of every
 // bucket in it, and the header of each page they point to, and refuses a
 // page pointed to twice (a cycle, or two parents), a page past the high
