@@ -320,9 +320,10 @@ func parseUUID(s []byte) (store.ID, bool) {
 		return id, false
 	}
 	j := 0
-	for i := 0; i < 36; i += 2 {
-		if s[i] == '-' {
-			i--
+	for i := 0; i < 36; {
+		switch i {
+		case 8, 13, 18, 23: // the dashes, checked above: a dash anywhere else is not hex
+			i++
 			continue
 		}
 		hi, ok1 := unhex(s[i])
@@ -332,8 +333,9 @@ func parseUUID(s []byte) (store.ID, bool) {
 		}
 		id[j] = hi<<4 | lo
 		j++
+		i += 2
 	}
-	return id, j == 16
+	return id, true
 }
 
 func unhex(c byte) (byte, bool) {
