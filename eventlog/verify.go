@@ -48,7 +48,7 @@ func (l *Log) VerifyWith(checked func(), each func(*Record) error) (Report, erro
 			return &CorruptionError{Reason: damageReason(err.Error())}
 		}
 		pages := make(chan error, 1)
-		go func() { pages <- l.checkPages(btx, pg) }()
+		go func() { pages <- l.checkPages(btx) }()
 		defer func() {
 			// The page check's finding comes first, even over a
 			// damaged page's panic in the walk.

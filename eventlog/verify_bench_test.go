@@ -49,11 +49,7 @@ func BenchmarkVerify(b *testing.B) {
 	b.Run("pages", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
-			err := l.view(func(btx *bolt.Tx) error {
-				pg := l.newPager(btx)
-				defer pg.sequential()() // as in Verify
-				return l.checkPages(btx, pg)
-			})
+			err := l.view(func(btx *bolt.Tx) error { return l.checkPages(btx) })
 			if err != nil {
 				b.Fatal(err)
 			}

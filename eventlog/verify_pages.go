@@ -3,19 +3,22 @@ package eventlog
 import (
 	"bytes"
 	"fmt"
-	"runtime/debug"
-	"unsafe"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // The page check is Verify's check of the file's page structure: what
-// bbolt's Tx.Check checks, read from the file's memory map by this
-// package rather than through bbolt, so that it runs on the walk's own
-// transaction beside every other read of the file. bbolt's check cannot:
+// bbolt's Tx.Check checks, read by this package rather than through
+// bbolt, so that it runs beside every other read of the file, for the
+// walk's own transaction. bbolt's check cannot:
 // on a file opened read-only it loads the free list into the shared
 // database handle, unguarded against a transaction that begins meanwhile,
-// and it holds every page in a map.
+// and it holds every page in a map. It reads the pages with pread rather
+// than through the memory map: a page read through the map costs a fault
+// to map it and, to keep the resident memory small (pager), a trim to
+// unmap it, and every other reader's pages go with the trim; a pread
+// costs a copy from the page cache.
 //
 // It checks, as Tx.Check does: every page of every tree (the root bucket,
 // the buckets in it, the buckets in theirs) is reachable once, counting
@@ -39,34 +42,34 @@ const (
 	noFreelist       = ^uint64(0) // a meta's free list when it is not stored
 )
 
-// pageCheck is the state of a page check: the mapped pages, the pages
-// reached and the pages free (a bit each).
+// pageCheck is the state of a page check: the file, the pages reached
+// and the pages free (a bit each), and a buffer for the pages read at
+// each depth of the descent, with the last key of the subtree read below
+// it.
 type pageCheck struct {
-	s       shape
+	f       *os.File
+	ps, hwm uint64
 	reached []uint64
 	free    []uint64
-	n       int // pages read
+	bufs    [][]byte // by depth
+	lasts   [][]byte
 }
 
 func (c *pageCheck) has(set []uint64, id uint64) bool { return set[id/64]&(1<<(id%64)) != 0 }
 
 // checkPages checks the page structure of the file as btx sees it (see
-// above), trimming the pages it reads through pg. It returns its first
-// finding as a *CorruptionError.
-func (l *Log) checkPages(btx *bolt.Tx, pg *pager) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = damageError(r)
-		}
-	}()
-	info := l.db.Info()
-	size := uintptr(btx.Size())
-	if info.Data == 0 || size == 0 || info.PageSize <= 0 {
+// above). It returns its first finding as a *CorruptionError.
+func (l *Log) checkPages(btx *bolt.Tx) error {
+	ps := l.db.Info().PageSize
+	if ps <= 0 || btx.Size() == 0 {
 		return nil
 	}
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&info.Data)) // as checkShape reads it
-	c := pageCheck{s: shape{data: unsafe.Slice((*byte)(base), size), ps: uint64(info.PageSize), pg: pg}}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	c := pageCheck{f: f, ps: uint64(ps)}
 	if err := c.check(uint64(btx.ID())); err != nil {
 		return &CorruptionError{Reason: damageReason(err.Error())}
 	}
@@ -75,19 +78,19 @@ func (l *Log) checkPages(btx *bolt.Tx, pg *pager) (err error) {
 
 // check checks the pages of the transaction txid.
 func (c *pageCheck) check(txid uint64) error {
-	root, ok := c.s.meta(txid)
+	meta, ok := c.meta(txid)
 	if !ok {
 		return &shapeError{page: 0, why: "no meta page holds the transaction's id"}
 	}
-	hwm := c.s.hwm
+	hwm, root, freelist := c.hwm, le.Uint64(meta[metaRootOff:]), le.Uint64(meta[metaFreelistOff:])
 	c.reached, c.free = make([]uint64, (hwm+63)/64), make([]uint64, (hwm+63)/64)
 	for id := range min(hwm, 2) {
 		c.reached[0] |= 1 << id
 	}
-	if err := c.freelist(c.metaFreelist(txid)); err != nil {
+	if err := c.freelist(freelist); err != nil {
 		return err
 	}
-	if _, err := c.tree(root, nil, nil); err != nil {
+	if _, err := c.tree(root, nil, nil, 0); err != nil {
 		return err
 	}
 	for id := range hwm {
@@ -98,31 +101,60 @@ func (c *pageCheck) check(txid uint64) error {
 	return nil
 }
 
-// metaFreelist is the free list's page in the meta of transaction txid.
-func (c *pageCheck) metaFreelist(txid uint64) uint64 {
+// meta finds the meta of transaction txid and returns it, valid until
+// the next read, setting c.hwm (bounded by the file's pages).
+func (c *pageCheck) meta(txid uint64) ([]byte, bool) {
+	fi, err := c.f.Stat()
+	if err != nil {
+		return nil, false
+	}
 	for id := range uint64(2) {
-		if p := c.s.page(id); len(p) >= pageHeaderSize+metaSize && le.Uint64(p[pageHeaderSize+metaTxidOff:]) == txid {
-			return le.Uint64(p[pageHeaderSize+metaFreelistOff:])
+		p, err := c.read(id, 0, 0)
+		if err != nil {
+			continue
+		}
+		if m := p[pageHeaderSize:]; le.Uint64(m[metaTxidOff:]) == txid {
+			c.hwm = min(le.Uint64(m[metaHWMOff:]), uint64(fi.Size())/c.ps)
+			return m, true
 		}
 	}
-	return noFreelist
+	return nil, false
+}
+
+// read reads page id and the overflow pages after it into the buffer of
+// depth.
+func (c *pageCheck) read(id uint64, overflow uint32, depth int) ([]byte, error) {
+	for len(c.bufs) <= depth {
+		c.bufs, c.lasts = append(c.bufs, nil), append(c.lasts, nil)
+	}
+	n := (uint64(overflow) + 1) * c.ps
+	if uint64(cap(c.bufs[depth])) < n {
+		c.bufs[depth] = make([]byte, n)
+	}
+	b := c.bufs[depth][:n]
+	if _, err := c.f.ReadAt(b, int64(id*c.ps)); err != nil {
+		return nil, &shapeError{page: id, why: fmt.Sprintf("it cannot be read: %v", err)}
+	}
+	return b, nil
 }
 
 // reach marks page id and the pages it overflows into reached, and
-// returns its bytes; it refuses a page past the high water mark, one
-// reached already or free, and a header that names another page.
-func (c *pageCheck) reach(id uint64) ([]byte, pageHeader, error) {
-	if c.n++; c.n%trimStep == 0 {
-		c.s.pg.trim()
-	}
-	if id < 2 || id >= c.s.hwm {
+// returns its bytes, read into the buffer of depth; it refuses a page
+// past the high water mark, one reached already or free, and a header
+// that names another page.
+func (c *pageCheck) reach(id uint64, depth int) ([]byte, pageHeader, error) {
+	if id < 2 || id >= c.hwm {
 		return nil, pageHeader{}, &shapeError{page: id, why: "a page points past the end of the pages"}
 	}
-	h := readPageHeader(c.s.page(id))
+	p, err := c.read(id, 0, depth)
+	if err != nil {
+		return nil, pageHeader{}, err
+	}
+	h := readPageHeader(p)
 	switch {
 	case h.id != id:
 		return nil, h, &shapeError{page: id, why: "its header names another page"}
-	case id+uint64(h.overflow) >= c.s.hwm:
+	case id+uint64(h.overflow) >= c.hwm:
 		return nil, h, &shapeError{page: id, why: "it overflows past the end of the pages"}
 	}
 	for i := id; i <= id+uint64(h.overflow); i++ {
@@ -134,7 +166,12 @@ func (c *pageCheck) reach(id uint64) ([]byte, pageHeader, error) {
 		}
 		c.reached[i/64] |= 1 << (i % 64)
 	}
-	return c.s.data[id*c.s.ps : (id+1+uint64(h.overflow))*c.s.ps], h, nil
+	if h.overflow > 0 {
+		if p, err = c.read(id, h.overflow, depth); err != nil {
+			return nil, h, err
+		}
+	}
+	return p, h, nil
 }
 
 // freelist reads the free list stored on page id (noFreelist: none) and
@@ -143,7 +180,7 @@ func (c *pageCheck) freelist(id uint64) error {
 	if id == noFreelist {
 		return nil
 	}
-	p, h, err := c.reach(id)
+	p, h, err := c.reach(id, 0)
 	if err != nil {
 		return err
 	}
@@ -160,7 +197,7 @@ func (c *pageCheck) freelist(id uint64) error {
 	for i := range n {
 		f := le.Uint64(p[at+8*i:])
 		switch {
-		case f < 2 || f >= c.s.hwm:
+		case f < 2 || f >= c.hwm:
 			return fmt.Errorf("the freelist frees page %d, past the end of the pages", f)
 		case c.has(c.free, f):
 			return &shapeError{page: f, why: "already freed"}
@@ -174,9 +211,11 @@ func (c *pageCheck) freelist(id uint64) error {
 
 // tree checks the tree whose root is page id, whose keys must be at least
 // lo and below hi (nil: no bound), and the trees of the buckets in its
-// leaves. It returns the tree's last key.
-func (c *pageCheck) tree(id uint64, lo, hi []byte) (last []byte, err error) {
-	p, h, err := c.reach(id)
+// leaves, reading its root into the buffer of depth (and its children
+// into those below). It returns the tree's last key, valid until the next
+// read at depth.
+func (c *pageCheck) tree(id uint64, lo, hi []byte, depth int) (last []byte, err error) {
+	p, h, err := c.reach(id, depth)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +242,14 @@ func (c *pageCheck) tree(id uint64, lo, hi []byte) (last []byte, err error) {
 					return nil, &shapeError{page: id, why: "a key lies outside its page"}
 				}
 			}
-			if last, err = c.tree(le.Uint64(p[e+8:]), key, next); err != nil {
+			if last, err = c.tree(le.Uint64(p[e+8:]), key, next, depth+1); err != nil {
 				return nil, err
 			}
-			prev = last
+			// The child's buffer is read again by the next child.
+			c.lasts[depth] = append(c.lasts[depth][:0], last...)
+			prev = c.lasts[depth]
 		}
-		return last, nil
+		return prev, nil
 	case leafPageFlag:
 		if pageHeaderSize+n*leafElemSize > uint64(len(p)) {
 			return nil, &shapeError{page: id, why: "a leaf page with more elements than it holds"}
@@ -225,7 +266,7 @@ func (c *pageCheck) tree(id uint64, lo, hi []byte) (last []byte, err error) {
 			}
 			prev = key
 			if le.Uint32(p[e:])&bucketLeafFlag != 0 {
-				if err := c.bucket(id, p, e, key); err != nil {
+				if err := c.bucket(id, p, e, key, depth+1); err != nil {
 					return nil, err
 				}
 			}
@@ -249,13 +290,13 @@ func (c *pageCheck) key(p []byte, e uint64, pos, ksize, vsize uint32) ([]byte, b
 // bucket checks the tree of the bucket whose entry is the leaf element at
 // e of page id (p), under key: its value starts with the bucket's root
 // page, 0 for a bucket inline in the value, which bbolt's check skips too.
-func (c *pageCheck) bucket(id uint64, p []byte, e uint64, key []byte) error {
+func (c *pageCheck) bucket(id uint64, p []byte, e uint64, key []byte, depth int) error {
 	at := e + uint64(le.Uint32(p[e+4:])) + uint64(le.Uint32(p[e+8:]))
 	if le.Uint32(p[e+12:]) < 16 {
 		return &shapeError{page: id, why: fmt.Sprintf("bucket %q has no header", key)}
 	}
 	if root := le.Uint64(p[at:]); root != 0 {
-		_, err := c.tree(root, nil, nil)
+		_, err := c.tree(root, nil, nil, depth)
 		return err
 	}
 	return nil

@@ -67,7 +67,7 @@ func checkPagesFile(path string) (shaped bool, err error) {
 			return &CorruptionError{Reason: damageReason(err.Error())}
 		}
 		shaped = true
-		return l.checkPages(btx, pg)
+		return l.checkPages(btx)
 	})
 	return shaped, err
 }
