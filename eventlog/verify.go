@@ -21,38 +21,48 @@ func (l *Log) Verify() (Report, error) { return l.VerifyWith(nil, nil) }
 
 // VerifyWith is Verify that also tells the caller how it goes, so that
 // checks of the caller's own can overlap it: checked is called once the
-// file's trees have passed the shape check (verify_shape.go) and bbolt's
-// check of the page structure, before the record walk (from then on,
-// other reads of the file cannot meet a damaged page), and each with
-// every record once it has passed its own checks, in seq order, lent as
-// Replay lends it: Data is valid only during the call. An error of each
-// ends the walk and is returned. Either may be nil.
+// file's trees have passed the shape check (verify_shape.go), before the
+// record walk, and each with every record once it has passed its own
+// checks, in seq order, lent as Replay lends it: Data is valid only
+// during the call. An error of each ends the walk and is returned.
+// Either may be nil.
 //
-// bbolt's check runs before anything else reads: on a file opened
-// read-only it loads the free list, unguarded against a transaction that
-// begins meanwhile (the race detector caught the caller's reads that
-// checked starts), so it cannot run beside them.
+// The check of the page structure (verify_pages.go) runs on a goroutine
+// of its own beside the walk and the caller's reads, in the walk's
+// transaction; its finding is the one returned when it has one. From
+// checked on, the file's trees hold no cycle, so no read of the file can
+// loop; a read that meets a damaged page ends in a *CorruptionError or
+// reads garbage that a check then reports.
 //
 // The walk reads the log, ids, stream_idx and project_idx each in one
 // forward pass, and gives the file's mapped pages back to the kernel as it
 // goes (pager): its peak resident memory does not grow with the file.
 func (l *Log) VerifyWith(checked func(), each func(*Record) error) (Report, error) {
 	var rep Report
-	err := l.view(func(btx *bolt.Tx) error {
+	err := l.view(func(btx *bolt.Tx) (err error) {
 		pg := l.newPager(btx)
+		defer pg.sequential()()
 		if err := l.checkShape(btx, pg); err != nil {
-			// Not bbolt's check: it recurses into a cycle of pages until
-			// the goroutine's stack overflows.
+			// Not the page check: it could recurse into a cycle of
+			// pages.
 			return &CorruptionError{Reason: damageReason(err.Error())}
 		}
-		if err := checkPages(btx, pg); err != nil {
-			return err
-		}
+		pages := make(chan error, 1)
+		go func() { pages <- l.checkPages(btx) }()
+		defer func() {
+			// The page check's finding comes first, even over a
+			// damaged page's panic in the walk.
+			perr := <-pages
+			if r := recover(); r != nil {
+				err = damageError(r)
+			}
+			if perr != nil {
+				err = perr
+			}
+		}()
 		if checked != nil {
 			checked()
 		}
-		defer pg.sequential()()
-		var err error
 		rep, err = verifyTx(newTx(l, btx), pg, each)
 		return err
 	})
@@ -93,31 +103,11 @@ func trimEach(pg *pager, d time.Duration) (stop func()) {
 	return func() { close(done) }
 }
 
-// checkPages runs bbolt's check of the page structure, trimming the pages
-// it reads every trimEvery, and returns its first error as corruption.
-func checkPages(btx *bolt.Tx, pg *pager) error {
-	defer trimEach(pg, trimEvery)()
-	var first error
-	for err := range btx.Check() { // drain: Check's goroutine sends every error
-		if first == nil {
-			first = err
-		}
-	}
-	if first != nil {
-		return &CorruptionError{Reason: damageReason(first.Error())}
-	}
-	return nil
-}
-
-// trimEvery is how often checkPages trims the pages it read, and
-// keepTrimmedEvery how often KeepTrimmed does: its caller's reads beside
-// the record walk (which trims as it goes) fault pages in at a fraction
-// of the check's pace, and a tick of 1 ms, each reading
+// keepTrimmedEvery is how often KeepTrimmed trims: its caller's reads
+// beside the record walk (which trims as it goes) fault pages in at a
+// fraction of the walk's pace, and a tick of 1 ms, each reading
 // /proc/self/statm, cost verify 3% of its CPU time.
-const (
-	trimEvery        = time.Millisecond
-	keepTrimmedEvery = 10 * time.Millisecond
-)
+const keepTrimmedEvery = 10 * time.Millisecond
 
 // progressStep is how many records Verify checks between progress reports.
 const progressStep = 1000

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,15 +22,19 @@ func (l *Log) newPager(btx *bolt.Tx) *pager {
 }
 
 // sequential advises the map from bbolt's MADV_RANDOM to MADV_NORMAL
-// until restore is called: with MADV_RANDOM each fault maps one page,
-// with MADV_NORMAL the kernel maps the cached pages around it too, which
-// a forward walk takes at a tenth of the faults. bbolt's check of the
-// page structure reads one cache line of each page: the pages around
-// would be resident before a trim can give them back, so it runs under
-// MADV_RANDOM.
+// until restore is called (the last restore, when calls nest): with
+// MADV_RANDOM each fault maps one page, with MADV_NORMAL the kernel maps
+// the cached pages around it too, which a forward walk takes at a tenth
+// of the faults.
 func (p *pager) sequential() (restore func()) {
-	p.advise(syscall.MADV_NORMAL)
-	return func() { p.advise(syscall.MADV_RANDOM) }
+	if p.normal.Add(1) == 1 {
+		p.advise(syscall.MADV_NORMAL)
+	}
+	return func() {
+		if p.normal.Add(-1) == 0 {
+			p.advise(syscall.MADV_RANDOM)
+		}
+	}
 }
 
 // A pager keeps the resident part of the file's memory map small: trim
@@ -41,6 +46,7 @@ func (p *pager) sequential() (restore func()) {
 // read them.
 type pager struct {
 	data, size, page uintptr
+	normal           atomic.Int32 // sequential's calls not yet restored
 }
 
 func (p *pager) advise(advice uintptr) {

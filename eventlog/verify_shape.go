@@ -7,15 +7,12 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The shape check runs before bbolt's check of the page structure
-// (checkPages), which recurses into a cycle of pages until the goroutine's
-// stack overflows. (It was meant to let Verify read the file beside
-// checkPages, but bbolt's check loads the free list of a read-only file
-// unguarded against a transaction that begins meanwhile, so checkPages
-// still runs first.) A read of a damaged page panics (recovered into a
-// *CorruptionError) or reads garbage, but ends; what could make a read
-// never end is a branch page that leads back to itself, which a cursor
-// would descend forever. The
+// The shape check runs before anything else reads the file: the check
+// of the page structure (verify_pages.go), the record walk and the
+// caller's reads then run beside each other. A read of a damaged page
+// panics (recovered into a *CorruptionError) or reads garbage, but ends;
+// what could make a read never end is a branch page that leads back to
+// itself, which a cursor would descend forever. The
 // shape check reads the branch pages of the root bucket and of every
 // bucket in it, and the header of each page they point to, and refuses a
 // page pointed to twice (a cycle, or two parents), a page past the high
@@ -26,9 +23,7 @@ import (
 //
 // The shape check finds less than checkPages, and what it finds it
 // names as checkPages does ("page N of the file is damaged"). When it
-// refuses the file, Verify reports that without running checkPages:
-// bbolt's check recurses into a cycle of pages until the goroutine's
-// stack overflows, which no recover catches.
+// refuses the file, Verify reports that and reads nothing more.
 //
 // What it leaves: a leaf-level pointer to a page no tree holds that is a
 // branch page (a freed one, say) whose own children lead back up. That

@@ -39,10 +39,11 @@ type VerifyReport struct {
 // *store.CorruptionError naming the first bad seq, or the first entity
 // that differs when the log is sound.
 //
-// The projections are read only once the store's check of its page
-// structure has passed (eventlog: the shape check of its trees, then
-// bbolt's check of the pages): a walk of a file whose pages are damaged
-// can crash or loop before that check has refused it. A store that says when
+// The projections are read only once the store says its trees hold no
+// cycle (eventlog: the shape check of its branch pages; its check of the
+// whole page structure then runs beside every read, and its finding is
+// the one reported): a walk of a file whose branch pages lead back up
+// could loop. A store that says when
 // and lends the records its walk checked (overlapVerifier) has the
 // projections checked on a second goroutine, in a transaction of its
 // own, while its record walk goes on and feeds the log index's check
@@ -87,10 +88,10 @@ func (e *Engine) Verify() (VerifyReport, error) {
 	return out, derr
 }
 
-// overlapVerifier is a store.Verifier that says when its check of the
-// page structure has passed (eventlog.Log.VerifyWith): from then on the
-// caller may read the store on another goroutine while the record walk
-// goes on. each, when not nil, is lent every record the walk has checked.
+// overlapVerifier is a store.Verifier that says when its trees have
+// passed the check that no read of them can loop (eventlog.Log.VerifyWith):
+// from then on the caller may read the store on another goroutine while
+// the record walk goes on. each, when not nil, is lent every record the walk has checked.
 type overlapVerifier interface {
 	VerifyWith(checked func(), each func(*store.Record) error) (store.VerifyReport, error)
 }

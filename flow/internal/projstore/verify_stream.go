@@ -42,8 +42,8 @@ type Stream struct {
 	w        *projectWork // warns; the fallback's work is a new one
 
 	// groups are the projects past streamEvents, each folded from a pass
-	// of its own over the log (passes), one after another beside the
-	// walk; passesDone is closed once they have ended, and pass holds
+	// of its own over the log (passes), one after another once the
+	// walk's fold has ended; passesDone is closed once they have ended, and pass holds
 	// what they found.
 	groups     [][]string
 	passesDone chan struct{}
@@ -96,14 +96,14 @@ const (
 // entities until the pass ends, a memory that grows with their events.
 // The projects are dealt to groups of up to streamEvents events (at least
 // one project each), largest first: the first group is folded from the
-// walk, the others each from a pass of its own (Tx.Replay) on a goroutine
-// beside it, one group after another. The check's peak memory is then
-// that of two groups at most, whatever the file's size; a file of more
-// events than a group's costs a pass over the log for each group more.
-// A file of up to a million events (flowbench's; its whole verify peaked
-// at ~116 MB of live heap) is checked in the one walk; a bigger one holds
-// at most two groups' folds at once.
-var streamEvents uint64 = 1_000_000
+// walk, the others each from a pass of its own (Tx.Replay) once the
+// walk's fold has ended, one group after another. The check's peak
+// memory is then that of one group, whatever the file's size; a file of
+// more events than a group's costs a pass over the log for each group
+// more. A file of about a million events (flowbench's 1,000,042; its
+// whole verify peaked at ~116 MB of live heap) is checked in the one
+// walk.
+var streamEvents uint64 = 1 << 20
 
 // SetStreamEvents sets streamEvents, for a test that has small files
 // take both ways; restore sets it back.
@@ -183,9 +183,13 @@ func (s *Stream) start(projects []string, view func(func(store.Tx) error) error,
 }
 
 // passes folds each of s.groups from a pass over the log of its own, in
-// a transaction view begins, one after another.
+// a transaction view begins, one after another, once the walk's fold has
+// ended (its memory then goes); none when the walk found a problem.
 func (s *Stream) passes(view func(func(store.Tx) error) error, workers int) {
 	defer close(s.passesDone)
+	if <-s.done; s.failed {
+		return
+	}
 	for _, group := range s.groups {
 		g := &Stream{
 			route: make(map[string]*streamWorker, len(group)), done: make(chan struct{}),
