@@ -17,7 +17,11 @@ const Bucket = "search_idx"
 // ChunkSize is the number of postings of a full chunk.
 const ChunkSize = 64
 
-const kindWord byte = 'w'
+// The kinds of key, its first byte.
+const (
+	kindPending byte = 'q'
+	kindWord    byte = 'w'
+)
 
 // Posting is one packed posting (doc.go).
 type Posting uint64
@@ -143,6 +147,7 @@ func corrupt(k []byte) error {
 // log's for a rebuild) per list.
 type Writer struct {
 	lists   map[string]*[]Posting // list prefix -> postings, ascending
+	first   uint64                // the seq of the first posting added
 	buf     []byte                // scratch: a list's prefix
 	word    []byte                // scratch: a word
 	touched []*[]Posting          // scratch: the lists a text added to
@@ -165,6 +170,9 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 func (w *Writer) AddText(seq uint64, project string, t Text) {
 	if w.lists == nil {
 		w.lists = map[string]*[]Posting{}
+	}
+	if w.first == 0 {
+		w.first = seq
 	}
 	w.touched = w.touched[:0]
 	n := 0
@@ -195,32 +203,100 @@ func (w *Writer) AddText(seq uint64, project string, t Text) {
 // Empty reports whether w holds no posting.
 func (w *Writer) Empty() bool { return len(w.lists) == 0 }
 
-// Flush appends the buffered postings to the stored lists and empties w.
-func (w *Writer) Flush(tx store.Tx) error {
-	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
-		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
+// Flush writes the buffered postings, of events up to through (the seq
+// the index will list the log up to), and empties w: into the pending
+// entries of their events while no PendingSpan boundary is crossed, else
+// with the pending entries before the boundary into the lists' chunks
+// (doc.go, "Pending postings").
+func (w *Writer) Flush(tx store.Tx, through uint64) error {
+	cut := pendingCut(through)
+	first, err := firstPending(tx)
+	if err != nil {
+		return err
+	}
+	if (first != 0 && first <= cut) || (len(w.lists) > 0 && w.first <= cut) {
+		if err := w.takePending(tx); err != nil {
 			return err
 		}
 	}
-	w.lists = nil
+	prefixes := slices.Sorted(maps.Keys(w.lists))
+	for _, p := range prefixes {
+		ps := *w.lists[p]
+		if n := sortSearch(ps, cut); n > 0 {
+			if err := appendList(tx, []byte(p), ps[:n]); err != nil {
+				return err
+			}
+		}
+	}
+	err = eachPending(prefixes, w.lists, cut, func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+	w.lists, w.first = nil, 0
+	return err
+}
+
+// takePending moves every pending entry of tx into w, before w's own
+// postings (every pending seq is smaller than w's), and deletes them.
+func (w *Writer) takePending(tx store.Tx) error {
+	pend := Writer{lists: map[string]*[]Posting{}}
+	var keys [][]byte
+	err := tx.Scan(Bucket, []byte{kindPending}, func(k, v []byte) error {
+		keys = append(keys, k)
+		return decodePending(k, v, func(seq uint64, project, word []byte, low uint16) {
+			pend.buf = appendListPrefix(pend.buf[:0], word, string(project))
+			pend.add(pend.buf, Posting(seq<<16|uint64(low)))
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := tx.Delete(Bucket, k); err != nil {
+			return err
+		}
+	}
+	for p, ps := range w.lists {
+		pend.add([]byte(p), *ps...)
+	}
+	w.lists = pend.lists
+	if len(keys) > 0 {
+		w.first = binary.BigEndian.Uint64(keys[0][1:])
+	}
 	return nil
 }
 
-// Rebuild drops the bucket and writes w's lists as a new index, keys in
-// order (see logidx.Rebuild for why).
-func (w *Writer) Rebuild(tx store.Tx) error {
+// add appends postings to the list of prefix.
+func (w *Writer) add(prefix []byte, ps ...Posting) {
+	l := w.lists[string(prefix)]
+	if l == nil {
+		l = new([]Posting)
+		w.lists[string(prefix)] = l
+	}
+	*l = append(*l, ps...)
+}
+
+// Rebuild drops the bucket and writes w's lists, of the log up to
+// through, as a new index, keys in order (see logidx.Rebuild for why).
+func (w *Writer) Rebuild(tx store.Tx, through uint64) error {
 	if err := tx.DeleteBucket(Bucket); err != nil {
 		return err
 	}
-	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+	return w.each(through, func(k, v []byte) error { return tx.Put(Bucket, k, v) })
 }
 
 // Drop deletes the index (for a rebuild that lists the log again).
 func Drop(tx store.Tx) error { return tx.DeleteBucket(Bucket) }
 
-func (w *Writer) each(fn func(k, v []byte) error) error {
-	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
+// each calls fn with the keys and values of the index of w's lists, of
+// the log up to through, in key order: the pending entries, then the
+// chunks.
+func (w *Writer) each(through uint64, fn func(k, v []byte) error) error {
+	cut := pendingCut(through)
+	prefixes := slices.Sorted(maps.Keys(w.lists))
+	if err := eachPending(prefixes, w.lists, cut, fn); err != nil {
+		return err
+	}
+	for _, p := range prefixes {
 		ps := *w.lists[p]
+		ps = ps[:sortSearch(ps, cut)]
 		for i := 0; i < len(ps); i += ChunkSize {
 			chunk := ps[i:min(i+ChunkSize, len(ps))]
 			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
@@ -263,11 +339,11 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 }
 
 // Compare compares the stored index, byte for byte, with the one w's
-// lists (of the whole log: logidx.Compare fills it). The first difference
+// lists (of the whole log, up to through: logidx.Compare fills it). The first difference
 // is a *store.CorruptionError naming the key.
-func (w *Writer) Compare(tx store.Tx) error {
+func (w *Writer) Compare(tx store.Tx, through uint64) error {
 	want := map[string][]byte{}
-	_ = w.each(func(k, v []byte) error {
+	_ = w.each(through, func(k, v []byte) error {
 		want[string(k)] = v
 		return nil
 	})
