@@ -3,7 +3,6 @@ package searchidx
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -41,40 +40,76 @@ func firstPending(tx store.Tx) (uint64, error) {
 
 // eachPending calls fn, in seq order, with the pending entry of every
 // event of a posting after cut in lists (whose keys, sorted, are
-// prefixes). An entry's value is:
+// prefixes; every posting is before cut+PendingSpan). An entry's value
+// is:
 //
 //	uint16 BE length and the event's project
 //	per posting, in the order of its list's prefix, then posting:
 //	  uint8 length and the word, uint16 BE the posting's low 16 bits
+//
+// It lays the entries out in one buffer, by the seq's offset from cut,
+// in three passes over the postings: their sizes, their projects, and
+// the postings.
 func eachPending(prefixes []string, lists map[string]*[]Posting, cut uint64, fn func(k, v []byte) error) error {
-	entries := map[uint64][]byte{}
-	var seqs []uint64
-	for _, p := range prefixes {
-		ps := *lists[p]
-		later := ps[sortSearch(ps, cut):]
-		if len(later) == 0 {
+	var size [PendingSpan]int32 // by seq - cut; the entry's end once laid out
+	each := func(visit func(word, project []byte, ps []Posting)) error {
+		for _, p := range prefixes {
+			ps := *lists[p]
+			later := ps[sortSearch(ps, cut):]
+			if len(later) == 0 {
+				continue
+			}
+			word, project, ok := parseListPrefix([]byte(p))
+			if !ok || later[len(later)-1].Seq()-cut >= PendingSpan {
+				return corrupt([]byte(p))
+			}
+			visit(word, project, later)
+		}
+		return nil
+	}
+	err := each(func(word, project []byte, ps []Posting) {
+		for _, q := range ps {
+			off := q.Seq() - cut
+			if size[off] == 0 {
+				size[off] = int32(2 + len(project))
+			}
+			size[off] += int32(1 + len(word) + 2)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var total int32
+	for off, n := range size {
+		total += n
+		size[off] = total - n // the entry's start, until it is written
+	}
+	buf := make([]byte, total)
+	wrote := make([]bool, PendingSpan)
+	_ = each(func(word, project []byte, ps []Posting) {
+		for _, q := range ps {
+			off := q.Seq() - cut
+			at := size[off]
+			if !wrote[off] {
+				wrote[off] = true
+				binary.BigEndian.PutUint16(buf[at:], uint16(len(project)))
+				at += 2 + int32(copy(buf[at+2:], project))
+			}
+			buf[at] = byte(len(word))
+			at += 1 + int32(copy(buf[at+1:], word))
+			binary.BigEndian.PutUint16(buf[at:], q.low())
+			size[off] = at + 2
+		}
+	})
+	start := int32(0)
+	for off, end := range size {
+		if !wrote[off] {
 			continue
 		}
-		word, project, ok := parseListPrefix([]byte(p))
-		if !ok {
-			return corrupt([]byte(p))
-		}
-		for _, q := range later {
-			v, ok := entries[q.Seq()]
-			if !ok {
-				seqs = append(seqs, q.Seq())
-				v = appendBytes16(make([]byte, 0, 64), project)
-			}
-			v = append(v, byte(len(word)))
-			v = append(v, word...)
-			entries[q.Seq()] = binary.BigEndian.AppendUint16(v, q.low())
-		}
-	}
-	slices.Sort(seqs)
-	for _, seq := range seqs {
-		if err := fn(pendingKey(seq), entries[seq]); err != nil {
+		if err := fn(pendingKey(cut+uint64(off)), buf[start:end:end]); err != nil {
 			return err
 		}
+		start = end
 	}
 	return nil
 }
@@ -128,9 +163,4 @@ func parseListPrefix(p []byte) (word, project []byte, ok bool) {
 		return nil, nil, false
 	}
 	return word, p[2:], true
-}
-
-func appendBytes16(b, s []byte) []byte {
-	b = binary.BigEndian.AppendUint16(b, uint16(min(len(s), math.MaxUint16)))
-	return append(b, s...)
 }
