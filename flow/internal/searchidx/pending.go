@@ -2,6 +2,7 @@ package searchidx
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -22,17 +23,17 @@ func pendingCut(through uint64) uint64 { return through / PendingSpan * PendingS
 
 // pendingKey is the key of the pending entry of the event at seq.
 func pendingKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{kindPending}, seq)
+	return binary.BigEndian.AppendUint64(nil, seq)
 }
 
 // firstPending is the seq of the first pending entry, or 0.
 func firstPending(tx store.Tx) (uint64, error) {
 	var seq uint64
-	err := tx.Scan(Bucket, []byte{kindPending}, func(k, _ []byte) error {
-		if len(k) != 9 {
-			return corrupt(k)
+	err := store.ScanShared(tx, PendingBucket, nil, func(k, _ []byte) error {
+		if len(k) != 8 {
+			return corruptPending(k)
 		}
-		seq = binary.BigEndian.Uint64(k[1:])
+		seq = binary.BigEndian.Uint64(k)
 		return store.ErrStop
 	})
 	return seq, err
@@ -118,29 +119,29 @@ func eachPending(prefixes []string, lists map[string]*[]Posting, cut uint64, fn 
 // The word and project alias v. A malformed entry is a
 // *store.CorruptionError.
 func decodePending(k, v []byte, fn func(seq uint64, project, word []byte, low uint16)) error {
-	if len(k) != 9 || len(v) < 2 {
-		return corrupt(k)
+	if len(k) != 8 || len(v) < 2 {
+		return corruptPending(k)
 	}
-	seq := binary.BigEndian.Uint64(k[1:])
+	seq := binary.BigEndian.Uint64(k)
 	if seq == 0 || seq > math.MaxUint64>>16 {
-		return corrupt(k)
+		return corruptPending(k)
 	}
 	n := int(binary.BigEndian.Uint16(v))
 	if len(v) < 2+n {
-		return corrupt(k)
+		return corruptPending(k)
 	}
 	project, v := v[2:2+n], v[2+n:]
 	if len(v) == 0 {
-		return corrupt(k)
+		return corruptPending(k)
 	}
 	for len(v) > 0 {
 		n := int(v[0])
 		if n == 0 || len(v) < 1+n+2 {
-			return corrupt(k)
+			return corruptPending(k)
 		}
 		word, low := v[1:1+n], binary.BigEndian.Uint16(v[1+n:])
 		if low == 0 {
-			return corrupt(k)
+			return corruptPending(k)
 		}
 		fn(seq, project, word, low)
 		v = v[1+n+2:]
@@ -163,4 +164,8 @@ func parseListPrefix(p []byte) (word, project []byte, ok bool) {
 		return nil, nil, false
 	}
 	return word, p[2:], true
+}
+
+func corruptPending(k []byte) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %x is malformed", PendingBucket, k)}
 }

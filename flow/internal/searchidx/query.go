@@ -121,8 +121,8 @@ func readPending(tx store.Tx, q Query) (*Writer, error) {
 	for _, word := range q.Words {
 		words[word] = true
 	}
-	err := store.ScanShared(tx, Bucket, []byte{kindPending}, func(k, v []byte) error {
-		if len(k) == 9 && q.UpTo != 0 && binary.BigEndian.Uint64(k[1:]) > q.UpTo {
+	err := store.ScanShared(tx, PendingBucket, nil, func(k, v []byte) error {
+		if len(k) == 8 && q.UpTo != 0 && binary.BigEndian.Uint64(k) > q.UpTo {
 			return store.ErrStop
 		}
 		if q.Project != "" && len(v) >= 2 && !bytes.Equal(v[2:min(len(v), 2+int(binary.BigEndian.Uint16(v)))], []byte(q.Project)) {

@@ -179,10 +179,16 @@ func openStore(t testing.TB) store.Store {
 func dump(t testing.TB, st store.Store) []byte {
 	var out []byte
 	err := st.View(func(tx store.Tx) error {
-		return tx.Scan(Bucket, nil, func(k, v []byte) error {
-			out = fmt.Appendf(out, "%x=%x\n", k, v)
-			return nil
-		})
+		for _, bucket := range []string{PendingBucket, Bucket} {
+			err := tx.Scan(bucket, nil, func(k, v []byte) error {
+				out = fmt.Appendf(out, "%s %x=%x\n", bucket, k, v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -204,16 +210,16 @@ func TestWriter_Compare_Pending(t *testing.T) {
 		fn   func(tx store.Tx) error
 	}{
 		{"PendingChanged", func(tx store.Tx) error {
-			v, err := tx.Get(Bucket, []byte(pending))
+			v, err := tx.Get(PendingBucket, []byte(pending))
 			if err != nil {
 				return err
 			}
 			v[len(v)-1]++
-			return tx.Put(Bucket, []byte(pending), v)
+			return tx.Put(PendingBucket, []byte(pending), v)
 		}},
-		{"PendingDropped", func(tx store.Tx) error { return tx.Delete(Bucket, []byte(pending)) }},
+		{"PendingDropped", func(tx store.Tx) error { return tx.Delete(PendingBucket, []byte(pending)) }},
 		{"PendingStray", func(tx store.Tx) error {
-			return tx.Put(Bucket, pendingKey(through+1), []byte("\x00\x01p\x03fix\x11\x03"))
+			return tx.Put(PendingBucket, pendingKey(through+1), []byte("\x00\x01p\x03fix\x11\x03"))
 		}},
 		{"ChunkChanged", func(tx store.Tx) error {
 			k, v, err := tx.Last(Bucket, listPrefix("parser", "p"), chunkKey(listPrefix("parser", "p"), math.MaxUint64))
