@@ -233,9 +233,16 @@ func searchHead(t testing.TB, e *Engine) uint64 {
 }
 
 // TestEngine_Search_OldFormat: a file whose full-text index is of log
-// index format 2 (chunks without their best posting) is searched by
-// reading its log, never its chunks, until a writable open rebuilds it.
+// index format 2 (chunks without their best posting) or 3 (no pending
+// postings) is searched by reading its log, never its chunks, until a
+// writable open rebuilds it.
 func TestEngine_Search_OldFormat(t *testing.T) {
+	for _, format := range []byte{2, 3} {
+		t.Run(fmt.Sprint("Format", format), func(t *testing.T) { testSearchOldFormat(t, format) })
+	}
+}
+
+func testSearchOldFormat(t *testing.T, format byte) {
 	path := filepath.Join(t.TempDir(), "flow.db")
 	e, err := Open(path, Options{Create: true, NoSync: true, Actor: "tester"})
 	if err != nil {
@@ -246,12 +253,12 @@ func TestEngine_Search_OldFormat(t *testing.T) {
 	mustDo(t)(e.RecordExec(NewExec{Project: "web", Command: "go test ./parser/...", Success: true}))
 	want := hitKeys(mustSearch(t, e, "web", "parser", 0))
 	err = e.log.Update(func(tx store.Tx) error {
-		// Format 2's stamp, and chunks this format cannot decode.
+		// The old format's stamp, and chunks no format can decode.
 		err := tx.Scan(searchidx.Bucket, nil, func(k, v []byte) error { return tx.Put(searchidx.Bucket, k, []byte{0x80}) })
 		if err != nil {
 			return err
 		}
-		return tx.Put(logidx.Bucket, append([]byte{0}, "version"...), []byte{0, 0, 0, 2})
+		return tx.Put(logidx.Bucket, append([]byte{0}, "version"...), []byte{0, 0, 0, format})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +271,7 @@ func TestEngine_Search_OldFormat(t *testing.T) {
 	res := mustSearch(t, ro, "web", "parser", 0)
 	ro.Close()
 	if res.Index || !slices.Equal(hitKeys(res), want) {
-		t.Errorf("format 2, read-only: index %v, hits %v; want the log read, %v", res.Index, hitKeys(res), want)
+		t.Errorf("format %d, read-only: index %v, hits %v; want the log read, %v", format, res.Index, hitKeys(res), want)
 	}
 	rw, err := Open(path, Options{NoSync: true, Actor: "tester"})
 	if err != nil {

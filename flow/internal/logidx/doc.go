@@ -46,7 +46,10 @@ it likes.
 
 Format 2 added package searchidx's bucket (search_idx), format 3 changed
 its chunks (each names its best posting, and a posting takes a byte or
-two; see searchidx's doc.go): a file of format 2 is rebuilt by a
+two; see searchidx's doc.go), format 4 keeps the postings of the
+events after the last multiple of searchidx.PendingSpan that "through"
+passed in pending entries, one per event, out of the chunks (searchidx's
+doc.go, "Pending postings"): a file of an older format is rebuilt by a
 writable open, and searched by reading its log until then. Writer.Add hands
 every event to a searchidx.Writer too, Flush writes both, Rebuild
 rebuilds both and Compare compares both, so this package's stamp and

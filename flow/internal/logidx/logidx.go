@@ -18,8 +18,10 @@ const Bucket = "log_idx"
 // Format 2 added the full-text index (package searchidx), which this
 // stamp and "through" govern too; format 3 is that index's chunks with
 // their best posting first and a byte or two a posting (searchidx's
-// doc.go).
-const Format = 3
+// doc.go); format 4 keeps the postings of the last events in pending
+// entries, one per event, merged into the chunks every
+// searchidx.PendingSpan seqs.
+const Format = 4
 
 // ChunkSize is the number of seqs of a full chunk.
 const ChunkSize = 64
@@ -190,10 +192,10 @@ func (w *Writer) Flush(tx store.Tx) error {
 			return err
 		}
 	}
-	if err := w.words.Flush(tx); err != nil {
-		return err
-	}
 	if w.last != 0 {
+		if err := w.words.Flush(tx, w.last); err != nil {
+			return err
+		}
 		if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, w.last)); err != nil {
 			return err
 		}

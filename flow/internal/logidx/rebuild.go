@@ -35,7 +35,7 @@ func Rebuild(tx store.Tx) error {
 	if err := tx.Put(Bucket, keyVersion, stamp); err != nil {
 		return err
 	}
-	if err := w.words.Rebuild(tx); err != nil {
+	if err := w.words.Rebuild(tx, head); err != nil {
 		return err
 	}
 	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
@@ -96,7 +96,7 @@ func Compare(tx store.Tx) error {
 	if len(want) > 0 {
 		return differs([]byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
 	}
-	return w.words.Compare(tx)
+	return w.words.Compare(tx, head)
 }
 
 func differs(k []byte, what string) error {

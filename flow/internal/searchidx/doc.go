@@ -21,6 +21,7 @@ cut at MaxWord bytes. There is no stemming: "parser" does not find
 # Bucket
 
 	search_idx  'w', uint16 BE length and word, uint16 BE length and project, uint64 BE first posting -> the chunk's other postings
+	search_pending  uint64 BE seq -> the event's pending postings (below)
 
 A posting is one uint64: the event's seq << 16 | field << 12 | min(tf, 15) << 8 | min(length, 255),
 where tf is how often the word is in the field's text and length how
@@ -47,10 +48,33 @@ no best posting and each further posting as the uvarint of its
 difference from the one before; a file of that format is searched by
 reading its log until a writable open rebuilds the index.
 
+# Pending postings
+
+The chunks hold the postings of the events up to the last multiple of
+PendingSpan (4096) that the index lists (the log index's "through"); the
+postings of each later event are one pending entry, in bucket
+search_pending, keyed by its seq (log index format 4):
+
+	uint16 BE  length, and the event's project
+	per posting, in the order of its list's key, then posting:
+	  uint8 length and the word, uint16 BE the posting's low 16 bits
+
+A transaction's Flush writes its events' pending entries, at the end of
+their bucket, while the index stays short of the next multiple; the one
+that passes it moves every pending posting into the chunks (the lists'
+last chunks filled, new ones added), drops the bucket, and writes the
+entries of its events past the multiple into a new one. A transaction of 1000 events touches thousands of lists, whose
+chunks lie on most of the bucket's pages, and bbolt copies and writes
+every page it touches: the chunks are written once every PendingSpan
+seqs instead of every transaction. Which postings are pending depends
+only on "through", so a rebuild still writes the same bytes as the
+transactions did, and Compare compares bytes.
+
 # Reading
 
 A query reads the keys and values of its words' chunks, per project,
-and decodes only the last chunk of each list (to count the postings,
+then the postings of its words in the pending entries (up to
+PendingSpan events' entries, scanned), and decodes only the last chunk of each list (to count the postings,
 and to cut them at the point searched); Lists.Top then walks the lists
 of each project newest first in segments, the runs between two chunk
 starts of any of them, and decodes a segment's chunks only when the sum

@@ -3,6 +3,7 @@ package searchidx
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -11,8 +12,12 @@ import (
 	"github.com/flowctl/flowctl/flow/store"
 )
 
-// Bucket holds the index.
-const Bucket = "search_idx"
+// Bucket holds the index's chunks, PendingBucket its pending entries
+// (doc.go).
+const (
+	Bucket        = "search_idx"
+	PendingBucket = "search_pending"
+)
 
 // ChunkSize is the number of postings of a full chunk.
 const ChunkSize = 64
@@ -143,6 +148,7 @@ func corrupt(k []byte) error {
 // log's for a rebuild) per list.
 type Writer struct {
 	lists   map[string]*[]Posting // list prefix -> postings, ascending
+	first   uint64                // the seq of the first posting added
 	buf     []byte                // scratch: a list's prefix
 	word    []byte                // scratch: a word
 	touched []*[]Posting          // scratch: the lists a text added to
@@ -165,6 +171,9 @@ func (w *Writer) Add(seq uint64, ev *store.Event) {
 func (w *Writer) AddText(seq uint64, project string, t Text) {
 	if w.lists == nil {
 		w.lists = map[string]*[]Posting{}
+	}
+	if w.first == 0 {
+		w.first = seq
 	}
 	w.touched = w.touched[:0]
 	n := 0
@@ -195,35 +204,99 @@ func (w *Writer) AddText(seq uint64, project string, t Text) {
 // Empty reports whether w holds no posting.
 func (w *Writer) Empty() bool { return len(w.lists) == 0 }
 
-// Flush appends the buffered postings to the stored lists and empties w.
-func (w *Writer) Flush(tx store.Tx) error {
-	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
-		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
+// Flush writes the buffered postings, of events up to through (the seq
+// the index will list the log up to), and empties w: into the pending
+// entries of their events while no PendingSpan boundary is crossed, else
+// with the pending entries before the boundary into the lists' chunks
+// (doc.go, "Pending postings").
+func (w *Writer) Flush(tx store.Tx, through uint64) error {
+	cut := pendingCut(through)
+	first, err := firstPending(tx)
+	if err != nil {
+		return err
+	}
+	if (first != 0 && first <= cut) || (len(w.lists) > 0 && w.first <= cut) {
+		if err := w.takePending(tx); err != nil {
 			return err
 		}
 	}
-	w.lists = nil
+	prefixes := slices.Sorted(maps.Keys(w.lists))
+	for _, p := range prefixes {
+		ps := *w.lists[p]
+		if n := sortSearch(ps, cut); n > 0 {
+			if err := appendList(tx, []byte(p), ps[:n]); err != nil {
+				return err
+			}
+		}
+	}
+	err = eachPending(prefixes, w.lists, cut, func(k, v []byte) error { return tx.Put(PendingBucket, k, v) })
+	w.lists, w.first = nil, 0
+	return err
+}
+
+// takePending moves every pending entry of tx into w, before w's own
+// postings (every pending seq is smaller than w's), and drops them.
+func (w *Writer) takePending(tx store.Tx) error {
+	pend := Writer{lists: map[string]*[]Posting{}}
+	err := store.ScanShared(tx, PendingBucket, nil, func(k, v []byte) error {
+		return decodePending(k, v, func(seq uint64, project, word []byte, low uint16) {
+			pend.buf = appendListPrefix(pend.buf[:0], word, string(project))
+			pend.add(pend.buf, Posting(seq<<16|uint64(low)))
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket(PendingBucket); err != nil {
+		return err
+	}
+	for p, ps := range w.lists {
+		pend.add([]byte(p), *ps...)
+	}
+	w.lists = pend.lists
 	return nil
 }
 
-// Rebuild drops the bucket and writes w's lists as a new index, keys in
-// order (see logidx.Rebuild for why).
-func (w *Writer) Rebuild(tx store.Tx) error {
-	if err := tx.DeleteBucket(Bucket); err != nil {
+// add appends postings to the list of prefix.
+func (w *Writer) add(prefix []byte, ps ...Posting) {
+	l := w.lists[string(prefix)]
+	if l == nil {
+		l = new([]Posting)
+		w.lists[string(prefix)] = l
+	}
+	*l = append(*l, ps...)
+}
+
+// Rebuild drops the buckets and writes w's lists, of the log up to
+// through, as a new index, keys in order (see logidx.Rebuild for why).
+func (w *Writer) Rebuild(tx store.Tx, through uint64) error {
+	if err := Drop(tx); err != nil {
 		return err
 	}
-	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+	return w.each(through, tx.Put)
 }
 
 // Drop deletes the index (for a rebuild that lists the log again).
-func Drop(tx store.Tx) error { return tx.DeleteBucket(Bucket) }
+func Drop(tx store.Tx) error {
+	return errors.Join(tx.DeleteBucket(Bucket), tx.DeleteBucket(PendingBucket))
+}
 
-func (w *Writer) each(fn func(k, v []byte) error) error {
-	for _, p := range slices.Sorted(maps.Keys(w.lists)) {
+// each calls fn with the buckets, keys and values of the index of w's
+// lists, of the log up to through, in key order: the pending entries,
+// then the chunks.
+func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error) error {
+	cut := pendingCut(through)
+	prefixes := slices.Sorted(maps.Keys(w.lists))
+	err := eachPending(prefixes, w.lists, cut, func(k, v []byte) error { return fn(PendingBucket, k, v) })
+	if err != nil {
+		return err
+	}
+	for _, p := range prefixes {
 		ps := *w.lists[p]
+		ps = ps[:sortSearch(ps, cut)]
 		for i := 0; i < len(ps); i += ChunkSize {
 			chunk := ps[i:min(i+ChunkSize, len(ps))]
-			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
+			if err := fn(Bucket, chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
 				return err
 			}
 		}
@@ -263,18 +336,29 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 }
 
 // Compare compares the stored index, byte for byte, with the one w's
-// lists (of the whole log: logidx.Compare fills it). The first difference
-// is a *store.CorruptionError naming the key.
-func (w *Writer) Compare(tx store.Tx) error {
-	want := map[string][]byte{}
-	_ = w.each(func(k, v []byte) error {
-		want[string(k)] = v
+// lists (of the whole log, up to through: logidx.Compare fills it). The
+// first difference is a *store.CorruptionError naming the key.
+func (w *Writer) Compare(tx store.Tx, through uint64) error {
+	want := map[string]map[string][]byte{Bucket: {}, PendingBucket: {}}
+	_ = w.each(through, func(bucket string, k, v []byte) error {
+		want[bucket][string(k)] = v
 		return nil
 	})
-	err := tx.Scan(Bucket, nil, func(k, v []byte) error {
+	for _, bucket := range []string{PendingBucket, Bucket} {
+		if err := compareBucket(tx, bucket, want[bucket]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareBucket compares bucket's keys and values with want's, which it
+// empties.
+func compareBucket(tx store.Tx, bucket string, want map[string][]byte) error {
+	err := tx.Scan(bucket, nil, func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
-			return differs(k, "is not the log's")
+			return differs(bucket, k, "is not the log's")
 		}
 		delete(want, string(k))
 		return nil
@@ -283,11 +367,11 @@ func (w *Writer) Compare(tx store.Tx) error {
 		return err
 	}
 	if len(want) > 0 {
-		return differs([]byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
+		return differs(bucket, []byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
 	}
 	return nil
 }
 
-func differs(k []byte, what string) error {
-	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %q %s (run 'flowctl rebuild')", Bucket, k, what)}
+func differs(bucket string, k []byte, what string) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %q %s (run 'flowctl rebuild')", bucket, k, what)}
 }

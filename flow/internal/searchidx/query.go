@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -59,25 +60,22 @@ func (c *chunk) decode() error {
 // it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 	l := &Lists{q: q, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
+	var pending *Writer
+	if tx != nil {
+		var err error
+		if pending, err = readPending(tx, q); err != nil {
+			return nil, err
+		}
+	}
 	for i, word := range q.Words {
 		if tx != nil {
 			if err := l.readStored(tx, i, word); err != nil {
 				return nil, err
 			}
 		}
-		if extra != nil {
-			wp := wordPrefix(word)
-			for p, ps := range extra.lists {
-				if !bytes.HasPrefix([]byte(p), wp) {
-					continue
-				}
-				proj, _, ok := projectOf([]byte(p), len(wp), 0)
-				if !ok || (q.Project != "" && proj != q.Project) {
-					continue
-				}
-				if err := l.keep(proj, i, *ps); err != nil {
-					return nil, err
-				}
+		for _, from := range []*Writer{pending, extra} {
+			if err := l.keepFrom(from, i, word); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -92,6 +90,52 @@ func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 	}
 	slices.Sort(l.projects)
 	return l, nil
+}
+
+// keepFrom keeps the postings of word i of w's lists (nil: none).
+func (l *Lists) keepFrom(w *Writer, i int, word string) error {
+	if w == nil {
+		return nil
+	}
+	wp := wordPrefix(word)
+	for p, ps := range w.lists {
+		if !strings.HasPrefix(p, string(wp)) {
+			continue
+		}
+		proj, _, ok := projectOf([]byte(p), len(wp), 0)
+		if !ok || (l.q.Project != "" && proj != l.q.Project) {
+			continue
+		}
+		if err := l.keep(proj, i, *ps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPending reads the postings of q's words, in q's project, of the
+// pending entries of events up to q.UpTo.
+func readPending(tx store.Tx, q Query) (*Writer, error) {
+	w := &Writer{lists: map[string]*[]Posting{}}
+	words := map[string]bool{}
+	for _, word := range q.Words {
+		words[word] = true
+	}
+	err := store.ScanShared(tx, PendingBucket, nil, func(k, v []byte) error {
+		if len(k) == 8 && q.UpTo != 0 && binary.BigEndian.Uint64(k) > q.UpTo {
+			return store.ErrStop
+		}
+		if q.Project != "" && len(v) >= 2 && !bytes.Equal(v[2:min(len(v), 2+int(binary.BigEndian.Uint16(v)))], []byte(q.Project)) {
+			return nil
+		}
+		return decodePending(k, v, func(seq uint64, project, word []byte, low uint16) {
+			if words[string(word)] {
+				w.buf = appendListPrefix(w.buf[:0], word, string(project))
+				w.add(w.buf, Posting(seq<<16|uint64(low)))
+			}
+		})
+	})
+	return w, err
 }
 
 func (l *Lists) readStored(tx store.Tx, i int, word string) error {

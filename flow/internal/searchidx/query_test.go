@@ -13,17 +13,19 @@ import (
 )
 
 // drawLists draws the lists of a few words in a few projects: postings
-// of seqs 1..events (each event in one project) with a few fields,
-// counts and lengths, many alike (as a busy list's are), so that scores
-// tie often.
-func drawLists(t *rapid.T, words int) (map[string][][]Posting, uint64) {
-	events := rapid.IntRange(1, 1500).Draw(t, "events")
+// of events seqs stride apart up to last (each event in one project)
+// with a few fields, counts and lengths, many alike (as a busy list's
+// are), so that scores tie often. A stride over 2 spans PendingSpan.
+func drawLists(t *rapid.T, words int) (_ map[string][][]Posting, events, last uint64) {
+	n := rapid.IntRange(1, 1500).Draw(t, "events")
+	stride := rapid.Uint64Range(1, 12).Draw(t, "stride")
 	projects := []string{"p", "q", "r"}[:rapid.IntRange(1, 3).Draw(t, "projects")]
 	lows := rapid.SliceOfN(rapid.Uint16Range(0, 0xFFFF), 1, 4).Draw(t, "lows")
 	density := rapid.IntRange(1, 10).Draw(t, "density")
 	out := map[string][][]Posting{}
-	for seq := uint64(1); seq <= uint64(events); seq++ {
-		proj := projects[int(seq)%len(projects)]
+	for i := uint64(1); i <= uint64(n); i++ {
+		seq := i * stride
+		proj := projects[int(i)%len(projects)]
 		if out[proj] == nil {
 			out[proj] = make([][]Posting, words)
 		}
@@ -40,7 +42,7 @@ func drawLists(t *rapid.T, words int) (map[string][][]Posting, uint64) {
 			out[proj][w] = append(out[proj][w], p)
 		}
 	}
-	return out, uint64(events)
+	return out, uint64(n), uint64(n) * stride
 }
 
 // bruteTop scores every field of every event and sorts.
@@ -87,12 +89,14 @@ func TestLists_Top(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		nw := rapid.IntRange(1, 3).Draw(rt, "words")
 		words := []string{"alpha", "beta", "gamma"}[:nw]
-		lists, events := drawLists(rt, nw)
+		lists, events, last := drawLists(rt, nw)
 		q := Query{Words: words, Events: events}
 		if rapid.Bool().Draw(rt, "at") {
-			q.UpTo = rapid.Uint64Range(1, events).Draw(rt, "upTo")
+			q.UpTo = rapid.Uint64Range(1, last).Draw(rt, "upTo")
 		}
-		split := rapid.Uint64Range(0, events).Draw(rt, "stored") // seqs stored; the rest in extra
+		// Seqs stored (in chunks up to the last multiple of PendingSpan,
+		// the rest pending); the rest in extra.
+		split := rapid.Uint64Range(0, last).Draw(rt, "stored")
 		st := openStore(t)
 		var stored, extra Writer
 		for proj, ws := range lists {
@@ -102,13 +106,14 @@ func TestLists_Top(t *testing.T) {
 				extra.addList(words[i], proj, ps[n:])
 			}
 		}
-		if err := st.Update(stored.Rebuild); err != nil {
+		err := st.Update(func(tx store.Tx) error { return stored.Rebuild(tx, split) })
+		if err != nil {
 			rt.Fatal(err)
 		}
 		m := rapid.IntRange(1, 200).Draw(rt, "m")
 		want := bruteTop(lists, q, m)
 		var got []Scored
-		err := st.View(func(tx store.Tx) error {
+		err = st.View(func(tx store.Tx) error {
 			l, err := Read(tx, &extra, q)
 			if err != nil {
 				return err
@@ -144,7 +149,7 @@ func TestLists_Top_Skips(t *testing.T) {
 		w.AddText(seq, fmt.Sprint("p", seq%10), Text{FieldCommand, "go test ./..."})
 	}
 	st := openStore(t)
-	if err := st.Update(w.Rebuild); err != nil {
+	if err := st.Update(func(tx store.Tx) error { return w.Rebuild(tx, 64*1000) }); err != nil {
 		t.Fatal(err)
 	}
 	err := st.View(func(tx store.Tx) error {

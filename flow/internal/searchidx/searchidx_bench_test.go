@@ -53,7 +53,7 @@ func BenchmarkRead_Top(b *testing.B) {
 		w.AddText(seq, fmt.Sprintf("proj%03d", seq%10), Text{FieldCommand, "go test ./..."})
 	}
 	st := openStore(b)
-	if err := st.Update(w.Rebuild); err != nil {
+	if err := st.Update(func(tx store.Tx) error { return w.Rebuild(tx, events) }); err != nil {
 		b.Fatal(err)
 	}
 	for _, bc := range []struct {

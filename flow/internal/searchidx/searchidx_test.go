@@ -3,7 +3,9 @@ package searchidx
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,11 +82,16 @@ func TestTexts_Reflection(t *testing.T) {
 }
 
 // TestWriter_Canonical: the index is the same bytes whether its events
-// were flushed in many transactions or written by one rebuild.
+// were flushed in many transactions or written by one rebuild, its
+// chunks and its pending entries; a query reads the same postings from
+// both.
 func TestWriter_Canonical(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		words := []string{"alpha", "beta", "gamma", "delta"}
 		n := rapid.IntRange(1, 300).Draw(rt, "events")
+		// Seqs up to 300 times the stride: many PendingSpans apart, or all
+		// in one.
+		stride := rapid.SampledFrom([]uint64{1, 7, 61, 997}).Draw(rt, "stride")
 		evs := make([]store.Event, n)
 		for i := range evs {
 			title := strings.Join(rapid.SliceOfN(rapid.SampledFrom(words), 1, 5).Draw(rt, "title"), " ")
@@ -92,15 +99,17 @@ func TestWriter_Canonical(t *testing.T) {
 			evs[i] = store.Event{Type: projection.TypeTaskCreated, Schema: projection.SchemaVersion, Data: data,
 				Project: rapid.SampledFrom([]string{"p", "q"}).Draw(rt, "project")}
 		}
+		seq := func(i int) uint64 { return uint64(i+1) * stride }
 		batch := rapid.IntRange(1, 50).Draw(rt, "batch")
 		a, b := openStore(t), openStore(t)
 		for from := 0; from < n; from += batch {
+			to := min(n, from+batch)
 			err := a.Update(func(tx store.Tx) error {
 				var w Writer
-				for i := from; i < min(n, from+batch); i++ {
-					w.Add(uint64(i+1), &evs[i])
+				for i := from; i < to; i++ {
+					w.Add(seq(i), &evs[i])
 				}
-				return w.Flush(tx)
+				return w.Flush(tx, seq(to-1))
 			})
 			if err != nil {
 				rt.Fatal(err)
@@ -108,15 +117,49 @@ func TestWriter_Canonical(t *testing.T) {
 		}
 		var all Writer
 		for i := range evs {
-			all.Add(uint64(i+1), &evs[i])
+			all.Add(seq(i), &evs[i])
 		}
-		if err := b.Update(all.Rebuild); err != nil {
+		if err := b.Update(func(tx store.Tx) error { return all.Rebuild(tx, seq(n-1)) }); err != nil {
 			rt.Fatal(err)
 		}
 		if da, db := dump(t, a), dump(t, b); !bytes.Equal(da, db) {
 			rt.Fatalf("flushed:\n%s\nrebuilt:\n%s", da, db)
 		}
-		if err := a.View(all.Compare); err != nil {
+		if err := a.View(func(tx store.Tx) error { return all.Compare(tx, seq(n-1)) }); err != nil {
+			rt.Fatal(err)
+		}
+		// Every posting of the log is read back, wherever it is stored.
+		q := Query{Words: words, Events: uint64(n)}
+		err := a.View(func(tx store.Tx) error {
+			l, err := Read(tx, nil, q)
+			if err != nil {
+				return err
+			}
+			for i, word := range words {
+				for _, proj := range []string{"p", "q"} {
+					var got []Posting
+					var cs []chunk
+					if l.lists[proj] != nil {
+						cs = l.lists[proj][i]
+					}
+					for _, c := range cs {
+						if err := c.decode(); err != nil {
+							return err
+						}
+						got = append(got, c.ps...)
+					}
+					var want []Posting
+					if ps := all.lists[string(listPrefix(word, proj))]; ps != nil {
+						want = *ps
+					}
+					if !slices.Equal(got, want) {
+						rt.Fatalf("%s in %s: read %v, want %v", word, proj, got, want)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			rt.Fatal(err)
 		}
 	})
@@ -136,13 +179,73 @@ func openStore(t testing.TB) store.Store {
 func dump(t testing.TB, st store.Store) []byte {
 	var out []byte
 	err := st.View(func(tx store.Tx) error {
-		return tx.Scan(Bucket, nil, func(k, v []byte) error {
-			out = fmt.Appendf(out, "%x=%x\n", k, v)
-			return nil
-		})
+		for _, bucket := range []string{PendingBucket, Bucket} {
+			err := tx.Scan(bucket, nil, func(k, v []byte) error {
+				out = fmt.Appendf(out, "%s %x=%x\n", bucket, k, v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestWriter_Compare_Pending: Compare names a pending entry changed,
+// dropped or stray, and a chunk changed.
+func TestWriter_Compare_Pending(t *testing.T) {
+	const through = PendingSpan + 10
+	var all Writer
+	for seq := uint64(PendingSpan - 50); seq <= through; seq++ {
+		all.AddText(seq, "p", Text{FieldTitle, fmt.Sprintf("fix the parser %d", seq%3)})
+	}
+	pending := string(pendingKey(through))
+	damages := []struct {
+		name string
+		fn   func(tx store.Tx) error
+	}{
+		{"PendingChanged", func(tx store.Tx) error {
+			v, err := tx.Get(PendingBucket, []byte(pending))
+			if err != nil {
+				return err
+			}
+			v[len(v)-1]++
+			return tx.Put(PendingBucket, []byte(pending), v)
+		}},
+		{"PendingDropped", func(tx store.Tx) error { return tx.Delete(PendingBucket, []byte(pending)) }},
+		{"PendingStray", func(tx store.Tx) error {
+			return tx.Put(PendingBucket, pendingKey(through+1), []byte("\x00\x01p\x03fix\x11\x03"))
+		}},
+		{"ChunkChanged", func(tx store.Tx) error {
+			k, v, err := tx.Last(Bucket, listPrefix("parser", "p"), chunkKey(listPrefix("parser", "p"), math.MaxUint64))
+			if err != nil || k == nil {
+				return errors.Join(err, errors.New("no chunk of parser"))
+			}
+			return tx.Put(Bucket, k, append(v, 2))
+		}},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			st := openStore(t)
+			if err := st.Update(func(tx store.Tx) error { return all.Rebuild(tx, through) }); err != nil {
+				t.Fatal(err)
+			}
+			compare := func(tx store.Tx) error { return all.Compare(tx, through) }
+			if err := st.View(compare); err != nil {
+				t.Fatalf("clean: %v", err)
+			}
+			if err := st.Update(d.fn); err != nil {
+				t.Fatal(err)
+			}
+			var ce *store.CorruptionError
+			if err := st.View(compare); !errors.As(err, &ce) {
+				t.Fatalf("Compare = %v, want a *store.CorruptionError", err)
+			}
+		})
+	}
 }
