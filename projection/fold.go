@@ -30,7 +30,7 @@ func Apply(s Store, r *store.Record) error {
 	if m, ok := s.(*Memory); ok {
 		f.mem = m
 		if m.seen == nil {
-			m.seen, m.canon = new(stringCache), new(canon)
+			m.seen, m.canon = &stringCache{arena: new(strArena)}, new(canon)
 		}
 		f.seen, f.canon = m.seen, m.canon
 	}
