@@ -30,7 +30,7 @@ func Apply(s Store, r *store.Record) error {
 	if m, ok := s.(*Memory); ok {
 		f.mem = m
 		if m.seen == nil {
-			m.seen, m.canon = &stringCache{arena: new(strArena)}, new(canon)
+			m.seen, m.canon = &stringCache{arena: new(foldArena)}, new(canon)
 		}
 		f.seen, f.canon = m.seen, m.canon
 	}
@@ -84,6 +84,29 @@ func putNew[V any](f *fold, put func(*V) error, add func(*Memory, *V), v *V) err
 		return nil
 	}
 	return put(v)
+}
+
+// newTask, newApproval and newExec return a new zero entity for the
+// fold to fill: from the Memory's arena when s is a Memory.
+func (f *fold) newTask() *Task {
+	if f.mem != nil {
+		return carve(&f.seen.arena.tasks)
+	}
+	return new(Task)
+}
+
+func (f *fold) newApproval() *Approval {
+	if f.mem != nil {
+		return carve(&f.seen.arena.approvals)
+	}
+	return new(Approval)
+}
+
+func (f *fold) newExec() *Exec {
+	if f.mem != nil {
+		return carve(&f.seen.arena.execs)
+	}
+	return new(Exec)
 }
 
 // putBack puts back an entity the fold got from f.s and changed, unless
@@ -269,12 +292,14 @@ func (f *fold) taskCreated() error {
 			return err
 		}
 	}
-	return putNew(f, f.s.PutTask, (*Memory).addTask, &Task{
+	t := f.newTask()
+	*t = Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
 		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),
 		Parent: p.Parent, Due: p.Due,
-	})
+	}
+	return putNew(f, f.s.PutTask, (*Memory).addTask, t)
 }
 
 // countParent counts a parent link made (Counters.Parents).

@@ -245,7 +245,7 @@ const maxSeen = 128
 // a hit. A Memory's cache copies into the Memory's arena.
 type stringCache struct {
 	slots [512]string
-	arena *strArena // nil: each string a new allocation
+	arena *foldArena // nil: each string a new allocation
 }
 
 func (c *stringCache) get(b []byte) string {
@@ -326,7 +326,11 @@ func (r *mpReader) strings(dst *[]string) error {
 		return err
 	}
 	ss := (*dst)[:0]
-	if ss == nil {
+	switch {
+	case ss != nil:
+	case r.seen != nil && r.seen.arena != nil:
+		ss = carveN(&r.seen.arena.strs, min(n, r.left()))
+	default:
 		ss = make([]string, 0, min(n, r.left()))
 	}
 	for range n {
