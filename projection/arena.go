@@ -56,11 +56,11 @@ const (
 	arenaMax   = 1 << 10
 )
 
-// carveN returns an empty slice with room for n, from *slab when n is
-// small, else of its own.
+// carveN returns an empty slice, never nil, with room for n: from *slab
+// when n is small, else of its own.
 func carveN[V any](slab *[]V, n int) []V {
-	if n > slabLen/4 {
-		return make([]V, 0, n)
+	if n == 0 || n > slabLen/4 {
+		return make([]V, 0, n) // (of size 0: no allocation)
 	}
 	s := *slab
 	if cap(s)-len(s) < n {
