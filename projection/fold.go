@@ -124,7 +124,8 @@ func putBack[V any](f *fold, put func(*V) error, v *V) error {
 // reference to r.Data; the strings that repeat from event to event (ids,
 // actors, commands, outputs) mostly share one copy, from a cache of
 // strings shared by the folds of one goroutine at a time: the Memory's
-// own, or one from a pool. (A method value rather than an interface, so
+// own, whose new copies are carved from the Memory's arena (foldArena),
+// or one from a pool. (A method value rather than an interface, so
 // that neither the payload nor the reader escapes to the heap.)
 func (f *fold) payload(unmarshal func([]byte, *stringCache) error) error {
 	var err error
