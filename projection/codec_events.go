@@ -103,3 +103,14 @@ func (p *NoteAdded) decodeRefs(r *mpReader, text, kind *[]byte) error {
 		return p.decodeField(r, i)
 	})
 }
+
+// decodeRefs reads p but for its patch, which is at *patch: the merge
+// reads it and keeps a merged copy, not the patch.
+func (p *TaskContextMerged) decodeRefs(r *mpReader, patch *[]byte) error {
+	return decodeStruct(r, p, taskContextMergedFields, func(i int) error {
+		if i == 0 {
+			return r.ref(patch)
+		}
+		return p.decodeField(r, i)
+	})
+}

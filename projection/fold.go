@@ -30,7 +30,7 @@ func Apply(s Store, r *store.Record) error {
 	if m, ok := s.(*Memory); ok {
 		f.mem = m
 		if m.seen == nil {
-			m.seen, m.canon = new(stringCache), new(canon)
+			m.seen, m.canon = &stringCache{arena: new(foldArena)}, new(canon)
 		}
 		f.seen, f.canon = m.seen, m.canon
 	}
@@ -86,6 +86,29 @@ func putNew[V any](f *fold, put func(*V) error, add func(*Memory, *V), v *V) err
 	return put(v)
 }
 
+// newTask, newApproval and newExec return a new zero entity for the
+// fold to fill: from the Memory's arena when s is a Memory.
+func (f *fold) newTask() *Task {
+	if f.mem != nil {
+		return carve(&f.seen.arena.tasks)
+	}
+	return new(Task)
+}
+
+func (f *fold) newApproval() *Approval {
+	if f.mem != nil {
+		return carve(&f.seen.arena.approvals)
+	}
+	return new(Approval)
+}
+
+func (f *fold) newExec() *Exec {
+	if f.mem != nil {
+		return carve(&f.seen.arena.execs)
+	}
+	return new(Exec)
+}
+
 // putBack puts back an entity the fold got from f.s and changed, unless
 // the change was made in place.
 func putBack[V any](f *fold, put func(*V) error, v *V) error {
@@ -101,7 +124,8 @@ func putBack[V any](f *fold, put func(*V) error, v *V) error {
 // reference to r.Data; the strings that repeat from event to event (ids,
 // actors, commands, outputs) mostly share one copy, from a cache of
 // strings shared by the folds of one goroutine at a time: the Memory's
-// own, or one from a pool. (A method value rather than an interface, so
+// own, whose new copies are carved from the Memory's arena (foldArena),
+// or one from a pool. (A method value rather than an interface, so
 // that neither the payload nor the reader escapes to the heap.)
 func (f *fold) payload(unmarshal func([]byte, *stringCache) error) error {
 	var err error
@@ -269,12 +293,14 @@ func (f *fold) taskCreated() error {
 			return err
 		}
 	}
-	return putNew(f, f.s.PutTask, (*Memory).addTask, &Task{
+	t := f.newTask()
+	*t = Task{
 		Project: f.r.Project, ID: p.ID, Plan: p.Plan, Title: p.Title, Description: p.Description,
 		Status: status, Owner: p.Owner, Tags: NonNil(p.Tags), Priority: p.Priority, Deps: NonNil(deps),
 		Ref: p.Ref, Steps: []Step{}, Context: EmptyContext, PendingApprovals: []string{}, Meta: f.meta(),
 		Parent: p.Parent, Due: p.Due,
-	})
+	}
+	return putNew(f, f.s.PutTask, (*Memory).addTask, t)
 }
 
 // countParent counts a parent link made (Counters.Parents).

@@ -67,8 +67,12 @@ func (f *fold) taskEvent(t *Task) error {
 		if err := f.payload(p.unmarshal); err != nil {
 			return err
 		}
-		if cap(t.Steps) == 0 {
-			t.Steps = make([]Step, 0, 4) // a task has a few steps: one allocation for them, not three
+		if cap(t.Steps) == 0 { // a task has a few steps: room for them at once, not grown thrice
+			if f.mem != nil {
+				t.Steps = carveN(&f.seen.arena.steps, 4)
+			} else {
+				t.Steps = make([]Step, 0, 4)
+			}
 		}
 		t.Steps = append(t.Steps, Step{ID: p.ID, Title: p.Title, Status: StepPending, UpdatedAt: TimeOf(f.r.Time)})
 	case kindStepStatusChanged:
@@ -85,7 +89,12 @@ func setIf[T any](dst *T, v *T) {
 
 func (f *fold) contextMerged(t *Task) error {
 	var p TaskContextMerged
-	if err := f.payload(p.unmarshal); err != nil {
+	var patch []byte // the payload's own bytes: read, never kept
+	err := f.payload(func(b []byte, seen *stringCache) error {
+		r := mpReader{b: b, seen: seen}
+		return p.decodeRefs(&r, &patch)
+	})
+	if err != nil {
 		return err
 	}
 	c := f.canon
@@ -96,11 +105,10 @@ func (f *fold) contextMerged(t *Task) error {
 		defer c.trim()
 	}
 	var next JSON
-	var err error
 	if p.Replace {
-		next, err = c.canonicalDoc(JSON(p.Patch))
+		next, err = c.canonicalDoc(JSON(patch)) // a copy: the result may be the patch itself
 	} else {
-		next, err = c.mergePatch(t.Context, JSON(p.Patch))
+		next, err = c.mergePatch(t.Context, JSON(lent(patch))) // mergePatch keeps none of the patch
 	}
 	if err != nil {
 		return fmt.Errorf("%w: context patch: %v", ErrInconsistent, err)
@@ -205,11 +213,13 @@ func (f *fold) approvalRequested() error {
 			return err
 		}
 	}
-	return putNew(f, f.s.PutApproval, (*Memory).addApproval, &Approval{
+	a := f.newApproval()
+	*a = Approval{
 		Project: f.r.Project, ID: p.ID, Task: p.Task, Step: p.Step, Message: p.Message, Code: p.Code,
 		Action: JSON(p.Action), ActionHash: p.ActionHash, Expires: Time(p.Expires), Status: ApprovalPending,
 		RequestedBy: f.r.Actor, Meta: f.meta(),
-	})
+	}
+	return putNew(f, f.s.PutApproval, (*Memory).addApproval, a)
 }
 
 func (f *fold) approvalDecided() error {
@@ -251,5 +261,7 @@ func (f *fold) execRecorded() error {
 			return err
 		}
 	}
-	return putNew(f, f.s.PutExec, (*Memory).addExec, &Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()})
+	x := f.newExec()
+	*x = Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()}
+	return putNew(f, f.s.PutExec, (*Memory).addExec, x)
 }

@@ -228,8 +228,11 @@ func (r *mpReader) string(start, end int) string {
 	if s, ok := knownString(b); ok {
 		return s
 	}
-	if r.seen != nil && len(b) <= maxSeen {
-		return r.seen.get(b)
+	if r.seen != nil {
+		if len(b) <= maxSeen {
+			return r.seen.get(b)
+		}
+		return r.seen.copy(b)
 	}
 	return string(b)
 }
@@ -239,8 +242,11 @@ const maxSeen = 128
 
 // stringCache is a direct-mapped cache of strings by a hash of their
 // bytes: cheaper than a map, and a miss only costs the copy it saves on
-// a hit.
-type stringCache [512]string
+// a hit. A Memory's cache copies into the Memory's arena.
+type stringCache struct {
+	slots [512]string
+	arena *foldArena // nil: each string a new allocation
+}
 
 func (c *stringCache) get(b []byte) string {
 	// A hash of the length and three bytes: strings that differ only
@@ -248,13 +254,21 @@ func (c *stringCache) get(b []byte) string {
 	n := len(b)
 	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])<<16 ^ uint32(b[n/2])<<8 ^ uint32(b[n-1])
 	h ^= h >> 15
-	slot := &c[(h*0x85ebca6b)>>23]
+	slot := &c.slots[(h*0x85ebca6b)>>23]
 	if *slot == string(b) {
 		return *slot
 	}
-	s := string(b)
+	s := c.copy(b)
 	*slot = s
 	return s
+}
+
+// copy returns a new copy of b, from c's arena when it has one.
+func (c *stringCache) copy(b []byte) string {
+	if c.arena != nil {
+		return c.arena.string(b)
+	}
+	return string(b)
 }
 
 // knownString returns the constant of the catalog b spells, so that the
@@ -312,7 +326,11 @@ func (r *mpReader) strings(dst *[]string) error {
 		return err
 	}
 	ss := (*dst)[:0]
-	if ss == nil {
+	switch {
+	case ss != nil:
+	case r.seen != nil && r.seen.arena != nil:
+		ss = carveN(&r.seen.arena.strs, min(n, r.left()))
+	default:
 		ss = make([]string, 0, min(n, r.left()))
 	}
 	for range n {

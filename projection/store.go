@@ -132,10 +132,12 @@ func (m *Memory) PutCheckpoint(v *Checkpoint) error {
 }
 
 // addTask, addApproval and addExec store an entity that is not in m:
-// one assignment, without first looking for the one it replaces.
-func (m *Memory) addTask(v *Task)         { m.Tasks[Key(v.Project, v.ID)] = v }
-func (m *Memory) addApproval(v *Approval) { m.Approvals[Key(v.Project, v.ID)] = v }
-func (m *Memory) addExec(v *Exec)         { m.Execs[Key(v.Project, v.ID)] = v }
+// one assignment, without first looking for the one it replaces. Only
+// the fold calls them, after Apply gave m its string cache: the key is
+// made in the cache's arena.
+func (m *Memory) addTask(v *Task)         { m.Tasks[m.seen.arena.key(v.Project, v.ID)] = v }
+func (m *Memory) addApproval(v *Approval) { m.Approvals[m.seen.arena.key(v.Project, v.ID)] = v }
+func (m *Memory) addExec(v *Exec)         { m.Execs[m.seen.arena.key(v.Project, v.ID)] = v }
 
 // Delete removes an entity of kind.
 func (m *Memory) Delete(kind, project, id string) error {

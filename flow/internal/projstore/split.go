@@ -31,18 +31,27 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 	for i := range mems {
 		mems[i] = size(i, workers)
 	}
-	owner := map[string]int{} // project -> the worker folding it
+	type routed struct {
+		project string
+		worker  int
+	}
+	owner := map[string]*routed{} // project -> the worker folding it
+	last := &routed{worker: -1}   // the record before's: most records follow one of their project
 	route := func(project []byte) int {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
 			progress(rep.Events, total)
 		}
-		w, ok := owner[string(project)]
-		if !ok {
-			w = len(owner) % workers
-			owner[string(project)] = w
+		if string(project) == last.project && last.worker >= 0 {
+			return last.worker
 		}
-		return w
+		o := owner[string(project)]
+		if o == nil {
+			o = &routed{string(project), len(owner) % workers}
+			owner[o.project] = o
+		}
+		last = o
+		return o.worker
 	}
 	fold := func(w int, r *store.Record) error {
 		if schema, ok := projection.Schema(r.Type); !ok || r.Schema != schema {
