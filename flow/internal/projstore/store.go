@@ -84,6 +84,7 @@ type Tx struct {
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
+	over    []Unwritten // ReadOver's layers, read before the store
 }
 
 var _ Source = (*Tx)(nil)
@@ -246,6 +247,9 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 		}
 	} else if v, ok := s.clean[dk]; ok && s.keep {
 		return v.(*T), nil
+	}
+	if v, ok := s.overlaid(dk); ok {
+		return getOverlaid[T](s, dk, v)
 	}
 	k := []byte(key)
 	b, err := s.raw.Get(bucket, k)
