@@ -212,7 +212,9 @@ func (f *bulkFolder) fold(batches []*bulkAppended) *foldedEpoch {
 		if trim, ok := tx.(residentTrimmer); ok {
 			trim.TrimResident()
 		}
-		return nil
+		// Encoded here, the entities cost the caller's write
+		// transaction their puts alone.
+		return ep.st.Encode()
 	})
 	return ep
 }

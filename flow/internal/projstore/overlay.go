@@ -43,3 +43,22 @@ func getOverlaid[T any](s *Tx, k entityKey, v any) (*T, error) {
 	}
 	return c, err
 }
+
+// Encode encodes the entities s holds unflushed, so that a Flush on
+// another goroutine writes them without encoding them (a bulk import's
+// folder encodes what it folded, its writer writes). A put after drops
+// the entity's value.
+func (s *Tx) Encode() error {
+	s.encoded = make(map[entityKey][]byte, len(s.keys))
+	for _, k := range s.keys {
+		if _, gone := s.dirty[k].(deleted); gone {
+			continue
+		}
+		b, err := s.enc.encode(k.key, s.dirty[k])
+		if err != nil {
+			return err
+		}
+		s.encoded[k] = b
+	}
+	return nil
+}
