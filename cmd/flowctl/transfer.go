@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -98,11 +99,35 @@ func (a *app) importCommand() *cobra.Command {
 				return err
 			}
 			defer stop()
+			defer importGC()()
 			return a.runImport(args[0])
 		}
 		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))
 	})
 	return cmd
+}
+
+// importGCPercent and importMemoryLimit are the collector's settings
+// while an import runs, unless GOGC or GOMEMLIMIT say otherwise: an import
+// allocates its batches, records and index entries at a high rate over a
+// live heap that stays about the same (60-80 MiB at 1M events), so the
+// collector runs less often: when the heap is five times the live one,
+// but before the process's Go memory reaches the limit. On 1M events
+// (flowbench's file): 23.2 s of CPU with Go's defaults, peak RSS 221 MiB;
+// 19.7 s with these, peak RSS 320 MiB.
+const (
+	importGCPercent   = 400
+	importMemoryLimit = 256 << 20
+)
+
+// importGC sets the collector for an import and returns what puts the
+// settings back.
+func importGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc, limit := debug.SetGCPercent(importGCPercent), debug.SetMemoryLimit(importMemoryLimit)
+	return func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) }
 }
 
 func (a *app) runImport(file string) (err error) {

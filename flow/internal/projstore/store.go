@@ -84,6 +84,8 @@ type Tx struct {
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
+	over    []Unwritten          // ReadOver's layers, read before the store
+	encoded map[entityKey][]byte // Encode's values of dirty entities
 }
 
 var _ Source = (*Tx)(nil)
@@ -247,6 +249,9 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 	} else if v, ok := s.clean[dk]; ok && s.keep {
 		return v.(*T), nil
 	}
+	if v, ok := s.overlaid(dk); ok {
+		return getOverlaid[T](s, dk, v)
+	}
 	k := []byte(key)
 	b, err := s.raw.Get(bucket, k)
 	if err != nil {
@@ -368,6 +373,7 @@ func (s *Tx) put(bucket, key string, v any) error {
 	}
 	s.dirty[k] = v
 	delete(s.clean, k) // v may be it, changed: a flush keeps it clean again
+	delete(s.encoded, k)
 	return nil
 }
 
@@ -399,7 +405,7 @@ func (s *Tx) Flush() error {
 		}
 		s.keepClean(k, s.dirty[k])
 	}
-	s.dirty, s.keys = nil, nil
+	s.dirty, s.keys, s.encoded = nil, nil, nil
 	return counts.write(s.raw)
 }
 
@@ -413,6 +419,9 @@ func (s *Tx) FlushInto(tx store.Tx) error {
 
 // putEntity writes the entity v, sealed, under key in bucket.
 func (s *Tx) putEntity(bucket, key string, v any) error {
+	if b, ok := s.encoded[dirtyKey(bucket, key)]; ok {
+		return s.raw.Put(bucket, []byte(key), b)
+	}
 	b, err := s.enc.encode(key, v)
 	if err != nil {
 		return err
