@@ -148,6 +148,9 @@ type FlushFunc func(bucket, key string, sealed, msgpack []byte)
 // OnFlush makes s tell fn of every entity its flushes write or remove.
 func (s *Tx) OnFlush(fn FlushFunc) { s.flushed = fn }
 
+// Notifies reports whether s tells a FlushFunc of what its flushes write.
+func (s *Tx) Notifies() bool { return s.flushed != nil }
+
 // OnFlush makes p tell fn of every entity its flushes write or remove.
 func (p *Pending) OnFlush(fn FlushFunc) { p.s.flushed = fn }
 

@@ -23,7 +23,17 @@ import (
 // date with them, and stores the delta of those entities, proven as any
 // delta is: so it costs what the project changed since its last
 // snapshot, not the size of its state. A full snapshot, when the policy
-// makes one due, reads the whole state, as before.
+// makes one due, is made from the state the Cache keeps whole (every
+// entity's encoding, up to MaxCacheBytes in all), else reads the whole
+// state, as before.
+//
+// A batch's inline projection tells the Cache what its flushes write
+// (Flushed: the sealed value and the entity's encoding, which Put takes
+// instead of reading the entity back, when the value stored is still the
+// one captured); then Track only counts the events, and the flushes name
+// the entities (every write of an entity goes through a flush before a
+// snapshot reads it). A command's own projection, which does not tell,
+// is wrapped by Track to name the entities the fold puts.
 //
 // An entity the journal names but that did not change costs a read; an
 // entity it misses would make a wrong snapshot, so anything that may
@@ -97,7 +107,7 @@ func (c *Cache) Reset() {
 
 // Track returns s, through which the engine folds record r, made to tell
 // c which entities the fold writes: s itself when c keeps no project's
-// snapshot.
+// snapshot, or when s tells c of its flushes (projstore.Tx.Notifies).
 func (c *Cache) Track(s projection.Store, r *store.Record) projection.Store {
 	if c == nil {
 		return s
@@ -109,6 +119,9 @@ func (c *Cache) Track(s projection.Store, r *store.Record) projection.Store {
 	}
 	if j := c.touched[r.Project]; j != nil && !j.over && r.Seq > j.last {
 		j.folded, j.last = j.folded+1, r.Seq
+	}
+	if n, ok := s.(interface{ Notifies() bool }); ok && n.Notifies() {
+		return s // its flushes name what it writes (Flushed), before any snapshot reads it
 	}
 	return tracker{Store: s, c: c}
 }
