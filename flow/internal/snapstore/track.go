@@ -47,8 +47,9 @@ import (
 // of the project reads the whole state.
 const maxJournal = 1 << 18
 
-// maxJournalBytes bounds the encodings the journals of a Cache keep (see
-// capture): past it, they name entities without keeping them.
+// maxJournalBytes bounds the bytes the journals of a Cache keep (their
+// captures' values and encodings): past it, they name entities without
+// keeping them.
 const maxJournalBytes = 128 << 20
 
 // journal is what the engine folded of a project since the snapshot the
@@ -84,10 +85,13 @@ type tkey struct {
 func (j *journal) bytes() int {
 	n := 0
 	for _, cp := range j.keys {
-		n += len(cp.msgpack)
+		n += cp.size()
 	}
 	return n
 }
+
+// size is the memory cp holds.
+func (cp capture) size() int { return len(cp.sealed) + len(cp.msgpack) }
 
 func newJournal() *journal {
 	return &journal{keys: map[tkey]capture{}}
@@ -185,11 +189,11 @@ func (c *Cache) Flushed(bucket, key string, sealed, msgpack []byte) {
 	}
 	k := tkey{kind, id}
 	old, ok := j.keys[k]
-	c.captured -= len(old.msgpack)
+	c.captured -= old.size()
 	cp := capture{}
-	if sealed != nil && c.captured+len(msgpack) <= maxJournalBytes {
+	if sealed != nil && c.captured+len(sealed)+len(msgpack) <= maxJournalBytes {
 		cp = capture{sealed: sealed, msgpack: bytes.Clone(msgpack)}
-		c.captured += len(msgpack)
+		c.captured += cp.size()
 	}
 	j.keys[k] = cp
 	if !ok {
