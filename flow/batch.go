@@ -29,6 +29,7 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 			return fn(&b)
 		}
 		p := projstore.NewPending(tx)
+		p.OnFlush(e.snaps.Flushed) // the snapshot cache keeps what the flushes encoded
 		b.tx, b.batch, b.idx = p, &batch{projects: map[string]bool{}}, new(logidx.Writer)
 		if err := fn(&b); err != nil {
 			return err

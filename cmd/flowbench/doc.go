@@ -227,6 +227,7 @@ a run, and rewritten projections), so a reused file grows a little;
 bytes_per_event_gen reads the size gen recorded. A generated file of
 1,000,000 events takes about four minutes to write and several GB on disk
 (automatic snapshots of whole projects). --cpuprofile FILE writes a CPU
-profile of either command.
+profile of either command; gen's hidden --memprofile FILE writes its
+allocations (go tool pprof -sample_index=alloc_space).
 */
 package main

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/flowctl/flowctl/eventlog"
@@ -23,6 +24,7 @@ type genOptions struct {
 	seed     uint64
 	force    bool
 	curve    uint64 // report every curve events on stderr (0: never)
+	memprof  string // write an allocation profile here at the end ("": none)
 }
 
 func (o *genOptions) addFlags(fs *pflag.FlagSet) {
@@ -33,6 +35,8 @@ func (o *genOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.force, "force", false, "overwrite an existing file")
 	fs.Uint64Var(&o.curve, "curve", 0, "print a line on stderr every N events: the rate of the last N, by the clock and by CPU time")
 	_ = fs.MarkHidden("curve")
+	fs.StringVar(&o.memprof, "memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) to this file at the end")
+	_ = fs.MarkHidden("memprofile")
 }
 
 func (o *genOptions) validate() error {
@@ -74,10 +78,29 @@ func genCommand(env env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if err := writeMemProfile(o.memprof); err != nil {
+			return err
+		}
 		fmt.Fprintln(env.stdout, res)
 		return nil
 	}
 	return cmd
+}
+
+// writeMemProfile writes the allocations so far to path, when given.
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // prepareTarget refuses to overwrite path unless force, in which case it

@@ -81,6 +81,8 @@ type Tx struct {
 	clean map[entityKey]any
 	keep  bool
 	enc   encoder // of Flush
+	// flushed, when set (OnFlush), hears what Flush writes.
+	flushed FlushFunc
 	// pending, on a Reader of a Pending, is the batch's shared Tx, whose
 	// unflushed entities a get returns copies of.
 	pending *Tx
@@ -138,6 +140,21 @@ func NewPending(tx store.Tx) *Pending {
 	p.s = &Tx{tx: p, raw: tx, keep: true}
 	return p
 }
+
+// FlushFunc hears of an entity a Flush writes: its bucket and key, the
+// sealed value put (the store's from then on: never to be changed) and
+// the entity's msgpack (projection.AppendEntity; valid during the call
+// only), or nil, nil when it removes the entity.
+type FlushFunc func(bucket, key string, sealed, msgpack []byte)
+
+// OnFlush makes s tell fn of every entity its flushes write or remove.
+func (s *Tx) OnFlush(fn FlushFunc) { s.flushed = fn }
+
+// Notifies reports whether s tells a FlushFunc of what its flushes write.
+func (s *Tx) Notifies() bool { return s.flushed != nil }
+
+// OnFlush makes p tell fn of every entity its flushes write or remove.
+func (p *Pending) OnFlush(fn FlushFunc) { p.s.flushed = fn }
 
 // Flush writes the entities the batch's commands folded.
 func (p *Pending) Flush() error {
@@ -398,6 +415,9 @@ func (s *Tx) Flush() error {
 			if err := s.raw.Delete(bucket, []byte(key)); err != nil {
 				return err
 			}
+			if s.flushed != nil {
+				s.flushed(bucket, key, nil, nil)
+			}
 			continue
 		}
 		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
@@ -426,7 +446,18 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return s.raw.Put(bucket, []byte(key), b)
+	if err := s.raw.Put(bucket, []byte(key), b); err != nil {
+		return err
+	}
+	if s.flushed != nil {
+		m := s.enc.mp
+		if m == nil { // an exec, stored by reference
+			m, _ = projection.AppendEntity(s.enc.xp[:0], v)
+			s.enc.xp = m
+		}
+		s.flushed(bucket, key, b, m)
+	}
+	return nil
 }
 
 // encodeEntity encodes a projected entity's stored body (value.go) and
@@ -436,17 +467,25 @@ func encodeEntity(key string, v any) ([]byte, error) {
 	return e.encode(key, v)
 }
 
-// encoder encodes entities into a scratch buffer it reuses, so that each
+// encoder encodes entities into scratch buffers it reuses, so that each
 // value is allocated once, at its size, rather than grown field by field.
-type encoder struct{ buf []byte }
+type encoder struct {
+	buf []byte
+	mp  []byte // the msgpack of the last entity encoded; nil for an exec
+	xp  []byte // scratch of an exec's msgpack (putEntity)
+	mb  []byte // mp's array, kept when mp is nil
+}
 
 // encode is encodeEntity: a value of its own, which the store may keep.
 func (e *encoder) encode(key string, v any) ([]byte, error) {
-	b, err := appendBody(e.buf[:0], v)
+	if e.mp != nil {
+		e.mb = e.mp
+	}
+	b, m, err := appendBodyMsgpack(e.buf[:0], e.mb[:0], v)
 	if err != nil {
 		return nil, err
 	}
-	e.buf = b
+	e.buf, e.mp = b, m
 	return Seal([]byte(key), append(make([]byte, 0, len(b)+SealSize), b...)), nil
 }
 

@@ -80,22 +80,42 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b 
 
 // appendBody appends the stored body of the entity v.
 func appendBody(b []byte, v any) ([]byte, error) {
-	if x, ok := v.(*projection.Exec); ok {
-		b = binary.AppendUvarint(append(b, valueExecRef), x.Seq)
-		return append(binary.AppendUvarint(b, x.Version), x.Task...), nil
-	}
 	mp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(mp)
-	m, ok := projection.AppendEntity((*mp)[:0], v)
-	if !ok {
-		return nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	b, m, err := appendBodyMsgpack(b, (*mp)[:0], v)
+	if cap(m) > cap(*mp) {
+		*mp = m[:0]
 	}
+	return b, err
+}
+
+// appendBodyMsgpack is appendBody that also returns the entity's msgpack
+// (projection.AppendEntity), appended to m; m is nil for an exec, stored
+// by reference, whose msgpack it does not encode.
+func appendBodyMsgpack(b, m []byte, v any) (body, msgpack []byte, err error) {
+	if x, ok := v.(*projection.Exec); ok {
+		b = binary.AppendUvarint(append(b, valueExecRef), x.Seq)
+		return append(binary.AppendUvarint(b, x.Version), x.Task...), nil, nil
+	}
+	m, ok := projection.AppendEntity(m, v)
+	if !ok {
+		return nil, nil, fmt.Errorf("flow: %T is not a projected entity", v)
+	}
+	if b, err = appendPacked(b, m); err != nil {
+		return nil, nil, fmt.Errorf("flow: %T: %w", v, err)
+	}
+	return b, m, nil
+}
+
+// appendPacked appends the stored body of the entity whose msgpack is m:
+// packed, compressed when that is shorter.
+func appendPacked(b, m []byte) ([]byte, error) {
 	pp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(pp)
 	p, err := pack((*pp)[:0], m)
-	*mp, *pp = m, p
+	*pp = p
 	if err != nil {
-		return nil, fmt.Errorf("flow: %T: %w", v, err)
+		return nil, err
 	}
 	zp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(zp)

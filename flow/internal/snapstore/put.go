@@ -72,9 +72,12 @@ type prints struct {
 	project rawEntity // b nil
 	lists   [5][]rawEntity
 	scan    [5][]rawEntity // nil: none kept
-	size    int            // the bytes scan holds
+	size    int            // the bytes scan (or, with whole, lists) holds
 	sum     snapshot.StateSum
 	bytes   [5]int // the bytes of each list's encodings
+	// whole: lists keep each entity's bytes (b), so that a full snapshot
+	// of the state needs no read (track.go).
+	whole bool
 }
 
 // printsOf keeps s's fingerprints and, with bytes, its entities as read
@@ -87,7 +90,7 @@ func printsOf(s *rawState, bytes bool) *prints {
 		p.strip()
 		return p
 	}
-	p.scan = s.scan
+	p.scan, p.whole = s.scan, true
 	for _, l := range s.scan {
 		for _, e := range l {
 			p.size += len(e.b)
@@ -106,7 +109,7 @@ func (p *prints) strip() {
 		}
 		p.lists[i] = out
 	}
-	p.scan, p.size = [5][]rawEntity{}, 0
+	p.scan, p.size, p.whole = [5][]rawEntity{}, 0, false
 }
 
 // readRaw reads project's state from the inline projection's buckets
@@ -535,11 +538,14 @@ func mergesTo(base, changed []rawEntity, deleted []string, want []rawEntity) boo
 // changed since (readRaw): a snapshot costs about the entities the
 // project changed, not its whole state, but for hashing the state.
 type Cache struct {
-	mu      sync.Mutex
-	bases   map[string]cached
-	size    int                 // the bytes of the entities kept
-	touched map[string]*journal // per project in bases: what was folded since (track.go)
-	tracked int                 // snapshots stored from a journal
+	mu       sync.Mutex
+	bases    map[string]cached
+	size     int                 // the bytes of the entities kept
+	touched  map[string]*journal // per project in bases: what was folded since (track.go)
+	captured int                 // the bytes of the encodings the journals keep
+	tracked  int                 // snapshots stored from a journal
+	hits     int                 // entities a journal's capture gave (track.go)
+	wholes   int                 // full snapshots from a state kept whole (putWhole)
 }
 
 // MaxCacheBytes bounds the bytes of the entities a Cache keeps: a state
@@ -607,6 +613,9 @@ func (c *Cache) put(project string, e cached) {
 	if !ok && len(c.bases) >= maxCached {
 		for k, e := range c.bases { // any one: the cache is an optimisation
 			c.size -= e.state.size
+			if j := c.touched[k]; j != nil {
+				c.captured -= j.bytes()
+			}
 			delete(c.bases, k)
 			delete(c.touched, k)
 			break
@@ -620,6 +629,9 @@ func (c *Cache) put(project string, e cached) {
 	}
 	c.size += e.state.size
 	c.bases[project] = e
+	if j := c.touched[project]; j != nil {
+		c.captured -= j.bytes()
+	}
 	c.touched[project] = newJournal()
 }
 

@@ -3,6 +3,7 @@ package snapstore
 import (
 	"bytes"
 	"slices"
+	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
@@ -22,7 +23,17 @@ import (
 // date with them, and stores the delta of those entities, proven as any
 // delta is: so it costs what the project changed since its last
 // snapshot, not the size of its state. A full snapshot, when the policy
-// makes one due, reads the whole state, as before.
+// makes one due, is made from the state the Cache keeps whole (every
+// entity's encoding, up to MaxCacheBytes in all), else reads the whole
+// state, as before.
+//
+// A batch's inline projection tells the Cache what its flushes write
+// (Flushed: the sealed value and the entity's encoding, which Put takes
+// instead of reading the entity back, when the value stored is still the
+// one captured); then Track only counts the events, and the flushes name
+// the entities (every write of an entity goes through a flush before a
+// snapshot reads it). A command's own projection, which does not tell,
+// is wrapped by Track to name the entities the fold puts.
 //
 // An entity the journal names but that did not change costs a read; an
 // entity it misses would make a wrong snapshot, so anything that may
@@ -32,16 +43,35 @@ import (
 // holds the file), a snapshot this Put did not write (the newest stored
 // snapshot's seq and state hash). Then Put reads the whole state.
 
-// maxJournal bounds the events and entities a journal keeps: past it,
-// the next Put of the project reads the whole state.
+// maxJournal bounds the entities a journal names: past it, the next Put
+// of the project reads the whole state.
 const maxJournal = 1 << 18
 
+// maxJournalBytes bounds the bytes the journals of a Cache keep (their
+// captures' values and encodings): past it, they name entities without
+// keeping them.
+const maxJournalBytes = 128 << 20
+
 // journal is what the engine folded of a project since the snapshot the
-// Cache keeps of it: the seqs of the events, the entities they wrote.
+// Cache keeps of it: how many events (of increasing seqs; an event
+// folded again, by a transaction run again, is not counted again: then
+// the count falls short and Put reads the whole state), the entities
+// they wrote, with what the flushes wrote of them (Flushed).
 type journal struct {
-	seqs map[uint64]struct{}
-	keys map[tkey]struct{}
-	over bool // more than maxJournal: useless
+	folded uint64 // events
+	last   uint64 // the seq of the last one counted
+	keys   map[tkey]capture
+	over   bool // more than maxJournal: useless
+}
+
+// capture is what a flush last wrote of an entity (Flushed): the sealed
+// value it put and the entity's msgpack; nil, nil when none is kept. Put
+// takes the msgpack for the entity's encoding when the value stored is,
+// byte for byte, the one captured: the encoding the stored value
+// unpacks to (projstore.EntityMsgpack), without unpacking it or, for an
+// exec stored by reference, reading its event.
+type capture struct {
+	sealed, msgpack []byte
 }
 
 // tkey is an entity a journal names: its kind (a list of a RawScope) and
@@ -51,8 +81,20 @@ type tkey struct {
 	id   string
 }
 
+// bytes is the size of the encodings j keeps.
+func (j *journal) bytes() int {
+	n := 0
+	for _, cp := range j.keys {
+		n += cp.size()
+	}
+	return n
+}
+
+// size is the memory cp holds.
+func (cp capture) size() int { return len(cp.sealed) + len(cp.msgpack) }
+
 func newJournal() *journal {
-	return &journal{seqs: map[uint64]struct{}{}, keys: map[tkey]struct{}{}}
+	return &journal{keys: map[tkey]capture{}}
 }
 
 // Reset makes c forget what it keeps (the snapshots' fingerprints, the
@@ -64,12 +106,12 @@ func (c *Cache) Reset() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.bases, c.touched, c.size = nil, nil, 0
+	c.bases, c.touched, c.size, c.captured = nil, nil, 0, 0
 }
 
 // Track returns s, through which the engine folds record r, made to tell
 // c which entities the fold writes: s itself when c keeps no project's
-// snapshot.
+// snapshot, or when s tells c of its flushes (projstore.Tx.Notifies).
 func (c *Cache) Track(s projection.Store, r *store.Record) projection.Store {
 	if c == nil {
 		return s
@@ -79,9 +121,11 @@ func (c *Cache) Track(s projection.Store, r *store.Record) projection.Store {
 	if len(c.touched) == 0 {
 		return s
 	}
-	if j := c.touched[r.Project]; j != nil && !j.over {
-		j.seqs[r.Seq] = struct{}{}
-		j.over = len(j.seqs) > maxJournal
+	if j := c.touched[r.Project]; j != nil && !j.over && r.Seq > j.last {
+		j.folded, j.last = j.folded+1, r.Seq
+	}
+	if n, ok := s.(interface{ Notifies() bool }); ok && n.Notifies() {
+		return s // its flushes name what it writes (Flushed), before any snapshot reads it
 	}
 	return tracker{Store: s, c: c}
 }
@@ -93,6 +137,15 @@ func (c *Cache) Tracked() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.tracked
+}
+
+// Reused is how many entities c's snapshots took from a journal's
+// captures rather than reading them, and how many full snapshots it made
+// from a state it kept whole rather than read: for tests.
+func (c *Cache) Reused() (captured, whole int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.wholes
 }
 
 // touch notes that entity id of kind (a list's index) of project was
@@ -108,8 +161,44 @@ func (c *Cache) touch(project string, kind int, id string) {
 		j.over = true
 		return
 	}
-	j.keys[tkey{kind, id}] = struct{}{}
-	j.over = len(j.keys) > maxJournal
+	k := tkey{kind, id}
+	if _, ok := j.keys[k]; !ok { // a capture already there stays: the sealed value says if it is still good
+		j.keys[k] = capture{}
+		j.over = len(j.keys) > maxJournal
+	}
+}
+
+// Flushed hears what a flush of the inline projection wrote
+// (projstore.FlushFunc): it keeps, in project's journal, a copy of the
+// entity's msgpack and the sealed value, up to maxJournalBytes in all.
+func (c *Cache) Flushed(bucket, key string, sealed, msgpack []byte) {
+	if c == nil {
+		return
+	}
+	kind := slices.Index(kinds[:], bucket)
+	cut := strings.LastIndexByte(key, '/')
+	if kind < 0 || cut < 0 {
+		return // the project entity: Put reads it anyway
+	}
+	project, id := key[:cut], key[cut+1:]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j := c.touched[project]
+	if j == nil || j.over {
+		return
+	}
+	k := tkey{kind, id}
+	old, ok := j.keys[k]
+	c.captured -= old.size()
+	cp := capture{}
+	if sealed != nil && c.captured+len(sealed)+len(msgpack) <= maxJournalBytes {
+		cp = capture{sealed: sealed, msgpack: bytes.Clone(msgpack)}
+		c.captured += cp.size()
+	}
+	j.keys[k] = cp
+	if !ok {
+		j.over = len(j.keys) > maxJournal
+	}
 }
 
 // tracker is a projection.Store that tells its Cache what it writes.
@@ -189,6 +278,7 @@ func (c *Cache) take(tx store.Tx, project string, seq uint64) (cached, *journal,
 		return e, nil, false, nil
 	}
 	c.size -= e.state.size
+	c.captured -= j.bytes()
 	delete(c.bases, project)
 	delete(c.touched, project)
 	return e, j, true, nil
@@ -217,13 +307,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	if _, err := projection.DecodeEntity(pb, p); err != nil || p.Name != project {
 		return nil, 0, false, nil
 	}
-	folded := uint64(0)
-	for s := range j.seqs {
-		if s > e.seq && s <= seq {
-			folded++
-		}
-	}
-	if p.Events != e.events+folded {
+	if p.Events != e.events+j.folded {
 		// A fold Track did not see: the snapshot's fingerprints are still
 		// good, the journal is not.
 		c.mu.Lock()
@@ -236,19 +320,30 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	}
 	st := e.state // taken: ours to change
 	st.scan, st.size = [5][]rawEntity{}, 0
+	if st.whole {
+		for _, n := range st.bytes {
+			st.size += n
+		}
+	}
 	ch := &snapshot.RawScope{}
 	del := &snapshot.Deleted{}
 	dels := []*[]string{&del.Plans, &del.Tasks, &del.Approvals, &del.Execs, &del.Checkpoints}
 	changed := ch.Lists()
-	byKind, chIDs := [5][]string{}, [5][]string{}
-	for k := range j.keys {
-		byKind[k.kind] = append(byKind[k.kind], k.id)
+	type named struct {
+		id string
+		capture
+	}
+	byKind, chIDs := [5][]named{}, [5][]string{}
+	for k, cp := range j.keys {
+		byKind[k.kind] = append(byKind[k.kind], named{k.id, cp})
 	}
 	prefix := project + "/"
+	bodyLen, hits := 0, 0
 	for i, ids := range byKind {
 		*changed[i], *dels[i] = [][]byte{}, []string{}
-		slices.SortFunc(ids, compareIDs)
-		for _, id := range ids {
+		slices.SortFunc(ids, func(a, b named) int { return compareIDs(a.id, b.id) })
+		for _, n := range ids {
+			id := n.id
 			key := []byte(prefix + id)
 			v, err := tx.Get(kinds[i], key)
 			if err != nil {
@@ -262,11 +357,16 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 				}
 				continue
 			}
-			b, err := projstore.EntityMsgpack(tx, kinds[i], key, v)
-			if err != nil {
-				return nil, 0, false, err
+			b := n.msgpack // the journal's own copy
+			if n.sealed == nil || !bytes.Equal(v, n.sealed) {
+				if b, err = projstore.EntityMsgpack(tx, kinds[i], key, v); err != nil {
+					return nil, 0, false, err
+				}
+				b = bytes.Clone(b)
+			} else {
+				hits++
 			}
-			ne := entity(snapshot.KindList+i, id, bytes.Clone(b))
+			ne := entity(snapshot.KindList+i, id, b)
 			if found && st.lists[i][at].fp == ne.fp {
 				continue
 			}
@@ -274,6 +374,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 			st.set(i, at, found, ne)
 			*changed[i] = append(*changed[i], ne.b)
 			chIDs[i] = append(chIDs[i], id)
+			bodyLen += len(ne.b) + len(id) + 8
 		}
 	}
 	pe := entity(snapshot.KindProject, project, pb)
@@ -290,9 +391,18 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	st.project = rawEntity{id: project, fp: pe.fp, n: pe.n}
 	full = unpacked(project, false, st.rawLen())
 	h := snapshot.Header{ProjectionVersion: writeVersion(), Scope: project, Seq: seq, ChainHash: chain}
-	body := snapshot.AppendDeltaBody(nil, ch, del)
+	body := snapshot.AppendDeltaBody(make([]byte, 0, bodyLen+len(pb)+64), ch, del)
 	n := unpacked(project, true, len(body))
 	if e.chain.deltas >= MaxDeltaChain || n > full/2 || e.chain.deltaBytes+n > MaxChainBytes*e.chain.fullBytes {
+		if st.whole {
+			pb, full, done, err := c.putWhole(tx, project, h, st, pb, ch, chIDs, p.Events)
+			if done {
+				c.mu.Lock()
+				c.hits += hits
+				c.mu.Unlock()
+			}
+			return pb, full, done, err
+		}
 		// A full snapshot is due: the whole state, read and checked
 		// against the state kept (the entities that differ from it are
 		// checked canonical).
@@ -303,7 +413,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 		if _, _, err := diffRaw(project, st, cur, true); err != nil {
 			return nil, 0, false, nil
 		}
-		np := printsOf(cur, false) // the next Put reads from the journal: no entities kept
+		np := printsOf(cur, true) // kept whole, room permitting: the next full snapshot reads nothing
 		rs := cur.scope()
 		full = unpacked(project, false, rs.RawLen())
 		b, nh, err := snapshot.PackFullSum(h, snapshot.AppendRawScope(make([]byte, 0, full), rs), np.sum.Hash())
@@ -314,6 +424,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 			chain: chainOf{top: nh, fullBytes: full}})
 		c.mu.Lock()
 		c.tracked++
+		c.hits += hits
 		c.mu.Unlock()
 		return cur.project.b, full, true, tx.Put(Bucket, Key(project, seq), b)
 	}
@@ -330,8 +441,47 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 		chain: chainOf{top: nh, deltas: e.chain.deltas + 1, deltaBytes: e.chain.deltaBytes + n, fullBytes: e.chain.fullBytes}})
 	c.mu.Lock()
 	c.tracked++
+	c.hits += hits
 	c.mu.Unlock()
 	return pb, full, true, tx.Put(Bucket, Key(project, seq), b)
+}
+
+// putWhole is putTracked's full snapshot of state st, which keeps every
+// entity's bytes (prints.whole): those of the state of the last snapshot,
+// proven when it was stored (or read whole), brought up to date with the entities the
+// journal named (ch, whose ids are ids; pb the project entity's), which
+// are checked canonical here as a delta's proof checks them. It reads
+// nothing else.
+func (c *Cache) putWhole(tx store.Tx, project string, h snapshot.Header, st *prints, pb []byte, ch *snapshot.RawScope, ids [5][]string, events uint64) ([]byte, int, bool, error) {
+	for i, l := range ch.Lists() {
+		for k, b := range *l {
+			if canonical(project, i, rawEntity{id: ids[i][k], b: b}) != nil {
+				return nil, 0, false, nil
+			}
+		}
+	}
+	rs := &snapshot.RawScope{Project: pb}
+	for i, l := range rs.Lists() {
+		*l = make([][]byte, len(st.lists[i]))
+		for j, x := range st.lists[i] {
+			if x.b == nil || len(x.b) != x.n {
+				return nil, 0, false, nil
+			}
+			(*l)[j] = x.b
+		}
+	}
+	full := unpacked(project, false, rs.RawLen())
+	b, nh, err := snapshot.PackFullSum(h, snapshot.AppendRawScope(make([]byte, 0, full), rs), st.sum.Hash())
+	if err != nil {
+		return nil, 0, false, err
+	}
+	c.put(project, cached{seq: h.Seq, hash: nh.StateHash, state: st, events: events,
+		chain: chainOf{top: nh, fullBytes: full}})
+	c.mu.Lock()
+	c.tracked++
+	c.wholes++
+	c.mu.Unlock()
+	return pb, full, true, tx.Put(Bucket, Key(project, h.Seq), b)
 }
 
 // provenDelta reports whether delta b decodes to the changes ch (whose
@@ -375,20 +525,27 @@ func (p *prints) drop(i, at int) {
 	old := p.lists[i][at]
 	p.sum.Sub(snapshot.KindList+i, old.fp)
 	p.bytes[i] -= old.n
+	p.size -= len(old.b)
 	p.lists[i] = slices.Delete(p.lists[i], at, at+1)
 }
 
 // set puts e in list i of p at at: in place of the entity there when
 // found, else inserted.
 func (p *prints) set(i, at int, found bool, e rawEntity) {
+	k := rawEntity{id: e.id, fp: e.fp, n: e.n}
+	if p.whole {
+		k.b = e.b
+	}
 	if found {
 		old := p.lists[i][at]
 		p.sum.Sub(snapshot.KindList+i, old.fp)
 		p.bytes[i] -= old.n
-		p.lists[i][at] = rawEntity{id: e.id, fp: e.fp, n: e.n}
+		p.size -= len(old.b)
+		p.lists[i][at] = k
 	} else {
-		p.lists[i] = slices.Insert(p.lists[i], at, rawEntity{id: e.id, fp: e.fp, n: e.n})
+		p.lists[i] = slices.Insert(p.lists[i], at, k)
 	}
+	p.size += len(k.b)
 	p.sum.Add(snapshot.KindList+i, e.fp)
 	p.bytes[i] += e.n
 }
