@@ -439,7 +439,9 @@ func (s *Tx) FlushInto(tx store.Tx) error {
 
 // putEntity writes the entity v, sealed, under key in bucket.
 func (s *Tx) putEntity(bucket, key string, v any) error {
-	if b, ok := s.encoded[dirtyKey(bucket, key)]; ok {
+	// A value Encode made is put as it is, unless a FlushFunc must hear
+	// the entity's msgpack too (a batch's Tx, which Encode never serves).
+	if b, ok := s.encoded[dirtyKey(bucket, key)]; ok && s.flushed == nil {
 		return s.raw.Put(bucket, []byte(key), b)
 	}
 	b, err := s.enc.encode(key, v)
