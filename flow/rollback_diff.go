@@ -57,10 +57,14 @@ func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b u
 	}
 	sl, sh, err := history.Between(tx, project, lo, hi, e.warn)
 	if errors.Is(err, history.ErrNotBetween) {
-		if head, _ := tx.Head(); limit > 0 && hi == head {
-			return diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
+		head, _ := tx.Head()
+		sl, sh, err = history.Far(tx, project, lo, hi, e.warn)
+		if errors.Is(err, history.ErrNotBetween) {
+			if limit > 0 && hi == head {
+				return diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
+			}
+			sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
 		}
-		sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
 	}
 	if err != nil {
 		return nil, 0, err
