@@ -1,10 +1,13 @@
 package history
 
 import (
+	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
 	"github.com/flowctl/flowctl/snapshot"
@@ -43,6 +46,9 @@ var farCreates = map[string]int{
 // farCreates' order.
 var farBuckets = [4]string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs}
 
+// farPrefixes are the ids' prefixes of those kinds.
+var farPrefixes = [4]string{projection.PrefixPlan, projection.PrefixTask, projection.PrefixApproval, projection.PrefixExec}
+
 // Far returns project's entities that events in (a, b] wrote (a <= b),
 // as they stood at a and as they stand at b, each state a Scope of those
 // entities only, as Between does: every entity that differs between the
@@ -70,6 +76,20 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 	}
 	f := &far{tx: tx, project: project, a: a, b: b, warn: warn, seen: map[string]bool{},
 		folds: map[string]*projection.Memory{}, x: &projection.Scope{}, y: &projection.Scope{}}
+	for i := range f.bornIdx {
+		f.bornIdx[i] = map[string]int{}
+	}
+	// A rollback of the whole project, anywhere in its history, declines:
+	// it restores entities without their streams' events in some cases
+	// (plans), and the reads at a point around it are left to the states.
+	head, _ := tx.Head()
+	rb, err := ProjectRollbacks(tx, project, 0, head, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rb) > 0 {
+		return nil, nil, ErrNotBetween
+	}
 	ok, err := projstore.Current(tx)
 	if err != nil {
 		return nil, nil, err
@@ -81,6 +101,9 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 		return nil, nil, err
 	}
 	if err := f.streams(); err != nil {
+		return nil, nil, err
+	}
+	if err := f.finish(); err != nil {
 		return nil, nil, err
 	}
 	if err := f.bornAtB(); err != nil {
@@ -102,11 +125,20 @@ type far struct {
 	now     *projstore.Tx // the projections, when this binary's; else nil
 	warn    func(string, ...any)
 
-	// seen are the streams the events in (a, b] are on, each true when it
-	// was there at a (its first event there is not its first).
+	// seen are the streams there at a whose entities (all of them) may
+	// differ.
 	seen map[string]bool
-	// born are the entities created in (a, b].
-	born []bornRef
+	// born are the entities created in (a, b] (bornIdx: their index
+	// there by kind and id); extra the others a delta holds, each read at
+	// a from its stream's fold (seen) and, when that does not hold it,
+	// at b (finish).
+	born    []bornRef
+	bornIdx [4]map[string]int
+	extra   []bornRef
+	// counters are the project's at a, when known.
+	counters       [4]int
+	known          bool
+	projectTouched bool
 	// folds are the streams folded up to b (EntityAt), by stream.
 	folds map[string]*projection.Memory
 	x, y  *projection.Scope
@@ -118,31 +150,239 @@ type far struct {
 type bornRef struct {
 	kind       int
 	id, stream string
+	titles     []string // its title's fields, when named
+	named      bool
 }
 
-// scan reads the project's records in (a, b] and notes their streams and
-// the entities they create.
+// scan finds what the events in (a, b] wrote: from each snapshot of the
+// project in (a, b] that is a delta on the one before it (in (a, b]),
+// the entities it holds (what changed between the two, its body checked
+// as any read checks it); from the project's records elsewhere (from a
+// to the first snapshot, across a full snapshot or a delta that does not
+// check, from the last snapshot to b: each at most a snapshot gap of the
+// project's events), their streams and the entities their events create.
+// So it reads the log only between snapshots that are not linked.
 func (f *far) scan() error {
-	err := f.tx.ReplayProject(f.project, f.a+1, func(r *store.Record) error {
-		if r.Seq > f.b {
+	if err := f.countersAt(); err != nil {
+		return err
+	}
+	type snap struct {
+		seq uint64
+		v   []byte
+	}
+	var snaps []snap
+	prefix := snapstore.Prefix(f.project)
+	err := f.tx.Scan(snapstore.Bucket, prefix, func(k, v []byte) error {
+		if len(k) != len(prefix)+8 {
+			return nil
+		}
+		if seq := binary.BigEndian.Uint64(k[len(prefix):]); seq > f.a && seq <= f.b {
+			snaps = append(snaps, snap{seq, v})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	prev := f.a
+	for _, sn := range snaps {
+		ok, err := f.fromDelta(prev, sn.seq, sn.v)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := f.fromLog(prev, sn.seq); err != nil {
+				return err
+			}
+		}
+		prev = sn.seq
+	}
+	return f.fromLog(prev, f.b)
+}
+
+// countersAt sets the project's counters at a: those of the status
+// summary of its nearest snapshot at or below a, and the ids its events
+// after it up to a create. An id above them is of an entity created
+// after a. Without a summary they are unknown (none is taken as created
+// after a: each is read at a).
+func (f *far) countersAt() error {
+	sum, err := snapstore.NearestSummary(f.tx, f.project, f.a, f.warn)
+	if err != nil || sum == nil || sum.Project == nil {
+		return err
+	}
+	p := new(projection.Project)
+	if ok, err := projection.DecodeEntity(sum.Project, p); err != nil || !ok || p.Name != f.project {
+		return nil
+	}
+	c := [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	err = f.tx.ReplayProject(f.project, sum.Seq+1, func(r *store.Record) error {
+		if r.Seq > f.a {
+			return store.ErrStop
+		}
+		if i, ok := farCreates[r.Type]; ok {
+			id, ok := snapshot.StringFields(r.Data, "id")
+			if !ok {
+				return errWhole
+			}
+			if n, ok := projection.IDNumber(farPrefixes[i], id[0]); ok {
+				c[i] = max(c[i], n)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errWhole) {
+		return nil
+	}
+	if err == nil {
+		f.counters, f.known = c, true
+	}
+	return err
+}
+
+// bornAfter reports whether the entity of kind i with id was created
+// after a (its number is above the counter at a).
+func (f *far) bornAfter(i int, id string) bool {
+	if !f.known {
+		return false
+	}
+	n, ok := projection.IDNumber(farPrefixes[i], id)
+	return ok && n > f.counters[i]
+}
+
+// fromDelta notes the entities of the snapshot v at seq when it is a
+// delta on the snapshot at prev that checks; false when it is not.
+func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
+	h, err := snapshot.Frame(v)
+	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
+		return false, nil
+	}
+	if err := snapstore.CheckHeader(f.tx, h, f.project, seq); err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return false, nil
+		}
+		return false, err
+	}
+	_, changed, deleted, err := snapshot.DecodeDeltaRaw(v)
+	if err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return false, nil
+		}
+		return false, err
+	}
+	if changed.Project != nil {
+		f.projectTouched = true
+	}
+	dels := [][]string{deleted.Plans, deleted.Tasks, deleted.Approvals, deleted.Execs}
+	for i, list := range changed.Lists()[:4] {
+		for _, e := range *list {
+			id, ok := snapshot.EntityID(e, false)
+			if !ok {
+				return false, nil
+			}
+			stream, ok := streamOf(f.project, i, id, e)
+			if !ok {
+				return false, nil
+			}
+			f.note(i, id, stream, e)
+		}
+		if len(dels[i]) > 0 { // a rollback's: the caller reads the states
+			return false, ErrNotBetween
+		}
+	}
+	return true, nil
+}
+
+// streamOf is the stream of the entity of kind i with id whose encoding
+// is e: a plan's or task's own, an approval's or exec record's task's,
+// or the project's for one of no task.
+func streamOf(project string, i int, id string, e []byte) (string, bool) {
+	switch i {
+	case 0:
+		return projection.PlanStream(project, id), true
+	case 1:
+		return projection.TaskStream(project, id), true
+	}
+	t, ok := snapshot.StringFields(e, "task")
+	if !ok {
+		return "", false
+	}
+	if t[0] == "" {
+		return projection.ProjectStream(project), true
+	}
+	return projection.TaskStream(project, t[0]), true
+}
+
+// note adds the entity of kind i with id (on stream; e its encoding at
+// some point in (a, b], or nil) to those that may differ.
+func (f *far) note(i int, id, stream string, e []byte) {
+	if f.bornAfter(i, id) {
+		f.addBorn(i, id, stream, e)
+		return
+	}
+	f.seen[stream] = true
+	f.extra = append(f.extra, bornRef{kind: i, id: id, stream: stream})
+}
+
+// addBorn notes an entity created after a, once, and its title from e
+// (its encoding, or the payload of the event that created it: the same
+// keys) when its kind's title never changes after it is created (a
+// plan's, an approval's message, an exec record's command and code: only
+// a rollback sets them again, and Far declines those).
+func (f *far) addBorn(i int, id, stream string, e []byte) {
+	k, ok := f.bornIdx[i][id]
+	if !ok {
+		k = len(f.born)
+		f.bornIdx[i][id] = k
+		f.born = append(f.born, bornRef{kind: i, id: id, stream: stream})
+	}
+	if i == 1 || e == nil || f.born[k].named {
+		return
+	}
+	keys := []string{"title"}
+	switch i {
+	case 2:
+		keys = []string{"message"}
+	case 3:
+		keys = []string{"command", "code"}
+	}
+	if t, ok := snapshot.StringFields(e, keys...); ok {
+		f.born[k].titles, f.born[k].named = t, true
+	}
+}
+
+// fromLog notes what the project's records in (from, to] wrote.
+func (f *far) fromLog(from, to uint64) error {
+	if to <= from {
+		return nil
+	}
+	err := f.tx.ReplayProject(f.project, from+1, func(r *store.Record) error {
+		if r.Seq > to {
 			return store.ErrStop
 		}
 		if r.Type == projection.TypeRollbackApplied || r.Type == projection.TypeRollbackMarked {
 			return errWhole
 		}
-		_, p, _, ok := projection.ParseStream(r.Stream)
+		kind, p, id, ok := projection.ParseStream(r.Stream)
 		if !ok || p != f.project {
 			return errWhole
 		}
-		if _, ok := f.seen[r.Stream]; !ok {
-			f.seen[r.Stream] = r.Version > 1
-		}
 		if i, ok := farCreates[r.Type]; ok {
-			id, ok := snapshot.StringFields(r.Data, "id")
-			if !ok || id[0] == "" {
+			ids, ok := snapshot.StringFields(r.Data, "id")
+			if !ok || ids[0] == "" {
 				return errWhole
 			}
-			f.born = append(f.born, bornRef{kind: i, id: id[0], stream: r.Stream})
+			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), r.Data)
+		}
+		switch {
+		case kind == projection.KindProject:
+			f.projectTouched = true
+			f.seen[f.stream(r.Stream)] = true
+		case kind == projection.KindPlan && f.bornAfter(0, id), kind == projection.KindTask && f.bornAfter(1, id):
+			// a stream begun after a: its entities are born
+		case r.Version == 1:
+			// the same
+		default:
+			f.seen[f.stream(r.Stream)] = true
 		}
 		return nil
 	})
@@ -150,6 +390,15 @@ func (f *far) scan() error {
 		return ErrNotBetween
 	}
 	return err
+}
+
+// stream returns s as a string of its own (a lent record's may not be
+// kept).
+func (f *far) stream(s string) string {
+	if _, ok := f.seen[s]; ok {
+		return s
+	}
+	return strings.Clone(s)
 }
 
 // fold returns the fold of stream up to b (EntityAt), once per stream.
@@ -172,31 +421,27 @@ func (f *far) fold(stream string) (*projection.Memory, error) {
 // (EntityAt) and at b (atB), in the streams' order, and the project
 // when its own stream is among those the events are on.
 func (f *far) streams() error {
+	if f.projectTouched {
+		f.seen[projection.ProjectStream(f.project)] = true
+	}
 	names := make([]string, 0, len(f.seen))
-	for s, old := range f.seen {
-		if old || s == projection.ProjectStream(f.project) {
-			names = append(names, s)
-		}
+	for s := range f.seen {
+		names = append(names, s)
 	}
 	slices.Sort(names)
 	for _, s := range names {
-		atA := projection.NewMemory()
-		if f.seen[s] {
-			m, err := EntityAt(f.tx, f.project, s, f.a, f.warn)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				return ErrNotBetween
-			}
-			atA = m
+		atA, err := EntityAt(f.tx, f.project, s, f.a, f.warn)
+		if err != nil {
+			return err
+		}
+		if atA == nil {
+			return ErrNotBetween
 		}
 		if s == projection.ProjectStream(f.project) {
 			if err := f.projectAtB(atA); err != nil {
 				return err
 			}
 		}
-		var err error
 		if f.x.Plans, f.y.Plans, err = pairsAtB(f, 0, s, atA.Plans, f.x.Plans, f.y.Plans, planOf); err != nil {
 			return err
 		}
@@ -318,8 +563,15 @@ func (f *far) bornAtB() error {
 	return nil
 }
 
-// bornOne appends the entity r at b to y.
+// bornOne appends the entity r at b to y: named by its titles when they
+// are known, else from the projections' encoding when its last change is
+// at or below b, else read whole (atB).
 func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
+	if r.named {
+		if w, ok := stub[V](r.kind, r.id, r.titles); ok {
+			return append(y, w), nil
+		}
+	}
 	if f.now != nil {
 		key := []byte(f.project + "/" + r.id)
 		v, err := f.tx.Get(farBuckets[r.kind], key)
@@ -343,6 +595,70 @@ func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
 		return y, err
 	}
 	return append(y, w), nil
+}
+
+// finish reads at b the entities a delta holds that the state at a does
+// not (ids out of their counter's order: an import's), as added.
+func (f *far) finish() error {
+	var at [4]map[string]bool
+	for i := range at {
+		at[i] = map[string]bool{}
+	}
+	for _, v := range f.x.Plans {
+		at[0][v.ID] = true
+	}
+	for _, v := range f.x.Tasks {
+		at[1][v.ID] = true
+	}
+	for _, v := range f.x.Approvals {
+		at[2][v.ID] = true
+	}
+	for _, v := range f.x.Execs {
+		at[3][v.ID] = true
+	}
+	var err error
+	for _, r := range f.extra {
+		if at[r.kind][r.id] {
+			continue
+		}
+		at[r.kind][r.id] = true
+		r.named = false
+		switch r.kind {
+		case 0:
+			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
+		case 1:
+			f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
+		case 2:
+			f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
+		case 3:
+			f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.extra = nil
+	return nil
+}
+
+// stub is an entity of kind i with id and the fields a diff titles it
+// by (Named's), from their values.
+func stub[V any](i int, id string, t []string) (*V, bool) {
+	var v any
+	switch {
+	case i == 0 && len(t) == 1:
+		v = &projection.Plan{ID: id, Title: t[0]}
+	case i == 1 && len(t) == 1:
+		v = &projection.Task{ID: id, Title: t[0]}
+	case i == 2 && len(t) == 1:
+		v = &projection.Approval{ID: id, Message: t[0]}
+	case i == 3 && len(t) == 2:
+		x := &projection.Exec{}
+		x.ID, x.Command, x.Code = id, t[0], t[1]
+		v = x
+	}
+	out, ok := v.(*V)
+	return out, ok
 }
 
 // Named returns an entity of kind i (plans, tasks, approvals, execs)
