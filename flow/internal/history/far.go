@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -152,6 +153,7 @@ type bornRef struct {
 	id, stream string
 	titles     []string // its title's fields, when named
 	named      bool
+	enc        []byte // a task's newest encoding or created payload, when it names the task (addBorn)
 }
 
 // scan finds what the events in (a, b] wrote: from each snapshot of the
@@ -315,7 +317,7 @@ func streamOf(project string, i int, id string, e []byte) (string, bool) {
 // note adds the entity of kind i with id (on stream; e its encoding at
 // some point in (a, b], or nil) to those that may differ.
 func (f *far) note(i int, id, stream string, e []byte) {
-	if f.bornAfter(i, id) {
+	if _, ok := f.bornIdx[i][id]; ok || f.bornAfter(i, id) { // created after a (its event met, or its id above a's counter)
 		f.addBorn(i, id, stream, e)
 		return
 	}
@@ -325,9 +327,14 @@ func (f *far) note(i int, id, stream string, e []byte) {
 
 // addBorn notes an entity created after a, once, and its title from e
 // (its encoding, or the payload of the event that created it: the same
-// keys) when its kind's title never changes after it is created (a
-// plan's, an approval's message, an exec record's command and code: only
-// a rollback sets them again, and Far declines those).
+// keys). A plan's title, an approval's message and an exec record's
+// command and code never change after it is created (only a rollback
+// sets them again, and Far declines those): the first e names it. A
+// task's title changes with task.updated only: scan meets the events
+// and deltas in seq order, so each e (a delta's encoding at its seq, the
+// created payload) names it again, and a task.updated met in the log
+// after it unnames it (fromLog): a task still named after the scan is
+// named as it stands at b.
 func (f *far) addBorn(i int, id, stream string, e []byte) {
 	k, ok := f.bornIdx[i][id]
 	if !ok {
@@ -335,7 +342,11 @@ func (f *far) addBorn(i int, id, stream string, e []byte) {
 		f.bornIdx[i][id] = k
 		f.born = append(f.born, bornRef{kind: i, id: id, stream: stream})
 	}
-	if i == 1 || e == nil || f.born[k].named {
+	if e == nil || (i != 1 && f.born[k].named) {
+		return
+	}
+	if i == 1 { // read once, when the scan is done (bornOne)
+		f.born[k].enc, f.born[k].titles, f.born[k].named = e, nil, false
 		return
 	}
 	keys := []string{"title"}
@@ -347,6 +358,14 @@ func (f *far) addBorn(i int, id, stream string, e []byte) {
 	}
 	if t, ok := snapshot.StringFields(e, keys...); ok {
 		f.born[k].titles, f.born[k].named = t, true
+	}
+}
+
+// unname forgets the title of the task with id created after a (a
+// task.updated after what named it may change it): it is read at b.
+func (f *far) unname(id string) {
+	if k, ok := f.bornIdx[1][id]; ok {
+		f.born[k].enc = nil
 	}
 }
 
@@ -371,7 +390,14 @@ func (f *far) fromLog(from, to uint64) error {
 			if !ok || ids[0] == "" {
 				return errWhole
 			}
-			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), r.Data)
+			e := r.Data
+			if i == 1 { // kept (addBorn): a lent record's may not be
+				e = bytes.Clone(e)
+			}
+			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), e)
+		}
+		if r.Type == projection.TypeTaskUpdated && kind == projection.KindTask {
+			f.unname(id)
 		}
 		switch {
 		case kind == projection.KindProject:
@@ -567,6 +593,11 @@ func (f *far) bornAtB() error {
 // are known, else from the projections' encoding when its last change is
 // at or below b, else read whole (atB).
 func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
+	if r.enc != nil {
+		if w, ok := Named[V](r.kind, r.id, r.enc); ok {
+			return append(y, w), nil
+		}
+	}
 	if r.named {
 		if w, ok := stub[V](r.kind, r.id, r.titles); ok {
 			return append(y, w), nil
@@ -622,7 +653,7 @@ func (f *far) finish() error {
 			continue
 		}
 		at[r.kind][r.id] = true
-		r.named = false
+		r.named, r.enc = false, nil
 		switch r.kind {
 		case 0:
 			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
