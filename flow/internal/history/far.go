@@ -78,7 +78,7 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 	f := &far{tx: tx, project: project, a: a, b: b, warn: warn, seen: map[string]bool{},
 		folds: map[string]*projection.Memory{}, x: &projection.Scope{}, y: &projection.Scope{}}
 	for i := range f.bornIdx {
-		f.bornIdx[i] = map[string]int{}
+		f.bornIdx[i], f.noted[i] = map[string]int{}, map[string]bool{}
 	}
 	// A rollback of the whole project, anywhere in its history, declines:
 	// it restores entities without their streams' events in some cases
@@ -136,6 +136,7 @@ type far struct {
 	born    []bornRef
 	bornIdx [4]map[string]int
 	extra   []bornRef
+	noted   [4]map[string]bool // the entities in extra, by kind and id
 	// counters are the project's at a, when known.
 	counters       [4]int
 	known          bool
@@ -281,6 +282,18 @@ func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
 			if !ok {
 				return false, nil
 			}
+			// An entity met before (deltas hold an active one again and
+			// again) is noted already: a task created after a only takes
+			// this newer encoding for its title.
+			if k, ok := f.bornIdx[i][id]; ok {
+				if i == 1 {
+					f.born[k].enc = e
+				}
+				continue
+			}
+			if f.noted[i][id] {
+				continue
+			}
 			stream, ok := streamOf(f.project, i, id, e)
 			if !ok {
 				return false, nil
@@ -322,6 +335,7 @@ func (f *far) note(i int, id, stream string, e []byte) {
 		return
 	}
 	f.seen[stream] = true
+	f.noted[i][id] = true
 	f.extra = append(f.extra, bornRef{kind: i, id: id, stream: stream})
 }
 
