@@ -166,9 +166,6 @@ type bornRef struct {
 // project's events), their streams and the entities their events create.
 // So it reads the log only between snapshots that are not linked.
 func (f *far) scan() error {
-	if err := f.countersAt(); err != nil {
-		return err
-	}
 	type snap struct {
 		seq uint64
 		v   []byte
@@ -187,6 +184,13 @@ func (f *far) scan() error {
 	if err != nil {
 		return err
 	}
+	first := f.a
+	if len(snaps) > 0 {
+		first = snaps[0].seq
+	}
+	if err := f.countersAt(first); err != nil {
+		return err
+	}
 	prev := f.a
 	for _, sn := range snaps {
 		ok, err := f.fromDelta(prev, sn.seq, sn.v)
@@ -203,22 +207,31 @@ func (f *far) scan() error {
 	return f.fromLog(prev, f.b)
 }
 
-// countersAt sets the project's counters at a: those of the status
-// summary of its nearest snapshot at or below a, and the ids its events
-// after it up to a create. An id above them is of an entity created
-// after a. Without a summary they are unknown (none is taken as created
-// after a: each is read at a).
-func (f *far) countersAt() error {
-	sum, err := snapstore.NearestSummary(f.tx, f.project, f.a, f.warn)
-	if err != nil || sum == nil || sum.Project == nil {
+// countersAt sets the project's counters at a, or above them: an id
+// above them is of an entity created after a (one at or below them that
+// was not there at a is read as one a delta holds that the state at a
+// does not: finish). They are those of the status summary of the
+// project's first snapshot after a, at first (counters only rise: a
+// rollback of the whole project, which lowers them, makes Far decline;
+// the entities created between a and first are met in the log, fromLog),
+// else those of its nearest snapshot at or below a and the ids its
+// events after it up to a create. Without a summary they are unknown
+// (none is taken as created after a: each is read at a).
+func (f *far) countersAt(first uint64) error {
+	p, seq, err := f.summaryProject(first)
+	if err != nil || p == nil {
 		return err
 	}
-	p := new(projection.Project)
-	if ok, err := projection.DecodeEntity(sum.Project, p); err != nil || !ok || p.Name != f.project {
+	c := [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	if seq > f.a {
+		f.counters, f.known = c, true
 		return nil
 	}
-	c := [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
-	err = f.tx.ReplayProject(f.project, sum.Seq+1, func(r *store.Record) error {
+	if p, seq, err = f.summaryProject(f.a); err != nil || p == nil {
+		return err
+	}
+	c = [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	err = f.tx.ReplayProject(f.project, seq+1, func(r *store.Record) error {
 		if r.Seq > f.a {
 			return store.ErrStop
 		}
@@ -240,6 +253,21 @@ func (f *far) countersAt() error {
 		f.counters, f.known = c, true
 	}
 	return err
+}
+
+// summaryProject is the project of the status summary of the project's
+// newest snapshot at or below seq, and that snapshot's seq; nil when
+// there is none that reads.
+func (f *far) summaryProject(seq uint64) (*projection.Project, uint64, error) {
+	sum, err := snapstore.NearestSummary(f.tx, f.project, seq, f.warn)
+	if err != nil || sum == nil || sum.Project == nil {
+		return nil, 0, err
+	}
+	p := new(projection.Project)
+	if ok, err := projection.DecodeEntity(sum.Project, p); err != nil || !ok || p.Name != f.project {
+		return nil, 0, nil
+	}
+	return p, sum.Seq, nil
 }
 
 // bornAfter reports whether the entity of kind i with id was created
