@@ -2,6 +2,7 @@ package digest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -28,6 +29,9 @@ const CodeCommand = "code"
 // StatsOptions configure Stats.
 type StatsOptions struct {
 	Alpha float64 // in (0, 1]; 0 means DefaultAlpha
+	// TaskLimit, when above 0, keeps only the first TaskLimit tasks (by
+	// id) in Tasks, each counted and titled; TaskCount counts them all.
+	TaskLimit int
 }
 
 // ExecStats summarises a project's exec records: success and elapsed time
@@ -43,6 +47,9 @@ type ExecStats struct {
 	Commands []CommandStats `json:"commands"`
 	Tasks    []TaskStats    `json:"tasks"`
 	Tools    []ToolStats    `json:"tools"`
+	// TaskCount is how many tasks (and "" for records of no task) have
+	// records: len(Tasks) but under a TaskLimit.
+	TaskCount int `json:"-"`
 }
 
 // Outcomes counts runs and their elapsed times.
@@ -114,24 +121,43 @@ func Stats(e *flow.Engine, project string, opts StatsOptions) (*ExecStats, error
 		if err != nil {
 			return err
 		}
+		out = computeStats(project, alpha, rows, opts.TaskLimit)
 		// Titles come from the status index: a task list would decode
-		// every task of the project for one string each.
+		// every task of the project for one string each. A few are read
+		// by key.
+		if opts.TaskLimit > 0 && len(out.Tasks) < out.TaskCount {
+			for i := range out.Tasks {
+				if id := out.Tasks[i].Task; id != "" {
+					t, err := r.Task(project, id)
+					switch {
+					case err == nil:
+						out.Tasks[i].Title = t.Title
+					case !errors.Is(err, flow.ErrNotFound):
+						return err
+					}
+				}
+			}
+			return nil
+		}
 		tasks, err := r.TaskIndex(project)
 		titles := make(map[string]string, len(tasks))
 		for _, t := range tasks {
 			titles[t.ID] = t.Title
 		}
-		out = computeStats(project, alpha, rows, titles)
+		for i := range out.Tasks {
+			out.Tasks[i].Title = titles[out.Tasks[i].Task]
+		}
 		return err
 	})
 	return out, err
 }
 
-// computeStats is Stats on rows already read, in seq order.
-func computeStats(project string, alpha float64, rows []flow.ExecRow, titles map[string]string) *ExecStats {
+// computeStats is Stats on rows already read, in seq order, without the
+// tasks' titles; limit > 0 keeps the first limit tasks.
+func computeStats(project string, alpha float64, rows []flow.ExecRow, limit int) *ExecStats {
 	st := &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior}
 	byCommand := map[string][]*flow.ExecRow{}
-	byTask := map[string][]*flow.ExecRow{}
+	taskRuns := map[string]int{} // tasks are many, with few runs each: grouped once counted (taskStats)
 	byTool := map[string][]*flow.ExecRow{}
 	// Records repeat a few command lines: each is split once.
 	type line struct {
@@ -152,12 +178,12 @@ func computeStats(project string, alpha float64, rows []flow.ExecRow, titles map
 		}
 		key, tool := kt.key, kt.tool
 		byCommand[key] = append(byCommand[key], x)
-		byTask[x.Task] = append(byTask[x.Task], x)
+		taskRuns[x.Task]++
 		byTool[tool] = append(byTool[tool], x)
 	}
 	st.Total = outcomesOf(all)
 	st.Commands = commandStats(byCommand)
-	st.Tasks = taskStats(byTask, titles)
+	st.Tasks, st.TaskCount = taskStats(all, taskRuns, limit), len(taskRuns)
 	st.Tools = toolStats(byTool, alpha)
 	return st
 }
@@ -172,15 +198,36 @@ func commandStats(groups map[string][]*flow.ExecRow) []CommandStats {
 	return out
 }
 
-func taskStats(groups map[string][]*flow.ExecRow, titles map[string]string) []TaskStats {
-	ids := make([]string, 0, len(groups))
-	for id := range groups {
+// taskStats counts the rows of each task that has runs runs (rows' Task
+// keys it), the first limit tasks by id when limit > 0. The rows of those
+// are grouped in one slice, each task's at its own place in it.
+func taskStats(rows []*flow.ExecRow, runs map[string]int, limit int) []TaskStats {
+	ids := make([]string, 0, len(runs))
+	for id := range runs {
 		ids = append(ids, id)
 	}
 	sortTaskIDs(ids)
+	if limit > 0 && limit < len(ids) {
+		ids = ids[:limit]
+	}
+	next := make(map[string]int, len(ids)) // where the task's next row goes
+	n := 0
+	for _, id := range ids {
+		next[id] = n
+		n += runs[id]
+	}
+	grouped := make([]*flow.ExecRow, n)
+	for _, x := range rows {
+		if at, ok := next[x.Task]; ok {
+			grouped[at] = x
+			next[x.Task] = at + 1
+		}
+	}
 	out := make([]TaskStats, len(ids))
+	at := 0
 	for i, id := range ids {
-		out[i] = TaskStats{Task: id, Title: titles[id], Outcomes: outcomesOf(groups[id])}
+		out[i] = TaskStats{Task: id, Outcomes: outcomesOf(grouped[at : at+runs[id]])}
+		at += runs[id]
 	}
 	return out
 }
@@ -192,29 +239,37 @@ func taskStats(groups map[string][]*flow.ExecRow, titles map[string]string) []Ta
 func sortTaskIDs(ids []string) {
 	type place struct{ n, i int }
 	order := make([]place, len(ids))
+	// by number alone when every id is "T-n" with n as Itoa writes it (and
+	// at most one ""): no two tie, and the order is CompareIDs'.
+	byNumber := true
 	for i, id := range ids {
 		n := math.MaxInt // no task: last
 		if id != "" {
-			_, num, _ := strings.Cut(id, "-")
+			pre, num, _ := strings.Cut(id, "-")
 			n, _ = strconv.Atoi(num)
+			byNumber = byNumber && pre == "T" && n >= 0 && n < math.MaxInt && strconv.Itoa(n) == num
 		}
 		order[i] = place{n, i}
 	}
-	slices.SortFunc(order, func(a, b place) int {
-		x, y := ids[a.i], ids[b.i]
-		if (x == "") != (y == "") {
-			return cmp.Compare(y, x) // no task last
-		}
-		px, _, _ := strings.Cut(x, "-")
-		py, _, _ := strings.Cut(y, "-")
-		if c := strings.Compare(px, py); c != 0 {
-			return c
-		}
-		if a.n != b.n {
-			return cmp.Compare(a.n, b.n)
-		}
-		return strings.Compare(x, y)
-	})
+	if byNumber {
+		slices.SortFunc(order, func(a, b place) int { return cmp.Compare(a.n, b.n) })
+	} else {
+		slices.SortFunc(order, func(a, b place) int {
+			x, y := ids[a.i], ids[b.i]
+			if (x == "") != (y == "") {
+				return cmp.Compare(y, x) // no task last
+			}
+			px, _, _ := strings.Cut(x, "-")
+			py, _, _ := strings.Cut(y, "-")
+			if c := strings.Compare(px, py); c != 0 {
+				return c
+			}
+			if a.n != b.n {
+				return cmp.Compare(a.n, b.n)
+			}
+			return strings.Compare(x, y)
+		})
+	}
 	sorted := make([]string, len(ids))
 	for j, p := range order {
 		sorted[j] = ids[p.i]

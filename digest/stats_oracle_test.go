@@ -105,7 +105,7 @@ func plainStats(project string, alpha float64, execs []*projection.Exec, tasks [
 		byTool[tool] = append(byTool[tool], row)
 	}
 	return &ExecStats{Project: project, Alpha: alpha, Prior: EWMAPrior, Total: outcomesOf(all),
-		Commands: commandStats(byCommand), Tasks: taskStats(byTask, titles), Tools: toolStats(byTool, alpha)}
+		Commands: commandStats(byCommand), Tasks: plainTasks(byTask, titles), TaskCount: len(byTask), Tools: toolStats(byTool, alpha)}
 }
 
 // TestStats_SummaryOracle: Stats, which reads the exec summary, equals
@@ -146,6 +146,18 @@ func TestStats_SummaryOracle(t *testing.T) {
 			w, _ := json.Marshal(want)
 			if string(g) != string(w) {
 				t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
+			}
+			// TaskLimit: the first limit tasks of them all, counted and
+			// titled alike, and how many there are.
+			limit := rapid.IntRange(1, 4).Draw(t, "limit")
+			lim, err := Stats(e, "p", StatsOptions{Alpha: 0.4, TaskLimit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _ = json.Marshal(lim.Tasks)
+			w, _ = json.Marshal(want.Tasks[:min(limit, len(want.Tasks))])
+			if string(g) != string(w) || lim.TaskCount != len(want.Tasks) || got.TaskCount != len(want.Tasks) {
+				t.Fatalf("%s, limit %d: %d tasks of %d (%d)\n got %s\nwant %s", what, limit, len(lim.Tasks), lim.TaskCount, len(want.Tasks), g, w)
 			}
 		}
 		same("head", e)
@@ -203,4 +215,15 @@ func statsHistory(t *rapid.T, e *flow.Engine) (mid uint64) {
 		}
 	}
 	return mid
+}
+
+// plainTasks is each task's stats, by id, from its records.
+func plainTasks(byTask map[string][]*flow.ExecRow, titles map[string]string) []TaskStats {
+	ids := statsKeys(byTask)
+	sortTaskIDs(ids)
+	out := []TaskStats{}
+	for _, id := range ids {
+		out = append(out, TaskStats{Task: id, Title: titles[id], Outcomes: outcomesOf(byTask[id])})
+	}
+	return out
 }

@@ -46,10 +46,11 @@ func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (fro
 // of the entities it holds are listed whole, and the entities at the
 // head alone come from the status index in id order (EachID), merged in,
 // up to the end of the page and counted after it: only those on the page
-// are read, for their titles. Otherwise (a list of all the changes names
-// every entity anyway, which snapshots do cheaper) both states are read
-// as a diff reads them (snapstore.DiffAt), less the entities that encode
-// alike.
+// are read, for their titles. Otherwise only the entities the events
+// between them changed are read, at both points (history.Far: from the
+// snapshot deltas between them), or, when Far declines (a rollback),
+// both states as a diff reads them (snapstore.DiffAt), less the
+// entities that encode alike.
 func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b uint64, offset, limit int) ([]Change, int, error) {
 	lo, hi := a, b
 	if b < a {
@@ -57,10 +58,16 @@ func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b u
 	}
 	sl, sh, err := history.Between(tx, project, lo, hi, e.warn)
 	if errors.Is(err, history.ErrNotBetween) {
+		// A page to the head reads the state at the other point and the
+		// page's entities at the head alone: less than Far's every
+		// changed entity when the points are far (a checkpoint long ago).
 		if head, _ := tx.Head(); limit > 0 && hi == head {
 			return diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
 		}
-		sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
+		sl, sh, err = history.Far(tx, project, lo, hi, e.warn)
+		if errors.Is(err, history.ErrNotBetween) {
+			sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
+		}
 	}
 	if err != nil {
 		return nil, 0, err

@@ -16,6 +16,7 @@ import (
 
 func (a *app) diffCommand() *cobra.Command {
 	var limit int
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "diff A [B]",
 		Short: "Show what changed in the project between two points, entity by entity",
@@ -29,6 +30,11 @@ func (a *app) diffCommand() *cobra.Command {
 			if err := checkLimit(limit); err != nil {
 				return err
 			}
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			from, err := parsePoint("A", args[0])
 			if err != nil {
 				return err
@@ -49,6 +55,8 @@ func (a *app) diffCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list only the first N changed entities (0: all)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the diff to this file")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
 

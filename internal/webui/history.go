@@ -243,14 +243,15 @@ func (u *ui) statsPage(rq *request) error {
 	default:
 		return httpError{http.StatusBadRequest, "tasks=" + q + ": use all (or leave it out: the first " + strconv.Itoa(statsTaskLimit) + ")"}
 	}
-	st, err := digest.Stats(rq.eng, rq.project, digest.StatsOptions{})
+	opts := digest.StatsOptions{TaskLimit: statsTaskLimit} // only those listed are counted and titled
+	if v.All {
+		opts.TaskLimit = 0
+	}
+	st, err := digest.Stats(rq.eng, rq.project, opts)
 	if err != nil {
 		return err
 	}
 	v.Stats, v.Chart, v.Commands, v.Tasks = st, toolChart(st.Tools), commandChart(st.Commands), st.Tasks
-	if !v.All {
-		v.Tasks = st.Tasks[:min(len(st.Tasks), statsTaskLimit)]
-	}
 	pg.Data = v
 	return nil
 }

@@ -1,0 +1,773 @@
+package history
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
+	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
+	"github.com/flowctl/flowctl/snapshot"
+)
+
+// A diff of two far points without either whole state (Far). The
+// entities that differ between points A and B are those the events in
+// (A, B] wrote, and every event is on the stream of the entity it
+// changes (EntityAt's placement rules): a task's stream holds its own
+// events and those of its approvals and exec records, a plan's its own,
+// the project's its own and those of the approvals and exec records of
+// no task. So Far reads the project's records in (A, B] once, without
+// folding them, and keeps only the streams they are on and the ids the
+// events that create an entity give it; then it reads, for each stream
+// that was there at A, its entities at A (EntityAt: that stream alone,
+// and the project's rollbacks) and at B, and, for each entity created
+// after A, only its title at B. At the head (B is the head and the
+// projections are this binary's), the state at B is the projections',
+// read by key. So a far diff costs a read of the records between the
+// points (no fold, no snapshot) and the entities that changed, not the
+// state at either point, and holds only those entities.
+
+// farCreates are the events that create an entity of a kind a diff
+// lists, by the index of its kind in a Scope's lists (plans, tasks,
+// approvals, execs): each puts a new entity whose id is the payload's
+// "id" (the fold's counter checks it is the next one, and ids are never
+// reused).
+var farCreates = map[string]int{
+	projection.TypePlanCreated:       0,
+	projection.TypeTaskCreated:       1,
+	projection.TypeApprovalRequested: 2,
+	projection.TypeExecRecorded:      3,
+}
+
+// farBuckets are the projections' buckets of the kinds a diff lists, in
+// farCreates' order.
+var farBuckets = [4]string{projstore.BucketPlans, projstore.BucketTasks, projstore.BucketApprovals, projstore.BucketExecs}
+
+// farPrefixes are the ids' prefixes of those kinds.
+var farPrefixes = [4]string{projection.PrefixPlan, projection.PrefixTask, projection.PrefixApproval, projection.PrefixExec}
+
+// Far returns project's entities that events in (a, b] wrote (a <= b),
+// as they stood at a and as they stand at b, each state a Scope of those
+// entities only, as Between does: every entity that differs between the
+// two points is there, and the others that are there are the same in
+// both (a comparison tells them by their encodings). The entities at b
+// alone (created after a) hold only their id and the title a diff names
+// them by (a plan's or task's title, an approval's message, an exec
+// record's command and code) when the projections hold them as they
+// were at b: a diff lists them as added, by title. The project is there
+// when an event on its stream is in (a, b] (its description and archived
+// flag change only there), else nil in both. Checkpoints are left out.
+//
+// An entity at b is read from the inline projections, by key, when they
+// are this binary's fold and its last change (Meta.Seq) is at or below
+// b, as Source reads it; else from its stream's fold up to b (EntityAt).
+//
+// It returns ErrNotBetween when the events cannot be read that way: a
+// rollback among them (it changes entities without touching them on
+// their streams), an event on a stream outside the catalog or of another
+// project, an entity's fold that fails (EntityAt), or a payload whose id
+// does not read.
+func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*projection.Scope, *projection.Scope, error) {
+	if b < a {
+		return nil, nil, errors.New("history: Far needs a <= b")
+	}
+	f := &far{tx: tx, project: project, a: a, b: b, warn: warn, seen: map[string]bool{},
+		folds: map[string]*projection.Memory{}, x: &projection.Scope{}, y: &projection.Scope{}}
+	for i := range f.bornIdx {
+		f.bornIdx[i], f.noted[i] = map[string]int{}, map[string]bool{}
+	}
+	// A rollback of the whole project, anywhere in its history, declines:
+	// it restores entities without their streams' events in some cases
+	// (plans), and the reads at a point around it are left to the states.
+	head, _ := tx.Head()
+	rb, err := ProjectRollbacks(tx, project, 0, head, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rb) > 0 {
+		return nil, nil, ErrNotBetween
+	}
+	ok, err := projstore.Current(tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		f.now = projstore.NewTx(tx)
+	}
+	if err := f.scan(); err != nil {
+		return nil, nil, err
+	}
+	if err := f.streams(); err != nil {
+		return nil, nil, err
+	}
+	if err := f.finish(); err != nil {
+		return nil, nil, err
+	}
+	if err := f.bornAtB(); err != nil {
+		return nil, nil, err
+	}
+	f.x.Plans, f.y.Plans = projection.NonNil(f.x.Plans), projection.NonNil(f.y.Plans)
+	f.x.Tasks, f.y.Tasks = projection.NonNil(f.x.Tasks), projection.NonNil(f.y.Tasks)
+	f.x.Approvals, f.y.Approvals = projection.NonNil(f.x.Approvals), projection.NonNil(f.y.Approvals)
+	f.x.Execs, f.y.Execs = projection.NonNil(f.x.Execs), projection.NonNil(f.y.Execs)
+	f.x.Checkpoints, f.y.Checkpoints = []*projection.Checkpoint{}, []*projection.Checkpoint{}
+	return f.x, f.y, nil
+}
+
+// far is one Far read.
+type far struct {
+	tx      store.Tx
+	project string
+	a, b    uint64
+	now     *projstore.Tx // the projections, when this binary's; else nil
+	warn    func(string, ...any)
+
+	// seen are the streams there at a whose entities (all of them) may
+	// differ.
+	seen map[string]bool
+	// born are the entities created in (a, b] (bornIdx: their index
+	// there by kind and id); extra the others a delta holds, each read at
+	// a from its stream's fold (seen) and, when that does not hold it,
+	// at b (finish).
+	born    []bornRef
+	bornIdx [4]map[string]int
+	extra   []bornRef
+	noted   [4]map[string]bool // the entities in extra, by kind and id
+	// counters are the project's at a, when known.
+	counters       [4]int
+	known          bool
+	projectTouched bool
+	// folds are the streams folded up to b (EntityAt), by stream.
+	folds map[string]*projection.Memory
+	x, y  *projection.Scope
+}
+
+// bornRef is an entity created in (a, b]: its kind (farCreates' index),
+// id and the stream of the event that created it (its task's, or the
+// project's).
+type bornRef struct {
+	kind       int
+	id, stream string
+	titles     []string // its title's fields, when named
+	named      bool
+	enc        []byte // a task's newest encoding or created payload, when it names the task (addBorn)
+}
+
+// scan finds what the events in (a, b] wrote: from each snapshot of the
+// project in (a, b] that is a delta on the one before it (in (a, b]),
+// the entities it holds (what changed between the two, its body checked
+// as any read checks it); from the project's records elsewhere (from a
+// to the first snapshot, across a full snapshot or a delta that does not
+// check, from the last snapshot to b: each at most a snapshot gap of the
+// project's events), their streams and the entities their events create.
+// So it reads the log only between snapshots that are not linked.
+func (f *far) scan() error {
+	type snap struct {
+		seq uint64
+		v   []byte
+	}
+	var snaps []snap
+	prefix := snapstore.Prefix(f.project)
+	err := f.tx.Scan(snapstore.Bucket, prefix, func(k, v []byte) error {
+		if len(k) != len(prefix)+8 {
+			return nil
+		}
+		if seq := binary.BigEndian.Uint64(k[len(prefix):]); seq > f.a && seq <= f.b {
+			snaps = append(snaps, snap{seq, v})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	first := f.a
+	if len(snaps) > 0 {
+		first = snaps[0].seq
+	}
+	if err := f.countersAt(first); err != nil {
+		return err
+	}
+	prev := f.a
+	for _, sn := range snaps {
+		ok, err := f.fromDelta(prev, sn.seq, sn.v)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := f.fromLog(prev, sn.seq); err != nil {
+				return err
+			}
+		}
+		prev = sn.seq
+	}
+	return f.fromLog(prev, f.b)
+}
+
+// countersAt sets the project's counters at a, or above them: an id
+// above them is of an entity created after a (one at or below them that
+// was not there at a is read as one a delta holds that the state at a
+// does not: finish). They are those of the status summary of the
+// project's first snapshot after a, at first (counters only rise: a
+// rollback of the whole project, which lowers them, makes Far decline;
+// the entities created between a and first are met in the log, fromLog),
+// else those of its nearest snapshot at or below a and the ids its
+// events after it up to a create. Without a summary they are unknown
+// (none is taken as created after a: each is read at a).
+func (f *far) countersAt(first uint64) error {
+	p, seq, err := f.summaryProject(first)
+	if err != nil || p == nil {
+		return err
+	}
+	c := [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	if seq > f.a {
+		f.counters, f.known = c, true
+		return nil
+	}
+	if p, seq, err = f.summaryProject(f.a); err != nil || p == nil {
+		return err
+	}
+	c = [4]int{p.Counters.Plans, p.Counters.Tasks, p.Counters.Approvals, p.Counters.Execs}
+	err = f.tx.ReplayProject(f.project, seq+1, func(r *store.Record) error {
+		if r.Seq > f.a {
+			return store.ErrStop
+		}
+		if i, ok := farCreates[r.Type]; ok {
+			id, ok := snapshot.StringFields(r.Data, "id")
+			if !ok {
+				return errWhole
+			}
+			if n, ok := projection.IDNumber(farPrefixes[i], id[0]); ok {
+				c[i] = max(c[i], n)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errWhole) {
+		return nil
+	}
+	if err == nil {
+		f.counters, f.known = c, true
+	}
+	return err
+}
+
+// summaryProject is the project of the status summary of the project's
+// newest snapshot at or below seq, and that snapshot's seq; nil when
+// there is none that reads.
+func (f *far) summaryProject(seq uint64) (*projection.Project, uint64, error) {
+	sum, err := snapstore.NearestSummary(f.tx, f.project, seq, f.warn)
+	if err != nil || sum == nil || sum.Project == nil {
+		return nil, 0, err
+	}
+	p := new(projection.Project)
+	if ok, err := projection.DecodeEntity(sum.Project, p); err != nil || !ok || p.Name != f.project {
+		return nil, 0, nil
+	}
+	return p, sum.Seq, nil
+}
+
+// bornAfter reports whether the entity of kind i with id was created
+// after a (its number is above the counter at a).
+func (f *far) bornAfter(i int, id string) bool {
+	if !f.known {
+		return false
+	}
+	n, ok := projection.IDNumber(farPrefixes[i], id)
+	return ok && n > f.counters[i]
+}
+
+// fromDelta notes the entities of the snapshot v at seq when it is a
+// delta on the snapshot at prev that checks; false when it is not.
+func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
+	h, err := snapshot.Frame(v)
+	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
+		return false, nil
+	}
+	if err := snapstore.CheckHeader(f.tx, h, f.project, seq); err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return false, nil
+		}
+		return false, err
+	}
+	_, changed, deleted, err := snapshot.DecodeDeltaRaw(v)
+	if err != nil {
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return false, nil
+		}
+		return false, err
+	}
+	if changed.Project != nil {
+		f.projectTouched = true
+	}
+	dels := [][]string{deleted.Plans, deleted.Tasks, deleted.Approvals, deleted.Execs}
+	for i, list := range changed.Lists()[:4] {
+		for _, e := range *list {
+			id, ok := snapshot.EntityID(e, false)
+			if !ok {
+				return false, nil
+			}
+			// An entity met before (deltas hold an active one again and
+			// again) is noted already: a task created after a only takes
+			// this newer encoding for its title.
+			if k, ok := f.bornIdx[i][id]; ok {
+				if i == 1 {
+					f.born[k].enc = e
+				}
+				continue
+			}
+			if f.noted[i][id] {
+				continue
+			}
+			stream, ok := streamOf(f.project, i, id, e)
+			if !ok {
+				return false, nil
+			}
+			f.note(i, id, stream, e)
+		}
+		if len(dels[i]) > 0 { // a rollback's: the caller reads the states
+			return false, ErrNotBetween
+		}
+	}
+	return true, nil
+}
+
+// streamOf is the stream of the entity of kind i with id whose encoding
+// is e: a plan's or task's own, an approval's or exec record's task's,
+// or the project's for one of no task.
+func streamOf(project string, i int, id string, e []byte) (string, bool) {
+	switch i {
+	case 0:
+		return projection.PlanStream(project, id), true
+	case 1:
+		return projection.TaskStream(project, id), true
+	}
+	t, ok := snapshot.StringFields(e, "task")
+	if !ok {
+		return "", false
+	}
+	if t[0] == "" {
+		return projection.ProjectStream(project), true
+	}
+	return projection.TaskStream(project, t[0]), true
+}
+
+// note adds the entity of kind i with id (on stream; e its encoding at
+// some point in (a, b], or nil) to those that may differ.
+func (f *far) note(i int, id, stream string, e []byte) {
+	if _, ok := f.bornIdx[i][id]; ok || f.bornAfter(i, id) { // created after a (its event met, or its id above a's counter)
+		f.addBorn(i, id, stream, e)
+		return
+	}
+	f.seen[stream] = true
+	f.noted[i][id] = true
+	f.extra = append(f.extra, bornRef{kind: i, id: id, stream: stream})
+}
+
+// addBorn notes an entity created after a, once, and its title from e
+// (its encoding, or the payload of the event that created it: the same
+// keys). A plan's title, an approval's message and an exec record's
+// command and code never change after it is created (only a rollback
+// sets them again, and Far declines those): the first e names it. A
+// task's title changes with task.updated only: scan meets the events
+// and deltas in seq order, so each e (a delta's encoding at its seq, the
+// created payload) names it again, and a task.updated met in the log
+// after it unnames it (fromLog): a task still named after the scan is
+// named as it stands at b.
+func (f *far) addBorn(i int, id, stream string, e []byte) {
+	k, ok := f.bornIdx[i][id]
+	if !ok {
+		k = len(f.born)
+		f.bornIdx[i][id] = k
+		f.born = append(f.born, bornRef{kind: i, id: id, stream: stream})
+	}
+	if e == nil || (i != 1 && f.born[k].named) {
+		return
+	}
+	if i == 1 { // read once, when the scan is done (bornOne)
+		f.born[k].enc, f.born[k].titles, f.born[k].named = e, nil, false
+		return
+	}
+	keys := []string{"title"}
+	switch i {
+	case 2:
+		keys = []string{"message"}
+	case 3:
+		keys = []string{"command", "code"}
+	}
+	if t, ok := snapshot.StringFields(e, keys...); ok {
+		f.born[k].titles, f.born[k].named = t, true
+	}
+}
+
+// unname forgets the title of the task with id created after a (a
+// task.updated after what named it may change it): it is read at b.
+func (f *far) unname(id string) {
+	if k, ok := f.bornIdx[1][id]; ok {
+		f.born[k].enc = nil
+	}
+}
+
+// fromLog notes what the project's records in (from, to] wrote.
+func (f *far) fromLog(from, to uint64) error {
+	if to <= from {
+		return nil
+	}
+	err := f.tx.ReplayProject(f.project, from+1, func(r *store.Record) error {
+		if r.Seq > to {
+			return store.ErrStop
+		}
+		if r.Type == projection.TypeRollbackApplied || r.Type == projection.TypeRollbackMarked {
+			return errWhole
+		}
+		kind, p, id, ok := projection.ParseStream(r.Stream)
+		if !ok || p != f.project {
+			return errWhole
+		}
+		if i, ok := farCreates[r.Type]; ok {
+			ids, ok := snapshot.StringFields(r.Data, "id")
+			if !ok || ids[0] == "" {
+				return errWhole
+			}
+			e := r.Data
+			if i == 1 { // kept (addBorn): a lent record's may not be
+				e = bytes.Clone(e)
+			}
+			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), e)
+		}
+		if r.Type == projection.TypeTaskUpdated && kind == projection.KindTask {
+			f.unname(id)
+		}
+		switch {
+		case kind == projection.KindProject:
+			f.projectTouched = true
+			f.seen[f.stream(r.Stream)] = true
+		case kind == projection.KindPlan && f.bornAfter(0, id), kind == projection.KindTask && f.bornAfter(1, id):
+			// a stream begun after a: its entities are born
+		case r.Version == 1:
+			// the same
+		default:
+			f.seen[f.stream(r.Stream)] = true
+		}
+		return nil
+	})
+	if errors.Is(err, errWhole) {
+		return ErrNotBetween
+	}
+	return err
+}
+
+// stream returns s as a string of its own (a lent record's may not be
+// kept).
+func (f *far) stream(s string) string {
+	if _, ok := f.seen[s]; ok {
+		return s
+	}
+	return strings.Clone(s)
+}
+
+// fold returns the fold of stream up to b (EntityAt), once per stream.
+func (f *far) fold(stream string) (*projection.Memory, error) {
+	if m, ok := f.folds[stream]; ok {
+		return m, nil
+	}
+	m, err := EntityAt(f.tx, f.project, stream, f.b, f.warn)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, ErrNotBetween
+	}
+	f.folds[stream] = m
+	return m, nil
+}
+
+// streams reads the entities of each stream that was there at a, at a
+// (EntityAt) and at b (atB), in the streams' order, and the project
+// when its own stream is among those the events are on.
+func (f *far) streams() error {
+	if f.projectTouched {
+		f.seen[projection.ProjectStream(f.project)] = true
+	}
+	names := make([]string, 0, len(f.seen))
+	for s := range f.seen {
+		names = append(names, s)
+	}
+	slices.Sort(names)
+	for _, s := range names {
+		atA, err := EntityAt(f.tx, f.project, s, f.a, f.warn)
+		if err != nil {
+			return err
+		}
+		if atA == nil {
+			return ErrNotBetween
+		}
+		if s == projection.ProjectStream(f.project) {
+			if err := f.projectAtB(atA); err != nil {
+				return err
+			}
+		}
+		if f.x.Plans, f.y.Plans, err = pairsAtB(f, 0, s, atA.Plans, f.x.Plans, f.y.Plans, planOf); err != nil {
+			return err
+		}
+		if f.x.Tasks, f.y.Tasks, err = pairsAtB(f, 1, s, atA.Tasks, f.x.Tasks, f.y.Tasks, taskOf2); err != nil {
+			return err
+		}
+		if f.x.Approvals, f.y.Approvals, err = pairsAtB(f, 2, s, atA.Approvals, f.x.Approvals, f.y.Approvals, approvalOf); err != nil {
+			return err
+		}
+		if f.x.Execs, f.y.Execs, err = pairsAtB(f, 3, s, atA.Execs, f.x.Execs, f.y.Execs, execOf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// projectAtB sets the project at a (from its stream's fold atA: nil
+// when the stream began after a) and at b: the projections' when no
+// event on its stream came after b (Meta.Seq), else its stream's fold.
+func (f *far) projectAtB(atA *projection.Memory) error {
+	f.x.Project = atA.Projects[f.project]
+	if f.now != nil {
+		p, err := f.now.Project(f.project)
+		if err != nil {
+			return err
+		}
+		if p != nil && p.Seq <= f.b {
+			f.y.Project = p
+			return nil
+		}
+	}
+	m, err := f.fold(projection.ProjectStream(f.project))
+	if err != nil {
+		return err
+	}
+	f.y.Project = m.Projects[f.project]
+	return nil
+}
+
+// Readers of one kind's entity in the projections and in a fold.
+type kindOf[V any] struct {
+	now  func(s *projstore.Tx, project, id string) (*V, error)
+	mem  func(m *projection.Memory, key string) *V
+	meta func(v *V) *projection.Meta
+}
+
+var (
+	planOf = kindOf[projection.Plan]{(*projstore.Tx).Plan,
+		func(m *projection.Memory, k string) *projection.Plan { return m.Plans[k] },
+		func(v *projection.Plan) *projection.Meta { return &v.Meta }}
+	taskOf2 = kindOf[projection.Task]{(*projstore.Tx).Task,
+		func(m *projection.Memory, k string) *projection.Task { return m.Tasks[k] },
+		func(v *projection.Task) *projection.Meta { return &v.Meta }}
+	approvalOf = kindOf[projection.Approval]{(*projstore.Tx).Approval,
+		func(m *projection.Memory, k string) *projection.Approval { return m.Approvals[k] },
+		func(v *projection.Approval) *projection.Meta { return &v.Meta }}
+	execOf = kindOf[projection.Exec]{(*projstore.Tx).Exec,
+		func(m *projection.Memory, k string) *projection.Exec { return m.Execs[k] },
+		func(v *projection.Exec) *projection.Meta { return &v.Meta }}
+)
+
+// pairsAtB appends the entities of m (kind i of stream's fold at a,
+// keyed project/id) to x, and each one at b to y (none is gone: only a
+// rollback removes an entity).
+func pairsAtB[V any](f *far, i int, stream string, m map[string]*V, x, y []*V, k kindOf[V]) ([]*V, []*V, error) {
+	for key, v := range m {
+		w, err := atB(f, stream, key[len(f.project)+1:], k)
+		if err != nil {
+			return nil, nil, err
+		}
+		x = append(x, v)
+		if w != nil {
+			y = append(y, w)
+		}
+	}
+	return x, y, nil
+}
+
+// atB reads the entity with id of stream at b: the projections' when its
+// last change is at or below b, else from the stream's fold.
+func atB[V any](f *far, stream, id string, k kindOf[V]) (*V, error) {
+	if f.now != nil {
+		v, err := k.now(f.now, f.project, id)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil && k.meta(v).Seq <= f.b {
+			return v, nil
+		}
+	}
+	m, err := f.fold(stream)
+	if err != nil {
+		return nil, err
+	}
+	return k.mem(m, f.project+"/"+id), nil
+}
+
+// bornAtB puts the entities created in (a, b] into the state at b: named
+// from the projections' encoding (id and title) when their last change is
+// at or below b, else read whole (atB).
+func (f *far) bornAtB() error {
+	var err error
+	for _, r := range f.born {
+		switch r.kind {
+		case 0:
+			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
+		case 1:
+			f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
+		case 2:
+			f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
+		case 3:
+			f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.born = nil
+	return nil
+}
+
+// bornOne appends the entity r at b to y: named by its titles when they
+// are known, else from the projections' encoding when its last change is
+// at or below b, else read whole (atB).
+func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
+	if r.enc != nil {
+		if w, ok := Named[V](r.kind, r.id, r.enc); ok {
+			return append(y, w), nil
+		}
+	}
+	if r.named {
+		if w, ok := stub[V](r.kind, r.id, r.titles); ok {
+			return append(y, w), nil
+		}
+	}
+	if f.now != nil {
+		key := []byte(f.project + "/" + r.id)
+		v, err := f.tx.Get(farBuckets[r.kind], key)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			e, err := projstore.EntityMsgpack(f.tx, farBuckets[r.kind], key, v)
+			if err != nil {
+				return nil, err
+			}
+			if seq, ok := snapshot.UintField(e, "seq"); ok && seq <= f.b && seq > 0 {
+				if w, ok := Named[V](r.kind, r.id, e); ok {
+					return append(y, w), nil
+				}
+			}
+		}
+	}
+	w, err := atB(f, r.stream, r.id, k)
+	if err != nil || w == nil {
+		return y, err
+	}
+	return append(y, w), nil
+}
+
+// finish reads at b the entities a delta holds that the state at a does
+// not (ids out of their counter's order: an import's), as added.
+func (f *far) finish() error {
+	var at [4]map[string]bool
+	for i := range at {
+		at[i] = map[string]bool{}
+	}
+	for _, v := range f.x.Plans {
+		at[0][v.ID] = true
+	}
+	for _, v := range f.x.Tasks {
+		at[1][v.ID] = true
+	}
+	for _, v := range f.x.Approvals {
+		at[2][v.ID] = true
+	}
+	for _, v := range f.x.Execs {
+		at[3][v.ID] = true
+	}
+	var err error
+	for _, r := range f.extra {
+		if at[r.kind][r.id] {
+			continue
+		}
+		at[r.kind][r.id] = true
+		r.named, r.enc = false, nil
+		switch r.kind {
+		case 0:
+			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
+		case 1:
+			f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
+		case 2:
+			f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
+		case 3:
+			f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	f.extra = nil
+	return nil
+}
+
+// stub is an entity of kind i with id and the fields a diff titles it
+// by (Named's), from their values.
+func stub[V any](i int, id string, t []string) (*V, bool) {
+	var v any
+	switch {
+	case i == 0 && len(t) == 1:
+		v = &projection.Plan{ID: id, Title: t[0]}
+	case i == 1 && len(t) == 1:
+		v = &projection.Task{ID: id, Title: t[0]}
+	case i == 2 && len(t) == 1:
+		v = &projection.Approval{ID: id, Message: t[0]}
+	case i == 3 && len(t) == 2:
+		x := &projection.Exec{}
+		x.ID, x.Command, x.Code = id, t[0], t[1]
+		v = x
+	}
+	out, ok := v.(*V)
+	return out, ok
+}
+
+// Named returns an entity of kind i (plans, tasks, approvals, execs)
+// holding only its id and what a diff titles it by (a plan's or task's
+// title, an approval's message, an exec record's command and code), read
+// from its encoding e; ok false when they do not read.
+func Named[V any](i int, id string, e []byte) (*V, bool) {
+	var v any
+	switch i {
+	case 0:
+		f, ok := snapshot.StringFields(e, "title")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Plan{ID: id, Title: f[0]}
+	case 1:
+		f, ok := snapshot.StringFields(e, "title")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Task{ID: id, Title: f[0]}
+	case 2:
+		f, ok := snapshot.StringFields(e, "message")
+		if !ok {
+			return nil, false
+		}
+		v = &projection.Approval{ID: id, Message: f[0]}
+	case 3:
+		f, ok := snapshot.StringFields(e, "command", "code")
+		if !ok {
+			return nil, false
+		}
+		x := &projection.Exec{}
+		x.ID, x.Command, x.Code = id, f[0], f[1]
+		v = x
+	}
+	out, ok := v.(*V)
+	return out, ok
+}
