@@ -20,16 +20,19 @@ import (
 // changes (EntityAt's placement rules): a task's stream holds its own
 // events and those of its approvals and exec records, a plan's its own,
 // the project's its own and those of the approvals and exec records of
-// no task. So Far reads the project's records in (A, B] once, without
-// folding them, and keeps only the streams they are on and the ids the
-// events that create an entity give it; then it reads, for each stream
-// that was there at A, its entities at A (EntityAt: that stream alone,
-// and the project's rollbacks) and at B, and, for each entity created
-// after A, only its title at B. At the head (B is the head and the
-// projections are this binary's), the state at B is the projections',
-// read by key. So a far diff costs a read of the records between the
-// points (no fold, no snapshot) and the entities that changed, not the
-// state at either point, and holds only those entities.
+// no task. So Far finds the entities the events in (A, B] wrote without
+// folding them: from the snapshot deltas between the points (each names
+// the entities that changed since the snapshot before it), and from the
+// project's records only where no delta links two snapshots (from A to
+// the first, across a full snapshot, from the last to B: each at most a
+// snapshot gap); then it reads, for each stream that was there at A, its
+// entities at A (EntityAt: that stream alone, and the project's
+// rollbacks) and at B, and, for each entity created after A, only its
+// title at B. At the head (B is the head and the projections are this
+// binary's), the state at B is the projections', read by key. So a far
+// diff costs the deltas between the points, a few snapshot gaps of
+// records and the entities that changed, not the state at either point,
+// and holds only those entities.
 
 // farCreates are the events that create an entity of a kind a diff
 // lists, by the index of its kind in a Scope's lists (plans, tasks,
@@ -607,23 +610,28 @@ func atB[V any](f *far, stream, id string, k kindOf[V]) (*V, error) {
 	return k.mem(m, f.project+"/"+id), nil
 }
 
+// putBorn appends the entity r, created in (a, b], to its kind's list
+// of the state at b (bornOne).
+func (f *far) putBorn(r bornRef) (err error) {
+	switch r.kind {
+	case 0:
+		f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
+	case 1:
+		f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
+	case 2:
+		f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
+	case 3:
+		f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
+	}
+	return err
+}
+
 // bornAtB puts the entities created in (a, b] into the state at b: named
 // from the projections' encoding (id and title) when their last change is
 // at or below b, else read whole (atB).
 func (f *far) bornAtB() error {
-	var err error
 	for _, r := range f.born {
-		switch r.kind {
-		case 0:
-			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
-		case 1:
-			f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
-		case 2:
-			f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
-		case 3:
-			f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
-		}
-		if err != nil {
+		if err := f.putBorn(r); err != nil {
 			return err
 		}
 	}
@@ -636,7 +644,7 @@ func (f *far) bornAtB() error {
 // at or below b, else read whole (atB).
 func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
 	if r.enc != nil {
-		if w, ok := Named[V](r.kind, r.id, r.enc); ok {
+		if w, ok := snapstore.Named[V](r.kind, r.id, r.enc); ok {
 			return append(y, w), nil
 		}
 	}
@@ -657,7 +665,7 @@ func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
 				return nil, err
 			}
 			if seq, ok := snapshot.UintField(e, "seq"); ok && seq <= f.b && seq > 0 {
-				if w, ok := Named[V](r.kind, r.id, e); ok {
+				if w, ok := snapstore.Named[V](r.kind, r.id, e); ok {
 					return append(y, w), nil
 				}
 			}
@@ -689,24 +697,13 @@ func (f *far) finish() error {
 	for _, v := range f.x.Execs {
 		at[3][v.ID] = true
 	}
-	var err error
 	for _, r := range f.extra {
 		if at[r.kind][r.id] {
 			continue
 		}
 		at[r.kind][r.id] = true
 		r.named, r.enc = false, nil
-		switch r.kind {
-		case 0:
-			f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
-		case 1:
-			f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
-		case 2:
-			f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
-		case 3:
-			f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
-		}
-		if err != nil {
+		if err := f.putBorn(r); err != nil {
 			return err
 		}
 	}
@@ -728,44 +725,6 @@ func stub[V any](i int, id string, t []string) (*V, bool) {
 	case i == 3 && len(t) == 2:
 		x := &projection.Exec{}
 		x.ID, x.Command, x.Code = id, t[0], t[1]
-		v = x
-	}
-	out, ok := v.(*V)
-	return out, ok
-}
-
-// Named returns an entity of kind i (plans, tasks, approvals, execs)
-// holding only its id and what a diff titles it by (a plan's or task's
-// title, an approval's message, an exec record's command and code), read
-// from its encoding e; ok false when they do not read.
-func Named[V any](i int, id string, e []byte) (*V, bool) {
-	var v any
-	switch i {
-	case 0:
-		f, ok := snapshot.StringFields(e, "title")
-		if !ok {
-			return nil, false
-		}
-		v = &projection.Plan{ID: id, Title: f[0]}
-	case 1:
-		f, ok := snapshot.StringFields(e, "title")
-		if !ok {
-			return nil, false
-		}
-		v = &projection.Task{ID: id, Title: f[0]}
-	case 2:
-		f, ok := snapshot.StringFields(e, "message")
-		if !ok {
-			return nil, false
-		}
-		v = &projection.Approval{ID: id, Message: f[0]}
-	case 3:
-		f, ok := snapshot.StringFields(e, "command", "code")
-		if !ok {
-			return nil, false
-		}
-		x := &projection.Exec{}
-		x.ID, x.Command, x.Code = id, f[0], f[1]
 		v = x
 	}
 	out, ok := v.(*V)

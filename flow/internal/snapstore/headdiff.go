@@ -128,7 +128,7 @@ func headKind[V any](tx store.Tx, l *lazy, i int, m map[string]*V, get func(*laz
 		if v == nil { // at a alone: removed since
 			if raw {
 				var ok bool
-				if dec, ok = named[V](i, id, u); !ok {
+				if dec, ok = Named[V](i, id, u); !ok {
 					if dec, err = get(l, project, id); err != nil {
 						return nil, nil, nil, 0, err
 					}

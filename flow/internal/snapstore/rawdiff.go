@@ -144,7 +144,7 @@ func differing[V any](ra, rb *lazy, i int, ma, mb map[string]*V, get func(*lazy,
 	}
 	// one held raw on one side alone, by no tail on the other: named
 	one := func(id string, e []byte, to *[]*V) error {
-		if v, ok := named[V](i, id, e); ok {
+		if v, ok := Named[V](i, id, e); ok {
 			*to = append(*to, v)
 			return nil
 		}
@@ -398,11 +398,11 @@ func appendNonNil[V any](l []*V, v *V) []*V {
 	return append(l, v)
 }
 
-// named returns an entity of kind i (plans, tasks, approvals, execs)
+// Named returns an entity of kind i (plans, tasks, approvals, execs)
 // holding only its id and what a diff titles it by (a plan's or task's
 // title, an approval's message, an exec record's command and code), read
 // from its encoding e; ok false when they do not read.
-func named[V any](i int, id string, e []byte) (*V, bool) {
+func Named[V any](i int, id string, e []byte) (*V, bool) {
 	var v any
 	switch i {
 	case 0:
