@@ -24,30 +24,41 @@ type Query struct {
 // may keep one of them.
 type Lists struct {
 	q        Query
+	tx       store.Tx // where the stored chunks are read again to be decoded
 	projects []string
 	lists    map[string][][]chunk
 	df       []int // per word: postings in all the lists read
 }
 
-// chunk is one chunk of a list: stored (v, not decoded yet) or decoded
-// (ps). Its postings are at least first and less than the next chunk's
-// first.
+// chunk is one chunk of a list: stored (not decoded yet: its value is
+// read again, by its key, when it is) or decoded (ps). Its postings are
+// at least first and less than the next chunk's first. A common word's
+// list has a chunk per ChunkSize postings, tens of thousands at 10M
+// events: a stored chunk keeps neither its key nor its value, which the
+// scan that found it does not copy.
 type chunk struct {
 	first  Posting
 	impact uint16 // the low 16 bits of its posting of the highest Gain
-	key, v []byte // stored: the key and the encoded value
-	pl     int    // stored: the length of the key's list prefix
+	done   bool   // ps holds the chunk's postings
 	ps     []Posting
-	done   bool // ps holds the chunk's postings
 }
 
-// decode decodes a stored chunk once.
-func (c *chunk) decode() error {
+// decode decodes a stored chunk of word i in project once, reading its
+// value again.
+func (l *Lists) decode(c *chunk, project string, i int) error {
 	if c.done {
 		return nil
 	}
-	ps, err := decodeChunk(nil, c.pl, c.key, c.v)
-	c.ps, c.done, c.v = ps, err == nil, nil
+	k := chunkKey(listPrefix(l.q.Words[i], project), c.first)
+	v, err := l.tx.Get(Bucket, k)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return corrupt(k)
+	}
+	ps, err := decodeChunk(nil, len(k)-8, k, v)
+	c.ps, c.done = ps, err == nil
 	return err
 }
 
@@ -59,7 +70,7 @@ func (c *chunk) decode() error {
 // and where the postings up to q.UpTo end, are in it): a chunk before
 // it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
-	l := &Lists{q: q, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
+	l := &Lists{q: q, tx: tx, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
 	var pending *Writer
 	if tx != nil {
 		var err error
@@ -79,9 +90,9 @@ func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 			}
 		}
 	}
-	for _, lists := range l.lists {
+	for proj, lists := range l.lists {
 		for i, cs := range lists {
-			n, err := l.count(cs)
+			n, err := l.count(cs, proj, i)
 			if err != nil {
 				return nil, err
 			}
@@ -144,25 +155,26 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 	if l.q.Project != "" {
 		prefix = listPrefix(word, l.q.Project)
 	}
-	var last string // the project of the chunk before
+	var last []byte // the list prefix of the chunk before
 	var dst *[]chunk
-	return tx.Scan(Bucket, prefix, func(k, v []byte) error {
-		proj, pl, ok := projectOf(k, n, 8)
-		if !ok || (l.q.Project != "" && proj != l.q.Project) {
-			return nil // a project whose name starts with Project's
+	// The scan keeps nothing of k and v: it need not copy them.
+	return store.ScanShared(tx, Bucket, prefix, func(k, v []byte) error {
+		if dst == nil || len(k) != len(last)+8 || !bytes.HasPrefix(k, last) {
+			proj, pl, ok := projectOf(k, n, 8)
+			if !ok || (l.q.Project != "" && proj != l.q.Project) {
+				return nil // a project whose name starts with Project's
+			}
+			dst, last = l.list(proj, i), append(last[:0], k[:pl]...)
 		}
 		impact, ok := chunkImpact(v)
 		if !ok {
 			return corrupt(k)
 		}
-		first := Posting(binary.BigEndian.Uint64(k[pl:]))
+		first := Posting(binary.BigEndian.Uint64(k[len(last):]))
 		if l.q.UpTo != 0 && first.Seq() > l.q.UpTo {
 			return nil // later chunks of this list start later still
 		}
-		if dst == nil || proj != last {
-			dst, last = l.list(proj, i), proj
-		}
-		*dst = append(*dst, chunk{first: first, impact: impact, key: k, v: v, pl: pl})
+		*dst = append(*dst, chunk{first: first, impact: impact})
 		return nil
 	})
 }
@@ -171,11 +183,11 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 // how many of the chunks hold a posting up to it. The chunks before the
 // last stored one are full, and at most UpTo when the one after starts
 // at most UpTo.
-func (l *Lists) count(cs []chunk) (int, error) {
+func (l *Lists) count(cs []chunk, project string, i int) (int, error) {
 	n := len(cs)
 	for n > 0 {
 		c := &cs[n-1]
-		if err := c.decode(); err != nil {
+		if err := l.decode(c, project, i); err != nil {
 			return 0, err
 		}
 		if l.q.UpTo != 0 {
@@ -223,7 +235,7 @@ func (l *Lists) keep(project string, i int, ps []Posting) error {
 	}
 	dst := l.list(project, i)
 	if n := len(*dst); n > 0 {
-		if err := (*dst)[n-1].decode(); err != nil {
+		if err := l.decode(&(*dst)[n-1], project, i); err != nil {
 			return err
 		}
 	}
@@ -337,7 +349,7 @@ func (l *Lists) Top(m int) ([]Scored, error) {
 	if m <= 0 {
 		return nil, nil
 	}
-	t := topK{h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
+	t := topK{l: l, h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
 	for i := range t.idfs {
 		t.idfs[i] = idf(l.df[i], l.q.Events)
 	}
@@ -355,6 +367,7 @@ func (l *Lists) Top(m int) ([]Scored, error) {
 
 // topK is Top's state: the best m candidates yet, the worst on top.
 type topK struct {
+	l      *Lists
 	h      minHeap
 	m      int
 	idfs   []float64
@@ -425,7 +438,7 @@ func (t *topK) segment(proj string, lists [][]chunk, lo, hi Posting) error {
 		c := &cs[t.at[i]]
 		if !c.done {
 			t.decode++
-			if err := c.decode(); err != nil {
+			if err := t.l.decode(c, proj, i); err != nil {
 				return err
 			}
 		}

@@ -143,7 +143,7 @@ func TestWriter_Canonical(t *testing.T) {
 						cs = l.lists[proj][i]
 					}
 					for _, c := range cs {
-						if err := c.decode(); err != nil {
+						if err := l.decode(&c, proj, i); err != nil {
 							return err
 						}
 						got = append(got, c.ps...)
