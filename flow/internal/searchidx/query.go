@@ -27,7 +27,8 @@ type Lists struct {
 	tx       store.Tx // where the stored chunks are read again to be decoded
 	projects []string
 	lists    map[string][][]chunk
-	df       []int // per word: postings in all the lists read
+	decoded  [][]Posting // the postings of the chunks decoded (chunk.ps)
+	df       []int       // per word: postings in all the lists read
 }
 
 // chunk is one chunk of a list: stored (not decoded yet: its value is
@@ -35,18 +36,33 @@ type Lists struct {
 // at least first and less than the next chunk's first. A common word's
 // list has a chunk per ChunkSize postings, tens of thousands at 10M
 // events: a stored chunk keeps neither its key nor its value, which the
-// scan that found it does not copy.
+// scan that found it does not copy, and holds no pointer (16 bytes the
+// garbage collector does not scan).
 type chunk struct {
 	first  Posting
 	impact uint16 // the low 16 bits of its posting of the highest Gain
-	done   bool   // ps holds the chunk's postings
-	ps     []Posting
+	ps     int32  // decoded: 1 + its index in Lists.decoded; 0: stored
+}
+
+// done reports whether c is decoded.
+func (c *chunk) done() bool { return c.ps != 0 }
+
+// postings are the postings of a decoded chunk.
+func (l *Lists) postings(c *chunk) []Posting { return l.decoded[c.ps-1] }
+
+// setPostings makes c a decoded chunk of ps.
+func (l *Lists) setPostings(c *chunk, ps []Posting) {
+	if c.ps == 0 {
+		l.decoded = append(l.decoded, nil)
+		c.ps = int32(len(l.decoded))
+	}
+	l.decoded[c.ps-1] = ps
 }
 
 // decode decodes a stored chunk of word i in project once, reading its
 // value again.
 func (l *Lists) decode(c *chunk, project string, i int) error {
-	if c.done {
+	if c.done() {
 		return nil
 	}
 	k := chunkKey(listPrefix(l.q.Words[i], project), c.first)
@@ -58,8 +74,11 @@ func (l *Lists) decode(c *chunk, project string, i int) error {
 		return corrupt(k)
 	}
 	ps, err := decodeChunk(nil, len(k)-8, k, v)
-	c.ps, c.done = ps, err == nil
-	return err
+	if err != nil {
+		return err
+	}
+	l.setPostings(c, ps)
+	return nil
 }
 
 // Read reads the postings of q's words: from the stored index in tx
@@ -96,7 +115,7 @@ func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 			if err != nil {
 				return nil, err
 			}
-			lists[i], l.df[i] = cs[:n], l.df[i]+l.postings(cs[:n])
+			lists[i], l.df[i] = cs[:n], l.df[i]+l.held(cs[:n])
 		}
 	}
 	slices.Sort(l.projects)
@@ -191,9 +210,10 @@ func (l *Lists) count(cs []chunk, project string, i int) (int, error) {
 			return 0, err
 		}
 		if l.q.UpTo != 0 {
-			c.ps = c.ps[:sortSearch(c.ps, l.q.UpTo)]
+			ps := l.postings(c)
+			l.setPostings(c, ps[:sortSearch(ps, l.q.UpTo)])
 		}
-		if len(c.ps) > 0 {
+		if len(l.postings(c)) > 0 {
 			return n, nil
 		}
 		n--
@@ -201,13 +221,13 @@ func (l *Lists) count(cs []chunk, project string, i int) (int, error) {
 	return 0, nil
 }
 
-// postings is how many postings the chunks hold: ChunkSize for a stored
+// held is how many postings the chunks hold: ChunkSize for a stored
 // one not decoded.
-func (l *Lists) postings(cs []chunk) int {
+func (l *Lists) held(cs []chunk) int {
 	n := 0
 	for i := range cs {
-		if cs[i].done {
-			n += len(cs[i].ps)
+		if cs[i].done() {
+			n += len(l.postings(&cs[i]))
 		} else {
 			n += ChunkSize
 		}
@@ -241,7 +261,8 @@ func (l *Lists) keep(project string, i int, ps []Posting) error {
 	}
 	for j := 0; j < len(ps); j += ChunkSize {
 		c := ps[j:min(j+ChunkSize, len(ps))]
-		*dst = append(*dst, chunk{first: c[0], impact: bestLow(c), ps: c, done: true})
+		*dst = append(*dst, chunk{first: c[0], impact: bestLow(c)})
+		l.setPostings(&(*dst)[len(*dst)-1], c)
 	}
 	return nil
 }
@@ -436,18 +457,19 @@ func (t *topK) segment(proj string, lists [][]chunk, lo, hi Posting) error {
 			continue
 		}
 		c := &cs[t.at[i]]
-		if !c.done {
+		if !c.done() {
 			t.decode++
 			if err := t.l.decode(c, proj, i); err != nil {
 				return err
 			}
 		}
-		from, _ := slices.BinarySearch(c.ps, lo)
-		to, _ := slices.BinarySearch(c.ps, hi&^0xFFF)
+		ps := t.l.postings(c)
+		from, _ := slices.BinarySearch(ps, lo)
+		to, _ := slices.BinarySearch(ps, hi&^0xFFF)
 		if hi == math.MaxUint64 {
-			to = len(c.ps)
+			to = len(ps)
 		}
-		t.parts[i] = c.ps[from:to]
+		t.parts[i] = ps[from:to]
 	}
 	t.merge(proj)
 	return nil

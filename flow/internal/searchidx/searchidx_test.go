@@ -146,7 +146,7 @@ func TestWriter_Canonical(t *testing.T) {
 						if err := l.decode(&c, proj, i); err != nil {
 							return err
 						}
-						got = append(got, c.ps...)
+						got = append(got, l.postings(&c)...)
 					}
 					var want []Posting
 					if ps := all.lists[string(listPrefix(word, proj))]; ps != nil {
