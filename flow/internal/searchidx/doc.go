@@ -72,8 +72,10 @@ transactions did, and Compare compares bytes.
 
 # Reading
 
-A query reads the keys and values of its words' chunks, per project,
-then the postings of its words in the pending entries (up to
+A query reads the keys and values of its words' chunks, per project
+(keeping of each, without a copy, only its first posting and its best
+posting's low bits: 16 bytes, no pointer; a chunk decoded later is read
+again by its key), then the postings of its words in the pending entries (up to
 PendingSpan events' entries, scanned), and decodes only the last chunk of each list (to count the postings,
 and to cut them at the point searched); Lists.Top then walks the lists
 of each project newest first in segments, the runs between two chunk

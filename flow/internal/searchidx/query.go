@@ -24,31 +24,61 @@ type Query struct {
 // may keep one of them.
 type Lists struct {
 	q        Query
+	tx       store.Tx // where the stored chunks are read again to be decoded
 	projects []string
 	lists    map[string][][]chunk
-	df       []int // per word: postings in all the lists read
+	decoded  [][]Posting // the postings of the chunks decoded (chunk.ps)
+	df       []int       // per word: postings in all the lists read
 }
 
-// chunk is one chunk of a list: stored (v, not decoded yet) or decoded
-// (ps). Its postings are at least first and less than the next chunk's
-// first.
+// chunk is one chunk of a list: stored (not decoded yet: its value is
+// read again, by its key, when it is) or decoded (ps). Its postings are
+// at least first and less than the next chunk's first. A common word's
+// list has a chunk per ChunkSize postings, tens of thousands at 10M
+// events: a stored chunk keeps neither its key nor its value, which the
+// scan that found it does not copy, and holds no pointer (16 bytes the
+// garbage collector does not scan).
 type chunk struct {
 	first  Posting
 	impact uint16 // the low 16 bits of its posting of the highest Gain
-	key, v []byte // stored: the key and the encoded value
-	pl     int    // stored: the length of the key's list prefix
-	ps     []Posting
-	done   bool // ps holds the chunk's postings
+	ps     int32  // decoded: 1 + its index in Lists.decoded; 0: stored
 }
 
-// decode decodes a stored chunk once.
-func (c *chunk) decode() error {
-	if c.done {
+// done reports whether c is decoded.
+func (c *chunk) done() bool { return c.ps != 0 }
+
+// postings are the postings of a decoded chunk.
+func (l *Lists) postings(c *chunk) []Posting { return l.decoded[c.ps-1] }
+
+// setPostings makes c a decoded chunk of ps.
+func (l *Lists) setPostings(c *chunk, ps []Posting) {
+	if c.ps == 0 {
+		l.decoded = append(l.decoded, nil)
+		c.ps = int32(len(l.decoded))
+	}
+	l.decoded[c.ps-1] = ps
+}
+
+// decode decodes a stored chunk of word i in project once, reading its
+// value again.
+func (l *Lists) decode(c *chunk, project string, i int) error {
+	if c.done() {
 		return nil
 	}
-	ps, err := decodeChunk(nil, c.pl, c.key, c.v)
-	c.ps, c.done, c.v = ps, err == nil, nil
-	return err
+	k := chunkKey(listPrefix(l.q.Words[i], project), c.first)
+	v, err := l.tx.Get(Bucket, k)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return corrupt(k)
+	}
+	ps, err := decodeChunk(nil, len(k)-8, k, v)
+	if err != nil {
+		return err
+	}
+	l.setPostings(c, ps)
+	return nil
 }
 
 // Read reads the postings of q's words: from the stored index in tx
@@ -59,7 +89,7 @@ func (c *chunk) decode() error {
 // and where the postings up to q.UpTo end, are in it): a chunk before
 // it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
-	l := &Lists{q: q, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
+	l := &Lists{q: q, tx: tx, lists: map[string][][]chunk{}, df: make([]int, len(q.Words))}
 	var pending *Writer
 	if tx != nil {
 		var err error
@@ -79,13 +109,13 @@ func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
 			}
 		}
 	}
-	for _, lists := range l.lists {
+	for proj, lists := range l.lists {
 		for i, cs := range lists {
-			n, err := l.count(cs)
+			n, err := l.count(cs, proj, i)
 			if err != nil {
 				return nil, err
 			}
-			lists[i], l.df[i] = cs[:n], l.df[i]+l.postings(cs[:n])
+			lists[i], l.df[i] = cs[:n], l.df[i]+l.held(cs[:n])
 		}
 	}
 	slices.Sort(l.projects)
@@ -144,25 +174,26 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 	if l.q.Project != "" {
 		prefix = listPrefix(word, l.q.Project)
 	}
-	var last string // the project of the chunk before
+	var last []byte // the list prefix of the chunk before
 	var dst *[]chunk
-	return tx.Scan(Bucket, prefix, func(k, v []byte) error {
-		proj, pl, ok := projectOf(k, n, 8)
-		if !ok || (l.q.Project != "" && proj != l.q.Project) {
-			return nil // a project whose name starts with Project's
+	// The scan keeps nothing of k and v: it need not copy them.
+	return store.ScanShared(tx, Bucket, prefix, func(k, v []byte) error {
+		if dst == nil || len(k) != len(last)+8 || !bytes.HasPrefix(k, last) {
+			proj, pl, ok := projectOf(k, n, 8)
+			if !ok || (l.q.Project != "" && proj != l.q.Project) {
+				return nil // a project whose name starts with Project's
+			}
+			dst, last = l.list(proj, i), append(last[:0], k[:pl]...)
 		}
 		impact, ok := chunkImpact(v)
 		if !ok {
 			return corrupt(k)
 		}
-		first := Posting(binary.BigEndian.Uint64(k[pl:]))
+		first := Posting(binary.BigEndian.Uint64(k[len(last):]))
 		if l.q.UpTo != 0 && first.Seq() > l.q.UpTo {
 			return nil // later chunks of this list start later still
 		}
-		if dst == nil || proj != last {
-			dst, last = l.list(proj, i), proj
-		}
-		*dst = append(*dst, chunk{first: first, impact: impact, key: k, v: v, pl: pl})
+		*dst = append(*dst, chunk{first: first, impact: impact})
 		return nil
 	})
 }
@@ -171,17 +202,18 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 // how many of the chunks hold a posting up to it. The chunks before the
 // last stored one are full, and at most UpTo when the one after starts
 // at most UpTo.
-func (l *Lists) count(cs []chunk) (int, error) {
+func (l *Lists) count(cs []chunk, project string, i int) (int, error) {
 	n := len(cs)
 	for n > 0 {
 		c := &cs[n-1]
-		if err := c.decode(); err != nil {
+		if err := l.decode(c, project, i); err != nil {
 			return 0, err
 		}
 		if l.q.UpTo != 0 {
-			c.ps = c.ps[:sortSearch(c.ps, l.q.UpTo)]
+			ps := l.postings(c)
+			l.setPostings(c, ps[:sortSearch(ps, l.q.UpTo)])
 		}
-		if len(c.ps) > 0 {
+		if len(l.postings(c)) > 0 {
 			return n, nil
 		}
 		n--
@@ -189,13 +221,13 @@ func (l *Lists) count(cs []chunk) (int, error) {
 	return 0, nil
 }
 
-// postings is how many postings the chunks hold: ChunkSize for a stored
+// held is how many postings the chunks hold: ChunkSize for a stored
 // one not decoded.
-func (l *Lists) postings(cs []chunk) int {
+func (l *Lists) held(cs []chunk) int {
 	n := 0
 	for i := range cs {
-		if cs[i].done {
-			n += len(cs[i].ps)
+		if cs[i].done() {
+			n += len(l.postings(&cs[i]))
 		} else {
 			n += ChunkSize
 		}
@@ -223,13 +255,14 @@ func (l *Lists) keep(project string, i int, ps []Posting) error {
 	}
 	dst := l.list(project, i)
 	if n := len(*dst); n > 0 {
-		if err := (*dst)[n-1].decode(); err != nil {
+		if err := l.decode(&(*dst)[n-1], project, i); err != nil {
 			return err
 		}
 	}
 	for j := 0; j < len(ps); j += ChunkSize {
 		c := ps[j:min(j+ChunkSize, len(ps))]
-		*dst = append(*dst, chunk{first: c[0], impact: bestLow(c), ps: c, done: true})
+		*dst = append(*dst, chunk{first: c[0], impact: bestLow(c)})
+		l.setPostings(&(*dst)[len(*dst)-1], c)
 	}
 	return nil
 }
@@ -337,7 +370,7 @@ func (l *Lists) Top(m int) ([]Scored, error) {
 	if m <= 0 {
 		return nil, nil
 	}
-	t := topK{h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
+	t := topK{l: l, h: make(minHeap, 0, m), m: m, idfs: make([]float64, len(l.q.Words))}
 	for i := range t.idfs {
 		t.idfs[i] = idf(l.df[i], l.q.Events)
 	}
@@ -355,6 +388,7 @@ func (l *Lists) Top(m int) ([]Scored, error) {
 
 // topK is Top's state: the best m candidates yet, the worst on top.
 type topK struct {
+	l      *Lists
 	h      minHeap
 	m      int
 	idfs   []float64
@@ -423,18 +457,19 @@ func (t *topK) segment(proj string, lists [][]chunk, lo, hi Posting) error {
 			continue
 		}
 		c := &cs[t.at[i]]
-		if !c.done {
+		if !c.done() {
 			t.decode++
-			if err := c.decode(); err != nil {
+			if err := t.l.decode(c, proj, i); err != nil {
 				return err
 			}
 		}
-		from, _ := slices.BinarySearch(c.ps, lo)
-		to, _ := slices.BinarySearch(c.ps, hi&^0xFFF)
+		ps := t.l.postings(c)
+		from, _ := slices.BinarySearch(ps, lo)
+		to, _ := slices.BinarySearch(ps, hi&^0xFFF)
 		if hi == math.MaxUint64 {
-			to = len(c.ps)
+			to = len(ps)
 		}
-		t.parts[i] = c.ps[from:to]
+		t.parts[i] = ps[from:to]
 	}
 	t.merge(proj)
 	return nil

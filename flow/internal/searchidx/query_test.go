@@ -157,7 +157,7 @@ func TestLists_Top_Skips(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tk := topK{h: make(minHeap, 0, 160), m: 160, idfs: []float64{1, 1}}
+		tk := topK{l: l, h: make(minHeap, 0, 160), m: 160, idfs: []float64{1, 1}}
 		for _, proj := range l.projects {
 			if err := tk.project(proj, l.lists[proj]); err != nil {
 				return err

@@ -143,10 +143,10 @@ func TestWriter_Canonical(t *testing.T) {
 						cs = l.lists[proj][i]
 					}
 					for _, c := range cs {
-						if err := c.decode(); err != nil {
+						if err := l.decode(&c, proj, i); err != nil {
 							return err
 						}
-						got = append(got, c.ps...)
+						got = append(got, l.postings(&c)...)
 					}
 					var want []Posting
 					if ps := all.lists[string(listPrefix(word, proj))]; ps != nil {
