@@ -23,14 +23,22 @@ const ProjectionFormat = projstore.Format
 // source is what queries read (projstore.Source).
 type source = projstore.Source
 
+// logIndexStep is the number of events syncProjections lists in one
+// transaction (0: logidx.Step); tests make it small.
+var logIndexStep uint64
+
 // syncProjections rebuilds the projections (and the log index) of a
-// writable engine whose stored version of either is not this binary's,
-// and lists in the log index the events a flowctl without it appended.
+// writable engine whose stored projections are not this binary's; when
+// only the log index is of another format (or missing), or behind the
+// head (an older flowctl appended), it lists the log again, or what was
+// left out, in bounded steps (logidx.Sync): memory bounded by a step,
+// not the file, and a kill between steps leaves an index the next
+// writable open continues.
 func (e *Engine) syncProjections() error {
 	if e.opts.ReadOnly {
 		return nil
 	}
-	var current, behind bool
+	var current, stale bool
 	if err := e.log.View(func(tx store.Tx) error {
 		var err error
 		if current, err = projstore.Current(tx); !current || err != nil {
@@ -38,7 +46,7 @@ func (e *Engine) syncProjections() error {
 		}
 		through, ok, err := logidx.Through(tx)
 		head, _ := tx.Head()
-		current, behind = ok, through != head
+		stale = !ok || through != head
 		return err
 	}); err != nil {
 		return err
@@ -47,8 +55,8 @@ func (e *Engine) syncProjections() error {
 	case !current:
 		_, err := e.Rebuild()
 		return err
-	case behind: // an older flowctl appended: list what it left out
-		return e.log.Update(logidx.CatchUp)
+	case stale:
+		return logidx.Sync(e.log, logIndexStep)
 	}
 	return nil
 }

@@ -62,10 +62,16 @@ Through reports the seq the index lists the log up to, if the bucket was
 built in this Format. Events past it were appended by a flowctl that does
 not keep the index: readers read them from the log before walking the
 index, and a writable open lists them (CatchUp). Current reports that
-the index lists the whole log in this Format; the engine rebuilds it
-(Rebuild) with the projections on a writable open when the Format is not
-this binary's, and a read-only engine then walks the store's indexes
-instead.
+the index lists the whole log in this Format. A writable open whose
+projections are not this binary's rebuilds both (Rebuild, one
+transaction); when only the index is of another Format (or missing, or
+behind), Sync lists the log again in bounded steps: Reset drops it with
+the full-text index and stamps this Format through seq 0, then each
+transaction lists the next Step events through the Writer (Add, Flush),
+whose canonical chunks make the result Rebuild's bytes. A read-only
+engine walks the store's indexes instead of an index of another Format,
+and reads around one behind the head; a process killed between two steps
+leaves an index behind, which the next writable open continues.
 Compare derives the bucket from the log and reports the first key that
 differs as a *store.CorruptionError. Checker is Compare fed the log by a
 caller that walks it anyway (verify): it keeps each list's open chunk,

@@ -66,21 +66,14 @@ func Current(tx store.Tx) (bool, error) {
 }
 
 // CatchUp lists the events after the seq the index lists through, when
-// it was built in this Format.
+// it was built in this Format, in one transaction (Sync does it in
+// bounded steps).
 func CatchUp(tx store.Tx) error {
-	seq, ok, err := Through(tx)
-	if err != nil || !ok {
+	if _, ok, err := Through(tx); err != nil || !ok {
 		return err
 	}
-	var w Writer
-	err = tx.Replay(seq+1, 0, func(r *store.Record) error {
-		w.Add(r.Seq, &r.Event)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return w.Flush(tx)
+	_, err := catchUp(tx, math.MaxUint64)
+	return err
 }
 
 // listPrefix is the key prefix of the list of term in kind.
