@@ -47,17 +47,24 @@ func TestDiff_NearPointsFoldBetween(t *testing.T) {
 		if got := err == nil; got != c.between || err != nil && !errors.Is(err, history.ErrNotBetween) {
 			t.Fatalf("Between(%d, %d): %v, want it to answer: %v", c.a, c.b, err, c.between)
 		}
-		for _, ab := range [][2]uint64{{c.a, c.b}, {c.b, c.a}} {
-			want, total := DiffPage(ttReplayScope(t, e.Engine, "p", ab[0]), ttReplayScope(t, e.Engine, "p", ab[1]), 0, 0)
-			_, _, got, n, err := e.DiffChanges("p", Point{Seq: ab[0]}, Point{Seq: ab[1]}, 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			if n != total || !bytes.Equal(g, w) {
-				t.Fatalf("diff %d %d: %d changes %s, two replays %d: %s", ab[0], ab[1], n, g, total, w)
-			}
+		checkDiffBothWays(t, e.Engine, c.a, c.b)
+	}
+}
+
+// checkDiffBothWays checks project p's changes from a to b and from b to
+// a (Engine.DiffChanges) against those of two whole replays.
+func checkDiffBothWays(t *testing.T, e *Engine, a, b uint64) {
+	t.Helper()
+	for _, ab := range [][2]uint64{{a, b}, {b, a}} {
+		want, total := DiffPage(ttReplayScope(t, e, "p", ab[0]), ttReplayScope(t, e, "p", ab[1]), 0, 0)
+		_, _, got, n, err := e.DiffChanges("p", Point{Seq: ab[0]}, Point{Seq: ab[1]}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if n != total || !bytes.Equal(g, w) {
+			t.Fatalf("diff %d %d: %d changes %s, two replays %d: %s", ab[0], ab[1], n, g, total, w)
 		}
 	}
 }

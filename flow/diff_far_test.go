@@ -1,8 +1,6 @@
 package flow
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -74,17 +72,6 @@ func TestDiff_FarPointsTakeFar(t *testing.T) {
 		if g, w := mustJSON(t, x), mustJSON(t, y); g != w {
 			t.Fatalf("Far(%d, %d): %s, two replays: %s", ab[0], ab[1], g, w)
 		}
-		for _, xy := range [][2]uint64{ab, {ab[1], ab[0]}} {
-			want, total := DiffPage(ttReplayScope(t, e.Engine, "p", xy[0]), ttReplayScope(t, e.Engine, "p", xy[1]), 0, 0)
-			_, _, got, n, err := e.DiffChanges("p", Point{Seq: xy[0]}, Point{Seq: xy[1]}, 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want)
-			if n != total || !bytes.Equal(g, w) {
-				t.Fatalf("diff %d %d: %d changes %s, two replays %d: %s", xy[0], xy[1], n, g, total, w)
-			}
-		}
+		checkDiffBothWays(t, e.Engine, ab[0], ab[1])
 	}
 }
