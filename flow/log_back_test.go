@@ -92,7 +92,7 @@ func backOf(tb testing.TB, e *Engine, f Filter) []uint64 {
 // of Events without, EventsBack with a Limit is the first Limit of
 // EventsBack without, also when the last batches were appended without
 // the log index (an older flowctl); and the log index is the log's after
-// CatchUp lists those, and after a rebuild.
+// Sync lists those, and after a rebuild.
 func TestEngine_EventsBack_Property(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		e := mustOpen(t)
@@ -121,11 +121,11 @@ func TestEngine_EventsBack_Property(t *testing.T) {
 				rt.Fatalf("filter %+v: EventsBack %v, want %v", f, got, want)
 			}
 		}
-		if err := e.update(logidx.CatchUp); err != nil {
+		if err := logidx.Sync(e.log, 0); err != nil {
 			rt.Fatal(err)
 		}
 		if _, err := e.Verify(); err != nil {
-			rt.Fatalf("Verify after CatchUp: %v", err)
+			rt.Fatalf("Verify after Sync: %v", err)
 		}
 		before := dumpBucket(t, e, logidx.Bucket)
 		if _, err := e.Rebuild(); err != nil {

@@ -61,7 +61,7 @@ Checker of verify does not check it yet.
 Through reports the seq the index lists the log up to, if the bucket was
 built in this Format. Events past it were appended by a flowctl that does
 not keep the index: readers read them from the log before walking the
-index, and a writable open lists them (CatchUp). Current reports that
+index, and a writable open lists them (Sync). Current reports that
 the index lists the whole log in this Format. A writable open whose
 projections are not this binary's rebuilds both (Rebuild, one
 transaction); when only the index is of another Format (or missing, or

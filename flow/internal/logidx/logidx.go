@@ -45,7 +45,7 @@ var (
 // Through returns the seq up to which the index lists the log, and ok
 // when it was built in this binary's Format (else seq is 0). Events past
 // seq were appended by a flowctl that does not keep the index: a reader
-// reads them from the log, and CatchUp lists them.
+// reads them from the log, and Sync lists them.
 func Through(tx store.Tx) (seq uint64, ok bool, err error) {
 	b, err := tx.Get(Bucket, keyVersion)
 	if err != nil || !bytes.Equal(b, stamp) {
@@ -63,17 +63,6 @@ func Current(tx store.Tx) (bool, error) {
 	seq, ok, err := Through(tx)
 	head, _ := tx.Head()
 	return ok && seq == head, err
-}
-
-// CatchUp lists the events after the seq the index lists through, when
-// it was built in this Format, in one transaction (Sync does it in
-// bounded steps).
-func CatchUp(tx store.Tx) error {
-	if _, ok, err := Through(tx); err != nil || !ok {
-		return err
-	}
-	_, err := catchUp(tx, math.MaxUint64)
-	return err
 }
 
 // listPrefix is the key prefix of the list of term in kind.

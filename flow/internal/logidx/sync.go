@@ -47,7 +47,7 @@ func Sync(st store.Store, step uint64) error {
 
 // Reset drops the index (and the full-text index) and stamps an empty one
 // in this Format, listing the log through seq 0: readers read the whole
-// log around it until CatchUp or Sync list it.
+// log around it until Sync lists it.
 func Reset(tx store.Tx) error {
 	if err := tx.DeleteBucket(Bucket); err != nil {
 		return err
