@@ -5,7 +5,7 @@ import "syscall"
 // bulkResidentLimit is how much of the file's memory map TrimResident
 // lets stay resident: less than Verify's residentLimit, as the read it
 // bounds (an import's fold) holds the state of a project besides.
-const bulkResidentLimit = 64 << 20
+const bulkResidentLimit = 32 << 20
 
 // TrimResident gives the pages of the file's memory map back to the
 // kernel once the process holds more than bulkResidentLimit of file

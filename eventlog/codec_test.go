@@ -210,7 +210,11 @@ func TestCodec_Canonical(t *testing.T) {
 }
 
 func TestCRCSeq(t *testing.T) {
-	for _, seq := range []uint64{0, 1, 255, 256, 1 << 40, 1<<64 - 1} {
+	seqs := []uint64{0, 1, 255, 256, 1 << 40, 1<<64 - 1}
+	for i := range 64 { // every bit alone, and a spread of values (slicing tables: one per byte)
+		seqs = append(seqs, 1<<i, uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+	for _, seq := range seqs {
 		if got, want := crcSeq(seq), crc32.Checksum(seqKey(seq), castagnoli); got != want {
 			t.Errorf("crcSeq(%d) = %08x, want %08x", seq, got, want)
 		}

@@ -25,7 +25,10 @@ func (l *Log) Verify() (Report, error) { return l.VerifyWith(nil, nil) }
 // record walk, and each with every record once it has passed its own
 // checks, in seq order, lent as Replay lends it: Data is valid only
 // during the call. An error of each ends the walk and is returned.
-// Either may be nil.
+// Either may be nil. The records' hashes are checked beside the walk
+// (hashCheck), so each may have seen records past the first one whose
+// hash is bad by the time VerifyWith returns that one: a caller's check
+// fed by each is only meaningful when VerifyWith returns no error.
 //
 // The check of the page structure (verify_pages.go) runs on a goroutine
 // of its own beside the walk and the caller's reads, in the walk's
@@ -172,6 +175,14 @@ func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 	var seq uint64
 	var prev Hash
 	var r Record
+	strs := new(internCache)
+	hc := newHashCheck(tx.log.format)
+	ended := false
+	defer func() {
+		if !ended { // a damaged page's panic: the workers end all the same
+			hc.end()
+		}
+	}()
 	err = tx.walkLog(1, 0, func(s uint64, b []byte, before Hash) error {
 		if s%progressStep == 0 {
 			progress(min(s, headSeq), headSeq)
@@ -179,10 +190,10 @@ func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 		if s%trimStep == 0 {
 			pg.trim()
 		}
-		if err := tx.log.format.decodeInto(&r, s, b, before, true); err != nil {
+		if err := tx.log.format.decodeLent(&r, s, b, before, strs); err != nil {
 			return err
 		}
-		if err := tx.log.format.checkHash(&r, b[:len(b)-crcLen]); err != nil {
+		if err := hc.add(&r, b[:len(b)-crcLen]); err != nil {
 			return err
 		}
 		if r.Prev != prev {
@@ -197,6 +208,10 @@ func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 		}
 		return nil
 	})
+	ended = true
+	if herr := hc.end(); herr != nil {
+		return Report{}, herr // the first bad seq: the walk's own finding is of a later one
+	}
 	if err != nil {
 		return Report{}, err
 	}
