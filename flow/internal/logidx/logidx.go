@@ -6,13 +6,32 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/flowctl/flowctl/flow/internal/searchidx"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
-// Bucket holds the index.
-const Bucket = "log_idx"
+// Bucket holds the index's chunks, PendingBucket the seqs of each list
+// past the last multiple of PendingSpan that the index lists (doc.go).
+const (
+	Bucket        = "log_idx"
+	PendingBucket = "log_pending"
+)
+
+// PendingSpan is how many seqs the pending lists span at most: the seqs
+// of each list after the last multiple of it that the index lists
+// ("through") are kept in one entry of PendingBucket per list, and moved
+// into the list's chunks when the index passes the next multiple. A
+// transaction of 1000 events then rewrites the few pages of that small
+// bucket, not the last chunk of each of the hundreds of lists it adds
+// to, which lie on as many pages of Bucket. It is the full-text index's
+// span: the transaction that passes a multiple moves both.
+const PendingSpan = searchidx.PendingSpan
+
+// pendingCut is the seq up to which an index of the log up to through
+// holds its lists in chunks; later seqs are pending.
+func pendingCut(through uint64) uint64 { return through / PendingSpan * PendingSpan }
 
 // Format is the layout of the bucket (doc.go); another one is rebuilt.
 // Format 2 added the full-text index (package searchidx), which this
@@ -20,8 +39,9 @@ const Bucket = "log_idx"
 // their best posting first and a byte or two a posting (searchidx's
 // doc.go); format 4 keeps the postings of the last events in pending
 // entries, one per event, merged into the chunks every
-// searchidx.PendingSpan seqs.
-const Format = 4
+// searchidx.PendingSpan seqs; format 5 keeps the seqs of each list past
+// the last multiple of PendingSpan in one pending entry per list.
+const Format = 5
 
 // ChunkSize is the number of seqs of a full chunk.
 const ChunkSize = 64
@@ -166,24 +186,177 @@ func (w *Writer) add(prefix []byte, seq uint64) {
 	w.lists[p] = &[]uint64{seq}
 }
 
-// Flush writes the buffered seqs into tx and empties w.
+// Flush writes the buffered seqs into tx and empties w: into the lists'
+// pending entries while the index stays short of the next multiple of
+// PendingSpan, else with every pending seq into the lists' chunks, the
+// seqs past the multiple into new pending entries (doc.go).
 func (w *Writer) Flush(tx store.Tx) error {
-	slices.Sort(w.order) // keys in order: bbolt moves fewer
-	for _, p := range w.order {
-		if err := appendList(tx, []byte(p), *w.lists[p]); err != nil {
+	if w.last == 0 {
+		return nil
+	}
+	old, err := storedThrough(tx)
+	if err != nil {
+		return err
+	}
+	cut := pendingCut(w.last)
+	merge := pendingCut(old) < cut
+	if merge {
+		if err := w.takePending(tx); err != nil {
 			return err
 		}
 	}
-	if w.last != 0 {
-		if err := w.words.Flush(tx, w.last); err != nil {
-			return err
+	slices.Sort(w.order) // keys in order: bbolt moves fewer
+	for _, p := range w.order {
+		seqs := *w.lists[p]
+		if p[0] == kindType {
+			if err := listType(tx, p[3:]); err != nil {
+				return err
+			}
 		}
-		if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, w.last)); err != nil {
-			return err
+		n := sort.Search(len(seqs), func(i int) bool { return seqs[i] > cut })
+		if n > 0 {
+			if err := appendList(tx, []byte(p), seqs[:n]); err != nil {
+				return err
+			}
 		}
+		if n < len(seqs) {
+			if err := appendPending(tx, []byte(p), seqs[n:], !merge); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.words.Flush(tx, w.last); err != nil {
+		return err
+	}
+	if err := tx.Put(Bucket, keyThrough, binary.BigEndian.AppendUint64(nil, w.last)); err != nil {
+		return err
 	}
 	w.lists, w.order, w.last = nil, nil, 0
 	return nil
+}
+
+// storedThrough is the stored "through" seq, whatever the stamp, or 0.
+func storedThrough(tx store.Tx) (uint64, error) {
+	b, err := tx.Get(Bucket, keyThrough)
+	if err != nil || len(b) != 8 {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// listType lists typ for patterns ('T' key) unless it is listed.
+func listType(tx store.Tx, typ string) error {
+	k := append([]byte{kindTypeName}, typ...)
+	if v, err := tx.Get(Bucket, k); err != nil || v != nil {
+		return err
+	}
+	return tx.Put(Bucket, k, []byte{})
+}
+
+// takePending moves every pending seq of tx into w, before w's own (every
+// pending seq is smaller than w's), and drops the pending entries.
+func (w *Writer) takePending(tx store.Tx) error {
+	var seqs []uint64
+	err := store.ScanShared(tx, PendingBucket, nil, func(k, v []byte) error {
+		var err error
+		if seqs, err = decodePending(seqs[:0], k, v); err != nil {
+			return err
+		}
+		if l := w.lists[string(k)]; l != nil {
+			*l = append(slices.Clip(seqs), *l...)
+			seqs = nil
+			return nil
+		}
+		p, l := string(k), slices.Clone(seqs)
+		w.order = append(w.order, p)
+		w.lists[p] = &l
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tx.DeleteBucket(PendingBucket)
+}
+
+// appendPending adds seqs, each larger than every seq listed, to prefix's
+// pending entry: after the stored one's when stored is set, else as a
+// new entry.
+func appendPending(tx store.Tx, prefix []byte, seqs []uint64, stored bool) error {
+	var v []byte
+	if stored {
+		old, err := tx.Get(PendingBucket, prefix)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			last, err := lastPending(prefix, old)
+			if err != nil {
+				return err
+			}
+			if seqs[0] <= last {
+				return &store.CorruptionError{Seq: seqs[0], Reason: fmt.Sprintf("%s lists seq %d already", PendingBucket, last)}
+			}
+			v = make([]byte, 0, len(old)+2*len(seqs))
+			v = appendSeqs(append(v, old...), last, seqs)
+		}
+	}
+	if v == nil {
+		v = encodePending(seqs)
+	}
+	return tx.Put(PendingBucket, prefix, v)
+}
+
+// encodePending is the value of a pending entry of seqs (ascending, at
+// least one): the uvarint of the first, then of each one's difference
+// from the one before.
+func encodePending(seqs []uint64) []byte {
+	return appendSeqs(make([]byte, 0, 2*len(seqs)+8), 0, seqs)
+}
+
+// appendSeqs appends the uvarint differences of seqs, after prev, to b.
+func appendSeqs(b []byte, prev uint64, seqs []uint64) []byte {
+	for _, seq := range seqs {
+		b = binary.AppendUvarint(b, seq-prev)
+		prev = seq
+	}
+	return b
+}
+
+// decodePending appends the seqs of the pending entry k, v to out.
+func decodePending(out []uint64, k, v []byte) ([]uint64, error) {
+	var seq uint64
+	if len(v) == 0 {
+		return out, corruptPending(k)
+	}
+	for len(v) > 0 {
+		d, w := binary.Uvarint(v)
+		if w <= 0 || d == 0 || seq+d < seq {
+			return out, corruptPending(k)
+		}
+		seq, v = seq+d, v[w:]
+		out = append(out, seq)
+	}
+	return out, nil
+}
+
+// lastPending is the last seq of the pending entry k, v.
+func lastPending(k, v []byte) (uint64, error) {
+	var seq uint64
+	if len(v) == 0 {
+		return 0, corruptPending(k)
+	}
+	for len(v) > 0 {
+		d, w := binary.Uvarint(v)
+		if w <= 0 || d == 0 || seq+d < seq {
+			return 0, corruptPending(k)
+		}
+		seq, v = seq+d, v[w:]
+	}
+	return seq, nil
+}
+
+func corruptPending(k []byte) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %x is malformed", PendingBucket, k)}
 }
 
 // appendList adds seqs, each larger than every seq stored, to prefix's
@@ -194,18 +367,13 @@ func appendList(tx store.Tx, prefix []byte, seqs []uint64) error {
 		return err
 	}
 	var chunk []uint64
-	if k == nil {
-		if prefix[0] == kindType {
-			// The first event of a type: list the type for patterns.
-			typ := string(prefix[3:])
-			if err := tx.Put(Bucket, append([]byte{kindTypeName}, typ...), []byte{}); err != nil {
-				return err
-			}
+	if k != nil {
+		if chunk, err = decodeChunk(nil, prefix, k, v); err != nil {
+			return err
 		}
-	} else if chunk, err = decodeChunk(nil, prefix, k, v); err != nil {
-		return err
-	} else if len(chunk) == ChunkSize {
-		chunk = nil
+		if len(chunk) == ChunkSize {
+			chunk = nil
+		}
 	}
 	if len(chunk) > 0 && seqs[0] <= chunk[len(chunk)-1] {
 		return &store.CorruptionError{Seq: seqs[0], Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1])}

@@ -12,7 +12,7 @@ import (
 	"github.com/flowctl/flowctl/flow/store"
 )
 
-func openStore(t *testing.T) store.Store {
+func openStore(t testing.TB) store.Store {
 	t.Helper()
 	l, err := eventlog.Open(filepath.Join(t.TempDir(), "flow.db"), eventlog.Options{Create: true, NoSync: true})
 	if err != nil {
@@ -43,13 +43,24 @@ func write(t *testing.T, st store.Store, n, batch uint64, keep func(uint64) bool
 	}
 }
 
-func dump(t *testing.T, st store.Store) []byte {
+// dump is the log index's buckets, key by key.
+func dump(t *testing.T, st store.Store) []byte { return dumpBuckets(t, st, Bucket, PendingBucket) }
+
+// dumpBuckets is the keys and values of buckets, in order.
+func dumpBuckets(t interface{ Fatal(...any) }, st store.Store, buckets ...string) []byte {
 	var out []byte
 	err := st.View(func(tx store.Tx) error {
-		return tx.Scan(Bucket, nil, func(k, v []byte) error {
-			out = fmt.Appendf(out, "%x=%x\n", k, v)
-			return nil
-		})
+		for _, b := range buckets {
+			out = fmt.Appendf(out, "%s:\n", b)
+			err := tx.Scan(b, nil, func(k, v []byte) error {
+				out = fmt.Appendf(out, "%x=%x\n", k, v)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +72,10 @@ func dump(t *testing.T, st store.Store) []byte {
 // transactions that wrote them, and a cursor finds every seq.
 func TestWriter_Canonical(t *testing.T) {
 	keep := func(seq uint64) bool { return seq%3 != 0 || seq%7 == 0 }
-	const n = 1000
+	const n = 2*PendingSpan + 1000
 	one := openStore(t)
 	write(t, one, n, n, keep)
-	for _, batch := range []uint64{1, 7, 64, 65, 200} {
+	for _, batch := range []uint64{7, 64, 65, 1000, PendingSpan + 1} {
 		st := openStore(t)
 		write(t, st, n, batch, keep)
 		if !bytes.Equal(dump(t, st), dump(t, one)) {
@@ -101,24 +112,34 @@ func TestWriter_Canonical(t *testing.T) {
 
 // TestCursor_Malformed: a chunk that does not decode is corruption.
 func TestCursor_Malformed(t *testing.T) {
-	st := openStore(t)
-	write(t, st, 100, 100, func(uint64) bool { return true })
-	err := st.Update(func(tx store.Tx) error {
-		return tx.Put(Bucket, chunkKey(listPrefix(kindActor, "a"), 65), []byte{0x80})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.View(func(tx store.Tx) error {
-		cur, err := Open(tx, Query{Actor: "a"})
+	for _, c := range []struct {
+		name   string
+		bucket string
+		key    []byte
+		at     uint64 // the seq looked for
+	}{
+		{"Chunk", Bucket, chunkKey(listPrefix(kindActor, "a"), 65), 90},
+		{"Pending", PendingBucket, listPrefix(kindActor, "a"), PendingSpan + 50},
+	} {
+		st := openStore(t)
+		write(t, st, PendingSpan+100, 1000, func(uint64) bool { return true })
+		err := st.Update(func(tx store.Tx) error {
+			return tx.Put(c.bucket, c.key, []byte{0x80})
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		_, err = cur.Le(90)
-		return err
-	})
-	if !errors.Is(err, store.ErrCorrupt) {
-		t.Fatalf("Le over a malformed chunk: %v, want ErrCorrupt", err)
+		err = st.View(func(tx store.Tx) error {
+			cur, err := Open(tx, Query{Actor: "a"})
+			if err != nil {
+				return err
+			}
+			_, err = cur.Le(c.at)
+			return err
+		})
+		if !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("%s: Le over a malformed entry: %v, want ErrCorrupt", c.name, err)
+		}
 	}
 }
 

@@ -59,11 +59,14 @@ func Open(tx store.Tx, q Query) (Cursor, error) {
 	return all, nil
 }
 
-// list is one posting list, with the chunk it read last.
+// list is one posting list, with its pending seqs and the chunk it read
+// last.
 type list struct {
-	tx     store.Tx
-	prefix []byte
-	chunk  []uint64 // ascending; empty: none read yet
+	tx      store.Tx
+	prefix  []byte
+	pending []uint64 // ascending: the seqs past the chunks'
+	read    bool     // pending is read
+	chunk   []uint64 // ascending; empty: none read yet
 }
 
 func newList(tx store.Tx, kind byte, term string) *list {
@@ -76,6 +79,22 @@ func newList(tx store.Tx, kind byte, term string) *list {
 func (l *list) Le(x uint64) (uint64, error) {
 	if x == 0 {
 		return 0, nil
+	}
+	if !l.read {
+		v, err := l.tx.Get(PendingBucket, l.prefix)
+		if err != nil {
+			return 0, err
+		}
+		if v != nil {
+			if l.pending, err = decodePending(nil, l.prefix, v); err != nil {
+				return 0, err
+			}
+		}
+		l.read = true
+	}
+	if len(l.pending) > 0 && l.pending[0] <= x {
+		i := sort.Search(len(l.pending), func(i int) bool { return l.pending[i] > x })
+		return l.pending[i-1], nil
 	}
 	if len(l.chunk) == 0 || l.chunk[0] > x {
 		k, v, err := l.tx.Last(Bucket, l.prefix, chunkKey(l.prefix, x))

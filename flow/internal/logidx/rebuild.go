@@ -3,9 +3,11 @@ package logidx
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -17,14 +19,10 @@ import (
 // node until then, and keys put out of order would each move the ones
 // after them.
 func Rebuild(tx store.Tx) error {
-	if err := tx.DeleteBucket(Bucket); err != nil {
+	if err := errors.Join(tx.DeleteBucket(Bucket), tx.DeleteBucket(PendingBucket)); err != nil {
 		return err
 	}
-	var w Writer
-	err := tx.Replay(1, 0, func(r *store.Record) error {
-		w.Add(r.Seq, &r.Event)
-		return nil
-	})
+	w, err := listLog(tx)
 	if err != nil {
 		return err
 	}
@@ -38,25 +36,36 @@ func Rebuild(tx store.Tx) error {
 	if err := w.words.Rebuild(tx, head); err != nil {
 		return err
 	}
-	return w.each(func(k, v []byte) error { return tx.Put(Bucket, k, v) })
+	return w.each(head, tx.Put)
 }
 
-// each calls fn with the keys and values of a new index of w's lists, in
-// key order: the types listed, then the chunks.
-func (w *Writer) each(fn func(k, v []byte) error) error {
+// each calls fn with the buckets, keys and values of a new index of w's
+// lists, of the log up to through, in key order: the types listed, the
+// chunks, then the pending entries.
+func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error) error {
+	cut := pendingCut(through)
 	prefixes := slices.Sorted(maps.Keys(w.lists))
 	for _, p := range prefixes {
 		if p[0] == kindType {
-			if err := fn(append([]byte{kindTypeName}, p[3:]...), []byte{}); err != nil {
+			if err := fn(Bucket, append([]byte{kindTypeName}, p[3:]...), []byte{}); err != nil {
 				return err
 			}
 		}
 	}
 	for _, p := range prefixes {
 		seqs := *w.lists[p]
+		seqs = seqs[:sort.Search(len(seqs), func(i int) bool { return seqs[i] > cut })]
 		for i := 0; i < len(seqs); i += ChunkSize {
 			chunk := seqs[i:min(i+ChunkSize, len(seqs))]
-			if err := fn(chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
+			if err := fn(Bucket, chunkKey([]byte(p), chunk[0]), encodeChunk(chunk)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range prefixes {
+		seqs := *w.lists[p]
+		if seqs = seqs[sort.Search(len(seqs), func(i int) bool { return seqs[i] > cut }):]; len(seqs) > 0 {
+			if err := fn(PendingBucket, []byte(p), encodePending(seqs)); err != nil {
 				return err
 			}
 		}
@@ -64,28 +73,48 @@ func (w *Writer) each(fn func(k, v []byte) error) error {
 	return nil
 }
 
-// Compare derives the index from the log and compares it, byte for byte,
-// with the stored one. The first difference is a *store.CorruptionError
-// naming the key.
-func Compare(tx store.Tx) error {
+// listLog lists every event of tx's log in a Writer.
+func listLog(tx store.Tx) (*Writer, error) {
 	var w Writer
 	err := tx.Replay(1, 0, func(r *store.Record) error {
 		w.Add(r.Seq, &r.Event)
 		return nil
 	})
+	return &w, err
+}
+
+// Compare derives the index from the log and compares it, byte for byte,
+// with the stored one. The first difference is a *store.CorruptionError
+// naming the key.
+func Compare(tx store.Tx) error {
+	w, err := listLog(tx)
 	if err != nil {
 		return err
 	}
 	head, _ := tx.Head()
-	want := map[string][]byte{string(keyVersion): stamp, string(keyThrough): binary.BigEndian.AppendUint64(nil, head)}
-	_ = w.each(func(k, v []byte) error {
-		want[string(k)] = v
+	want := map[string]map[string][]byte{
+		Bucket:        {string(keyVersion): stamp, string(keyThrough): binary.BigEndian.AppendUint64(nil, head)},
+		PendingBucket: {},
+	}
+	_ = w.each(head, func(bucket string, k, v []byte) error {
+		want[bucket][string(k)] = v
 		return nil
 	})
-	err = tx.Scan(Bucket, nil, func(k, v []byte) error {
+	for _, bucket := range []string{Bucket, PendingBucket} {
+		if err := compareBucket(tx, bucket, want[bucket]); err != nil {
+			return err
+		}
+	}
+	return w.words.Compare(tx, head)
+}
+
+// compareBucket compares bucket's keys and values with want's, which it
+// empties.
+func compareBucket(tx store.Tx, bucket string, want map[string][]byte) error {
+	err := tx.Scan(bucket, nil, func(k, v []byte) error {
 		w, ok := want[string(k)]
 		if !ok || !bytes.Equal(w, v) {
-			return differs(k, "is not the log's")
+			return differsIn(bucket, k, "is not the log's")
 		}
 		delete(want, string(k))
 		return nil
@@ -94,11 +123,13 @@ func Compare(tx store.Tx) error {
 		return err
 	}
 	if len(want) > 0 {
-		return differs([]byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
+		return differsIn(bucket, []byte(slices.Min(slices.Collect(maps.Keys(want)))), "is missing")
 	}
-	return w.words.Compare(tx, head)
+	return nil
 }
 
-func differs(k []byte, what string) error {
-	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %q %s (run 'flowctl rebuild')", Bucket, k, what)}
+func differs(k []byte, what string) error { return differsIn(Bucket, k, what) }
+
+func differsIn(bucket string, k []byte, what string) error {
+	return &store.CorruptionError{Reason: fmt.Sprintf("%s entry %q %s (run 'flowctl rebuild')", bucket, k, what)}
 }

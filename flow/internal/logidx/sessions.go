@@ -2,6 +2,8 @@ package logidx
 
 import (
 	"encoding/binary"
+	"slices"
+	"strings"
 
 	"github.com/flowctl/flowctl/flow/store"
 )
@@ -39,5 +41,32 @@ func Sessions(tx store.Tx) ([]SessionList, error) {
 		s.Last, s.Events = buf[len(buf)-1], s.Events+len(buf)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The pending seqs of each session follow its chunks'.
+	at := make(map[string]int, len(out))
+	for i := range out {
+		at[out[i].Session] = i
+	}
+	err = tx.Scan(PendingBucket, []byte{kindSession}, func(k, v []byte) error {
+		if len(k) < 3 || len(k) != 3+int(binary.BigEndian.Uint16(k[1:3])) {
+			return corruptPending(k)
+		}
+		var err error
+		if buf, err = decodePending(buf[:0], k, v); err != nil {
+			return err
+		}
+		name := string(k[3:])
+		i, ok := at[name]
+		if !ok {
+			i = len(out)
+			out = append(out, SessionList{Session: name, First: buf[0]})
+		}
+		s := &out[i]
+		s.Last, s.Events = buf[len(buf)-1], s.Events+len(buf)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b SessionList) int { return strings.Compare(a.Session, b.Session) })
 	return out, err
 }

@@ -2,6 +2,7 @@ package logidx
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/flowctl/flowctl/flow/internal/searchidx"
 	"github.com/flowctl/flowctl/flow/store"
@@ -49,7 +50,7 @@ func Sync(st store.Store, step uint64) error {
 // in this Format, listing the log through seq 0: readers read the whole
 // log around it until Sync lists it.
 func Reset(tx store.Tx) error {
-	if err := tx.DeleteBucket(Bucket); err != nil {
+	if err := errors.Join(tx.DeleteBucket(Bucket), tx.DeleteBucket(PendingBucket)); err != nil {
 		return err
 	}
 	if err := searchidx.Drop(tx); err != nil {

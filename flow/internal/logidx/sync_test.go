@@ -33,24 +33,7 @@ func (k *killAfter) Update(fn func(store.Tx) error) error {
 
 // dumpAll is the log index's buckets and the full-text index's.
 func dumpAll(t interface{ Fatal(...any) }, st store.Store) []byte {
-	var out []byte
-	err := st.View(func(tx store.Tx) error {
-		for _, b := range []string{Bucket, searchidx.Bucket, searchidx.PendingBucket} {
-			out = fmt.Appendf(out, "%s:\n", b)
-			err := tx.Scan(b, nil, func(k, v []byte) error {
-				out = fmt.Appendf(out, "%x=%x\n", k, v)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return dumpBuckets(t, st, Bucket, PendingBucket, searchidx.Bucket, searchidx.PendingBucket)
 }
 
 // appendEvents appends n events of a few types, actors, sessions and
@@ -97,7 +80,7 @@ func TestSync_Upgrade(t *testing.T) {
 		n := rapid.IntRange(0, 3*searchidx.PendingSpan+100).Draw(rt, "events")
 		step := uint64(rapid.IntRange(1, 2*searchidx.PendingSpan).Draw(rt, "step"))
 		kill := rapid.IntRange(0, 6).Draw(rt, "kill after")
-		old := rapid.SampledFrom([]string{"format 3", "none", "behind"}).Draw(rt, "old index")
+		old := rapid.SampledFrom([]string{"format 3", "format 4", "none", "behind"}).Draw(rt, "old index")
 		seed := rapid.Uint64().Draw(rt, "seed")
 		st := openStore(t)
 		appendEvents(rt, st, n, func(i int, what string, of int) int {
@@ -119,8 +102,13 @@ func TestSync_Upgrade(t *testing.T) {
 					return err
 				}
 				return tx.Put(Bucket, keyVersion, binary.BigEndian.AppendUint32(nil, 3))
+			case "format 4": // every seq of the lists in chunks, none pending
+				if err := formatFour(tx); err != nil {
+					return err
+				}
+				return tx.Put(Bucket, keyVersion, binary.BigEndian.AppendUint32(nil, 4))
 			case "none":
-				return errors.Join(tx.DeleteBucket(Bucket), searchidx.Drop(tx))
+				return errors.Join(tx.DeleteBucket(Bucket), tx.DeleteBucket(PendingBucket), searchidx.Drop(tx))
 			default: // an older flowctl appended: Reset leaves the index behind
 				return Reset(tx)
 			}
@@ -161,4 +149,33 @@ func TestSync_Upgrade(t *testing.T) {
 			rt.Fatal(err)
 		}
 	})
+}
+
+// formatFour turns tx's index into format 4's: the lists' pending seqs
+// in their chunks (the full-text index is the same in both).
+func formatFour(tx store.Tx) error {
+	w, err := listLog(tx)
+	if err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket(PendingBucket); err != nil {
+		return err
+	}
+	for p, seqs := range w.lists {
+		if err := putChunks(tx, []byte(p), *seqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putChunks writes seqs, the whole list of prefix, as its chunks.
+func putChunks(tx store.Tx, prefix []byte, seqs []uint64) error {
+	for i := 0; i < len(seqs); i += ChunkSize {
+		chunk := seqs[i:min(i+ChunkSize, len(seqs))]
+		if err := tx.Put(Bucket, chunkKey(prefix, chunk[0]), encodeChunk(chunk)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

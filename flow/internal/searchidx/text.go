@@ -52,22 +52,33 @@ func Words(s string) []string {
 
 // nextWord finds the first word of s at or after byte i: it returns the
 // word lowered and cut (in buf, reused), and the byte after it; ok is
-// false when no word is left. ASCII words are lowered without
-// allocating.
+// false when no word is left. ASCII bytes are classed and lowered by
+// table, without decoding a rune or allocating.
 func nextWord(s string, i int, buf []byte) (_ []byte, next int, ok bool) {
 	for i < len(s) {
-		r, n := decodeRune(s, i)
-		if notWordRune(r) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiClass[c] == 0 {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRuneInString(s[i:]); notWordRune(r) {
 			i += n
 			continue
 		}
 		start, ascii := i, true
 		for i < len(s) {
-			r, n := decodeRune(s, i)
+			if c := s[i]; c < utf8.RuneSelf {
+				if asciiClass[c] == 0 {
+					break
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
 			if notWordRune(r) {
 				break
 			}
-			ascii = ascii && n == 1
+			ascii = false
 			i += n
 		}
 		w := s[start:i]
@@ -77,11 +88,7 @@ func nextWord(s string, i int, buf []byte) (_ []byte, next int, ok bool) {
 		buf = buf[:0]
 		if ascii {
 			for j := 0; j < len(w); j++ {
-				c := w[j]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				buf = append(buf, c)
+				buf = append(buf, asciiClass[w[j]])
 			}
 		} else {
 			buf = append(buf, strings.ToLower(w)...)
@@ -94,14 +101,16 @@ func nextWord(s string, i int, buf []byte) (_ []byte, next int, ok bool) {
 	return buf, i, false
 }
 
-// decodeRune is the rune at s[i] and its width (utf8.RuneError, 1 for a
-// byte that starts none, as range does).
-func decodeRune(s string, i int) (rune, int) {
-	if c := s[i]; c < utf8.RuneSelf {
-		return rune(c), 1
+// asciiClass is, for an ASCII byte, the byte lowered when it is a letter
+// or a digit, else 0.
+var asciiClass = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		if !notWordRune(rune(c)) {
+			t[c] = byte(unicode.ToLower(rune(c)))
+		}
 	}
-	return utf8.DecodeRuneInString(s[i:])
-}
+	return t
+}()
 
 func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
