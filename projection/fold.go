@@ -73,6 +73,11 @@ type fold struct {
 	// canon is the merge buffers and memory of s when it has them (a
 	// Memory), else nil.
 	canon *canon
+	// proj is the event's project once project looked it up in a
+	// Memory: an event changes it once or twice (a counter, its event
+	// count), and only project.created, which looks up nothing, puts a
+	// new one.
+	proj *Project
 }
 
 // putNew puts v, an entity the event creates, with put; into a Memory,
@@ -196,9 +201,15 @@ func (f *fold) apply() error {
 
 // project changes the event's project.
 func (f *fold) project(change func(*Project) error) error {
-	p, err := f.s.Project(f.r.Project)
-	if err != nil {
-		return err
+	p := f.proj
+	if p == nil {
+		var err error
+		if p, err = f.s.Project(f.r.Project); err != nil {
+			return err
+		}
+		if f.mem != nil {
+			f.proj = p
+		}
 	}
 	if p == nil {
 		return fmt.Errorf("%w: project %q does not exist", ErrInconsistent, f.r.Project)
@@ -226,9 +237,17 @@ func (f *fold) plan(id string, change func(*Plan) error) error {
 // task changes task id of the event's project; when it is the entity of
 // the event's stream, it also records the event on it.
 func (f *fold) task(id string, change func(*Task) error) error {
-	t, err := f.s.Task(f.r.Project, id)
-	if err != nil {
-		return err
+	own := f.stream.ok && f.stream.kind == KindTask && f.stream.id == id
+	var t *Task
+	if own && f.mem != nil {
+		// The stream, task/<project>/<id>, ends with the task's key:
+		// looked up as it is, without a key made.
+		t = f.mem.Tasks[f.r.Stream[len(KindTask)+1:]]
+	} else {
+		var err error
+		if t, err = f.s.Task(f.r.Project, id); err != nil {
+			return err
+		}
 	}
 	if t == nil {
 		return fmt.Errorf("%w: task %s does not exist", ErrInconsistent, id)
@@ -236,7 +255,7 @@ func (f *fold) task(id string, change func(*Task) error) error {
 	if err := change(t); err != nil {
 		return err
 	}
-	if f.stream.ok && f.stream.kind == KindTask && f.stream.id == id {
+	if own {
 		f.touch(&t.Meta)
 	}
 	return putBack(f, f.s.PutTask, t)

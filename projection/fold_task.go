@@ -205,6 +205,9 @@ func (f *fold) approvalRequested() error {
 	}
 	if p.Task != "" {
 		err := f.task(p.Task, func(t *Task) error {
+			if cap(t.PendingApprovals) == 0 && f.mem != nil { // a task waits on one or two at a time
+				t.PendingApprovals = carveN(&f.seen.arena.strs, 2)
+			}
 			t.PendingApprovals = append(t.PendingApprovals, p.ID)
 			slices.SortFunc(t.PendingApprovals, CompareIDs)
 			return nil
@@ -249,10 +252,13 @@ func (f *fold) approvalDecided() error {
 }
 
 func (f *fold) execRecorded() error {
-	var p ExecRecorded
-	if err := f.payload(p.unmarshal); err != nil {
+	// The payload is read straight into the exec it makes (carved from
+	// the Memory's arena): one exec record is most of what an Exec holds.
+	x := f.newExec()
+	if err := f.payload(x.ExecRecorded.unmarshal); err != nil {
 		return err
 	}
+	p := &x.ExecRecorded
 	if err := f.counter(PrefixExec, p.ID, func(c *Counters) *int { return &c.Execs }); err != nil {
 		return err
 	}
@@ -261,7 +267,6 @@ func (f *fold) execRecorded() error {
 			return err
 		}
 	}
-	x := f.newExec()
-	*x = Exec{Project: f.r.Project, ExecRecorded: p, Actor: f.r.Actor, Meta: f.meta()}
+	x.Project, x.Actor, x.Meta = f.r.Project, f.r.Actor, f.meta()
 	return putNew(f, f.s.PutExec, (*Memory).addExec, x)
 }

@@ -3,6 +3,9 @@ package projection
 import (
 	"bytes"
 	"testing"
+
+	"github.com/flowctl/flowctl/eventlog"
+	"pgregory.net/rapid"
 )
 
 // copyStore is a Store that hands out copies of what it holds: a change
@@ -50,7 +53,28 @@ func (s copyStore) Delete(kind, project, id string) error {
 // fold changes entities in place and puts nothing back, folds to the
 // state a replay into a store of copies does.
 func TestApply_MemoryMatchesCopyingStore(t *testing.T) {
-	records := genHistory(t, 3, 20000)
+	checkMemoryMatchesCopies(t, genHistory(t, 3, 20000))
+}
+
+// TestApply_MemoryMatchesCopyingStore_Random is
+// TestApply_MemoryMatchesCopyingStore on the histories of any workload
+// seed and size: the Memory's fast paths (an exec decoded into its
+// entity, a task looked up by its stream, the project looked up once
+// per event, pending approvals and contexts from its arena) fold to the
+// state the Store interface's slow paths do.
+func TestApply_MemoryMatchesCopyingStore_Random(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Uint64().Draw(rt, "seed")
+		projects := rapid.IntRange(1, 4).Draw(rt, "projects")
+		n := rapid.IntRange(1, 3000).Draw(rt, "events")
+		checkMemoryMatchesCopies(rt, genHistorySeed(t, projects, n, seed))
+	})
+}
+
+func checkMemoryMatchesCopies(t interface {
+	Fatalf(string, ...any)
+	Errorf(string, ...any)
+}, records []*eventlog.Record) {
 	mem, copies := NewMemory(), copyStore{NewMemory()}
 	for _, r := range records {
 		if err := Apply(mem, r); err != nil {

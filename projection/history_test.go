@@ -30,10 +30,15 @@ type history struct {
 // genHistory returns the records of the first n ops of the workload of
 // projects projects (seed 1), at least one per project.
 func genHistory(tb testing.TB, projects, n int) []*eventlog.Record {
+	return genHistorySeed(tb, projects, n, 1)
+}
+
+// genHistorySeed is genHistory of the workload of seed.
+func genHistorySeed(tb testing.TB, projects, n int, seed uint64) []*eventlog.Record {
 	sum := sha256.Sum256([]byte(workload.ExecStdout))
 	h := &history{tb: tb, versions: map[string]uint64{}, clock: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
 		stdout: Output{Head: workload.ExecStdout, Bytes: int64(len(workload.ExecStdout)), SHA256: hex.EncodeToString(sum[:])}}
-	g := workload.New(workload.Options{Projects: projects, Seed: 1})
+	g := workload.New(workload.Options{Projects: projects, Seed: seed})
 	for len(h.records) < max(n, projects) {
 		h.emitOp(g.Next())
 	}

@@ -32,26 +32,26 @@ type Line struct {
 // numbers without leading zeros.
 func ParseLine(b []byte, l *Line) bool {
 	*l = Line{}
-	p := lineParser{b: b}
-	if !p.byte('{') {
+	p := lineParser{Scanner{B: b}}
+	if !p.Byte('{') {
 		return false
 	}
 	var seen uint32
 	for first := true; ; first = false {
-		p.space()
-		if p.peek('}') {
-			p.i++
-			p.space()
-			return p.i == len(p.b)
+		p.Space()
+		if p.Peek('}') {
+			p.I++
+			p.Space()
+			return p.I == len(p.B)
 		}
-		if !first && !p.byte(',') {
+		if !first && !p.Byte(',') {
 			return false
 		}
 		key, ok := p.str()
-		if !ok || !p.byte(':') {
+		if !ok || !p.Byte(':') {
 			return false
 		}
-		p.space()
+		p.Space()
 		bit, ok := p.field(key, l)
 		if !ok || seen&bit != 0 {
 			return false
@@ -60,62 +60,69 @@ func ParseLine(b []byte, l *Line) bool {
 	}
 }
 
-// lineParser walks a line; i is the next byte.
-type lineParser struct {
-	b []byte
-	i int
+// lineParser walks a line of an export for ParseLine.
+type lineParser struct{ Scanner }
+
+// Scanner walks a line of JSON: B is the line, I the next byte. It is the
+// part ParseLine shares with flow's import, which reads strings by rules
+// of its own.
+type Scanner struct {
+	B []byte
+	I int
 }
 
-func (p *lineParser) space() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
-		p.i++
+// Space skips JSON's white space.
+func (p *Scanner) Space() {
+	for p.I < len(p.B) && (p.B[p.I] == ' ' || p.B[p.I] == '\t' || p.B[p.I] == '\n' || p.B[p.I] == '\r') {
+		p.I++
 	}
 }
 
-func (p *lineParser) peek(c byte) bool { return p.i < len(p.b) && p.b[p.i] == c }
+// Peek reports whether the next byte is c.
+func (p *Scanner) Peek(c byte) bool { return p.I < len(p.B) && p.B[p.I] == c }
 
-// byte skips space and c, reporting whether c was there.
-func (p *lineParser) byte(c byte) bool {
-	p.space()
-	if !p.peek(c) {
+// Byte skips space and c, reporting whether c was there.
+func (p *Scanner) Byte(c byte) bool {
+	p.Space()
+	if !p.Peek(c) {
 		return false
 	}
-	p.i++
+	p.I++
 	return true
+}
+
+// Uint reads an unsigned integer of at most bits bits, as encoding/json
+// reads one into a uint of that size.
+func (p *Scanner) Uint(bits int) (uint64, bool) {
+	start := p.I
+	for p.I < len(p.B) && p.B[p.I] >= '0' && p.B[p.I] <= '9' {
+		p.I++
+	}
+	if p.I == start || p.I < len(p.B) && (p.B[p.I] == '.' || p.B[p.I] == 'e' || p.B[p.I] == 'E') {
+		return 0, false
+	}
+	if p.I-start > 1 && p.B[start] == '0' { // JSON has no leading zeros
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(p.B[start:p.I]), 10, bits)
+	return n, err == nil
 }
 
 // str reads a string without escapes and returns its body.
 func (p *lineParser) str() ([]byte, bool) {
-	if !p.byte('"') {
+	if !p.Byte('"') {
 		return nil, false
 	}
-	n := bytes.IndexByte(p.b[p.i:], '"')
+	n := bytes.IndexByte(p.B[p.I:], '"')
 	if n < 0 {
 		return nil, false
 	}
-	s := p.b[p.i : p.i+n]
+	s := p.B[p.I : p.I+n]
 	if bytes.IndexByte(s, '\\') >= 0 || !plain(s) {
 		return nil, false
 	}
-	p.i += n + 1
+	p.I += n + 1
 	return s, true
-}
-
-// uint reads an unsigned integer of at most bits bits, as encoding/json
-// reads one into a uint of that size.
-func (p *lineParser) uint(bits int) (uint64, bool) {
-	start := p.i
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		p.i++
-	}
-	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		return 0, false
-	}
-	if p.i-start > 1 && p.b[start] == '0' { // JSON has no leading zeros
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.b[start:p.i]), 10, bits)
-	return n, err == nil && p.i > start
 }
 
 // plain reports whether s is the body of a JSON string as it is: valid
@@ -135,44 +142,44 @@ func plain(s []byte) bool {
 // skip steps over the JSON value at i, known to be valid.
 func (p *lineParser) skip() bool {
 	depth := 0
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
+	for p.I < len(p.B) {
+		switch p.B[p.I] {
 		case '"':
-			p.i++
-			for p.i < len(p.b) && p.b[p.i] != '"' {
-				if p.b[p.i] == '\\' {
-					p.i++
+			p.I++
+			for p.I < len(p.B) && p.B[p.I] != '"' {
+				if p.B[p.I] == '\\' {
+					p.I++
 				}
-				p.i++
+				p.I++
 			}
-			p.i++
+			p.I++
 		case '{', '[':
 			depth++
-			p.i++
+			p.I++
 			continue
 		case '}', ']':
 			if depth == 0 {
 				return false
 			}
 			depth--
-			p.i++
+			p.I++
 		case ',', ':', ' ', '\t', '\r', '\n':
 			if depth == 0 {
 				return false
 			}
-			p.i++
+			p.I++
 			continue
 		default: // a number or a literal; any other byte is no JSON here
-			start := p.i
-			for p.i < len(p.b) && scalarByte(p.b[p.i]) {
-				p.i++
+			start := p.I
+			for p.I < len(p.B) && scalarByte(p.B[p.I]) {
+				p.I++
 			}
-			if p.i == start {
+			if p.I == start {
 				return false
 			}
 		}
 		if depth == 0 {
-			return p.i <= len(p.b)
+			return p.I <= len(p.B)
 		}
 	}
 	return false
@@ -189,24 +196,24 @@ func (p *lineParser) field(key []byte, l *Line) (uint32, bool) {
 	var bit uint32
 	switch string(key) {
 	case "seq":
-		n, ok := p.uint(64)
+		n, ok := p.Uint(64)
 		l.Seq = n
 		return 1 << 0, ok
 	case "version":
-		n, ok := p.uint(64)
+		n, ok := p.Uint(64)
 		l.Version = n
 		return 1 << 1, ok
 	case "schema":
-		n, ok := p.uint(32)
+		n, ok := p.Uint(32)
 		l.Schema = uint32(n)
 		return 1 << 2, ok
 	case "data":
-		start := p.i
-		if p.peek('n') { // null: encoding/json leaves a RawMessage "null"
+		start := p.I
+		if p.Peek('n') { // null: encoding/json leaves a RawMessage "null"
 			return 0, false
 		}
 		ok := p.skip()
-		l.Data = bytes.TrimRight(p.b[start:p.i], " \t\r\n")
+		l.Data = bytes.TrimRight(p.B[start:p.I], " \t\r\n")
 		return 1 << 3, ok && len(l.Data) > 0
 	case "id":
 		dst, bit = &l.ID, 1<<4
@@ -242,7 +249,7 @@ func (p *lineParser) field(key []byte, l *Line) (uint32, bool) {
 		s = []byte{} // present, if empty
 	}
 	if dst == &l.Time || dst == &l.OccurredAt {
-		s = p.b[p.i-len(s)-2 : p.i] // with its quotes, for time.Time's UnmarshalJSON
+		s = p.B[p.I-len(s)-2 : p.I] // with its quotes, for time.Time's UnmarshalJSON
 	}
 	*dst = s
 	return bit, ok

@@ -75,8 +75,35 @@ var farPrefixes = [4]string{projection.PrefixPlan, projection.PrefixTask, projec
 // project, an entity's fold that fails (EntityAt), or a payload whose id
 // does not read.
 func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*projection.Scope, *projection.Scope, error) {
+	x, y, born, err := FarBorn(tx, project, a, b, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range born {
+		switch r.Kind {
+		case 0:
+			y.Plans = append(y.Plans, &projection.Plan{ID: r.ID, Title: r.Title})
+		case 1:
+			y.Tasks = append(y.Tasks, &projection.Task{ID: r.ID, Title: r.Title})
+		case 2:
+			y.Approvals = append(y.Approvals, &projection.Approval{ID: r.ID, Message: r.Title})
+		case 3:
+			v := &projection.Exec{}
+			v.ID, v.Command = r.ID, r.Title
+			y.Execs = append(y.Execs, v)
+		}
+	}
+	return x, y, nil
+}
+
+// FarBorn is Far with the entities at b alone apart: the scopes hold
+// the entities that were there at a (at a and at b), and born those
+// created after a, each by its id and title only, in no order. A diff
+// lists each of them as added (or, from b to a, removed), so nothing
+// but their titles is read or held.
+func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*projection.Scope, *projection.Scope, []Born, error) {
 	if b < a {
-		return nil, nil, errors.New("history: Far needs a <= b")
+		return nil, nil, nil, errors.New("history: Far needs a <= b")
 	}
 	f := &far{tx: tx, project: project, a: a, b: b, warn: warn, seen: map[string]bool{},
 		folds: map[string]*projection.Memory{}, x: &projection.Scope{}, y: &projection.Scope{}}
@@ -89,36 +116,68 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 	head, _ := tx.Head()
 	rb, err := ProjectRollbacks(tx, project, 0, head, warn)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(rb) > 0 {
-		return nil, nil, ErrNotBetween
+		return nil, nil, nil, ErrNotBetween
 	}
 	ok, err := projstore.Current(tx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if ok {
 		f.now = projstore.NewTx(tx)
 	}
 	if err := f.scan(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	f.bornIdx, f.noted = [4]map[string]int{}, [4]map[string]bool{} // the scan's
 	if err := f.streams(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := f.finish(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := f.bornAtB(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f.x.Plans, f.y.Plans = projection.NonNil(f.x.Plans), projection.NonNil(f.y.Plans)
 	f.x.Tasks, f.y.Tasks = projection.NonNil(f.x.Tasks), projection.NonNil(f.y.Tasks)
 	f.x.Approvals, f.y.Approvals = projection.NonNil(f.x.Approvals), projection.NonNil(f.y.Approvals)
 	f.x.Execs, f.y.Execs = projection.NonNil(f.x.Execs), projection.NonNil(f.y.Execs)
 	f.x.Checkpoints, f.y.Checkpoints = []*projection.Checkpoint{}, []*projection.Checkpoint{}
-	return f.x, f.y, nil
+	return f.x, f.y, f.born, nil
+}
+
+// FarFirst reports whether Far should be tried before Between for the
+// points a and b (a <= b): whether at least n of project's snapshots
+// lie in (a, b] (read by key only). Between folds every event of the
+// project from the snapshot at or below a to b; Far reads the log only
+// from a to the first snapshot after it and from the last to b, and the
+// deltas between, so across a few snapshots it reads less (Between
+// weighs its fold against whole states, not against Far).
+func FarFirst(tx store.Tx, project string, a, b uint64, n int) (bool, error) {
+	prefix := snapstore.Prefix(project)
+	seen := 0
+	err := store.ScanShared(tx, snapstore.Bucket, prefix, func(k, _ []byte) error {
+		if len(k) != len(prefix)+8 {
+			return nil
+		}
+		seq := binary.BigEndian.Uint64(k[len(prefix):])
+		if seq > b {
+			return store.ErrStop
+		}
+		if seq > a {
+			if seen++; seen >= n {
+				return store.ErrStop
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrStop) {
+		return false, err
+	}
+	return seen >= n, nil
 }
 
 // far is one Far read.
@@ -136,9 +195,9 @@ type far struct {
 	// there by kind and id); extra the others a delta holds, each read at
 	// a from its stream's fold (seen) and, when that does not hold it,
 	// at b (finish).
-	born    []bornRef
+	born    []Born
 	bornIdx [4]map[string]int
-	extra   []bornRef
+	extra   []Born
 	noted   [4]map[string]bool // the entities in extra, by kind and id
 	// counters are the project's at a, when known.
 	counters       [4]int
@@ -149,16 +208,20 @@ type far struct {
 	x, y  *projection.Scope
 }
 
-// bornRef is an entity created in (a, b]: its kind (farCreates' index),
-// id and the stream of the event that created it (its task's, or the
-// project's).
-type bornRef struct {
-	kind       int
-	id, stream string
-	titles     []string // its title's fields, when named
-	named      bool
-	enc        []byte // a task's newest encoding or created payload, when it names the task (addBorn)
+// Born is an entity created in (a, b] (FarBorn): its kind (the index
+// of its list in a Scope: plans, tasks, approvals, execs; farCreates'),
+// id and the title a diff names it by (a plan's or task's title, an
+// approval's message, an exec record's command and code, joined).
+type Born struct {
+	Kind      int
+	ID, Title string
+	stream    string // the stream of the event that created it (its task's, or the project's); "" once named at b
+	named     bool   // Title is its title (as far as the scan has read)
 }
+
+// titleKeys are the fields a diff titles an entity of each kind by
+// (farCreates' index), joined.
+var titleKeys = [4][]string{{"title"}, {"title"}, {"message"}, {"command", "code"}}
 
 // scan finds what the events in (a, b] wrote: from each snapshot of the
 // project in (a, b] that is a delta on the one before it (in (a, b]),
@@ -175,16 +238,28 @@ func (f *far) scan() error {
 	}
 	var snaps []snap
 	prefix := snapstore.Prefix(f.project)
-	err := f.tx.Scan(snapstore.Bucket, prefix, func(k, v []byte) error {
+	// Shared: only the snapshots in (a, b] are copied (the others are
+	// not read), and the scan stops past b.
+	err := store.ScanShared(f.tx, snapstore.Bucket, prefix, func(k, v []byte) error {
 		if len(k) != len(prefix)+8 {
 			return nil
 		}
-		if seq := binary.BigEndian.Uint64(k[len(prefix):]); seq > f.a && seq <= f.b {
-			snaps = append(snaps, snap{seq, v})
+		seq := binary.BigEndian.Uint64(k[len(prefix):])
+		if seq > f.b {
+			return store.ErrStop
+		}
+		if seq > f.a {
+			// Only a delta on the snapshot before it is read (fromDelta);
+			// the others are left to the log, not copied or read.
+			var body []byte
+			if len(snaps) > 0 && deltaOn(v, snaps[len(snaps)-1].seq) {
+				body = bytes.Clone(v)
+			}
+			snaps = append(snaps, snap{seq, body})
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, store.ErrStop) {
 		return err
 	}
 	first := f.a
@@ -195,7 +270,8 @@ func (f *far) scan() error {
 		return err
 	}
 	prev := f.a
-	for _, sn := range snaps {
+	for i, sn := range snaps {
+		snaps[i].v = nil // read once
 		ok, err := f.fromDelta(prev, sn.seq, sn.v)
 		if err != nil {
 			return err
@@ -283,9 +359,26 @@ func (f *far) bornAfter(i int, id string) bool {
 	return ok && n > f.counters[i]
 }
 
+// deltaOn reports whether the snapshot v looks like a delta on the one
+// at base by its header's format and base seq, unchecked (fromDelta
+// checks it): a scan copies only those.
+func deltaOn(v []byte, base uint64) bool {
+	if len(v) < 94 || string(v[:8]) != snapshot.Magic {
+		return false
+	}
+	switch binary.BigEndian.Uint16(v[8:]) {
+	case snapshot.DeltaVersion, snapshot.PackedDeltaVersion, snapshot.SumDeltaVersion:
+		return binary.BigEndian.Uint64(v[86:]) == base
+	}
+	return false
+}
+
 // fromDelta notes the entities of the snapshot v at seq when it is a
 // delta on the snapshot at prev that checks; false when it is not.
 func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
+	if v == nil {
+		return false, nil
+	}
 	h, err := snapshot.Frame(v)
 	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
 		return false, nil
@@ -318,11 +411,17 @@ func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
 			// this newer encoding for its title.
 			if k, ok := f.bornIdx[i][id]; ok {
 				if i == 1 {
-					f.born[k].enc = e
+					f.name(k, e)
 				}
 				continue
 			}
 			if f.noted[i][id] {
+				continue
+			}
+			if f.bornAfter(i, id) {
+				if !f.bornIn(i, id, e) {
+					return false, nil
+				}
 				continue
 			}
 			stream, ok := streamOf(f.project, i, id, e)
@@ -337,6 +436,36 @@ func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
 	}
 	return true, nil
 }
+
+// bornIn notes an entity created after a that a delta holds (encoding
+// e), named from e; false when e does not read. Its stream is not
+// built: a plan's or task's is its own (bornTitle builds it if it must
+// be read at b), and an approval or exec record is named by e, read in
+// one pass with the task field streamOf checks.
+func (f *far) bornIn(i int, id string, e []byte) bool {
+	if i < 2 {
+		f.addBorn(i, id, "", e)
+		return true
+	}
+	t, ok := snapshot.StringFields(e, bornKeys[i]...)
+	if !ok {
+		return false
+	}
+	k, met := f.bornIdx[i][id]
+	if !met {
+		k = len(f.born)
+		f.bornIdx[i][id] = k
+		f.born = append(f.born, Born{Kind: i, ID: id})
+	}
+	if r := &f.born[k]; !r.named {
+		r.Title, r.named = strings.Join(t[:len(t)-1], ""), true
+	}
+	return true
+}
+
+// bornKeys are titleKeys and the task field, for approvals and exec
+// records (bornIn).
+var bornKeys = [4][]string{2: {"message", "task"}, 3: {"command", "code", "task"}}
 
 // streamOf is the stream of the entity of kind i with id whose encoding
 // is e: a plan's or task's own, an approval's or exec record's task's,
@@ -367,7 +496,7 @@ func (f *far) note(i int, id, stream string, e []byte) {
 	}
 	f.seen[stream] = true
 	f.noted[i][id] = true
-	f.extra = append(f.extra, bornRef{kind: i, id: id, stream: stream})
+	f.extra = append(f.extra, Born{Kind: i, ID: id, stream: stream})
 }
 
 // addBorn notes an entity created after a, once, and its title from e
@@ -379,30 +508,35 @@ func (f *far) note(i int, id, stream string, e []byte) {
 // and deltas in seq order, so each e (a delta's encoding at its seq, the
 // created payload) names it again, and a task.updated met in the log
 // after it unnames it (fromLog): a task still named after the scan is
-// named as it stands at b.
+// named as it stands at b. The title is read from e at once (a string
+// of its own), so no delta's body is held.
 func (f *far) addBorn(i int, id, stream string, e []byte) {
 	k, ok := f.bornIdx[i][id]
 	if !ok {
 		k = len(f.born)
 		f.bornIdx[i][id] = k
-		f.born = append(f.born, bornRef{kind: i, id: id, stream: stream})
+		f.born = append(f.born, Born{Kind: i, ID: id, stream: stream})
 	}
 	if e == nil || (i != 1 && f.born[k].named) {
 		return
 	}
-	if i == 1 { // read once, when the scan is done (bornOne)
-		f.born[k].enc, f.born[k].titles, f.born[k].named = e, nil, false
-		return
-	}
-	keys := []string{"title"}
-	switch i {
-	case 2:
-		keys = []string{"message"}
-	case 3:
-		keys = []string{"command", "code"}
-	}
-	if t, ok := snapshot.StringFields(e, keys...); ok {
-		f.born[k].titles, f.born[k].named = t, true
+	f.name(k, e)
+}
+
+// name sets the title of the entity born[k] from its encoding (or
+// created payload) e; a task whose e does not read is read at b.
+func (f *far) name(k int, e []byte) {
+	r := &f.born[k]
+	t, ok := snapshot.StringFields(e, titleKeys[r.Kind]...)
+	switch {
+	case !ok:
+		if r.Kind == 1 {
+			r.named = false
+		}
+	case len(t) == 1:
+		r.Title, r.named = t[0], true
+	default:
+		r.Title, r.named = strings.Join(t, ""), true
 	}
 }
 
@@ -410,7 +544,7 @@ func (f *far) addBorn(i int, id, stream string, e []byte) {
 // task.updated after what named it may change it): it is read at b.
 func (f *far) unname(id string) {
 	if k, ok := f.bornIdx[1][id]; ok {
-		f.born[k].enc = nil
+		f.born[k].named = false
 	}
 }
 
@@ -435,11 +569,7 @@ func (f *far) fromLog(from, to uint64) error {
 			if !ok || ids[0] == "" {
 				return errWhole
 			}
-			e := r.Data
-			if i == 1 { // kept (addBorn): a lent record's may not be
-				e = bytes.Clone(e)
-			}
-			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), e)
+			f.addBorn(i, strings.Clone(ids[0]), strings.Clone(r.Stream), r.Data)
 		}
 		if r.Type == projection.TypeTaskUpdated && kind == projection.KindTask {
 			f.unname(id)
@@ -610,72 +740,86 @@ func atB[V any](f *far, stream, id string, k kindOf[V]) (*V, error) {
 	return k.mem(m, f.project+"/"+id), nil
 }
 
-// putBorn appends the entity r, created in (a, b], to its kind's list
-// of the state at b (bornOne).
-func (f *far) putBorn(r bornRef) (err error) {
-	switch r.kind {
-	case 0:
-		f.y.Plans, err = bornOne(f, r, f.y.Plans, planOf)
-	case 1:
-		f.y.Tasks, err = bornOne(f, r, f.y.Tasks, taskOf2)
-	case 2:
-		f.y.Approvals, err = bornOne(f, r, f.y.Approvals, approvalOf)
-	case 3:
-		f.y.Execs, err = bornOne(f, r, f.y.Execs, execOf)
-	}
-	return err
-}
-
-// bornAtB puts the entities created in (a, b] into the state at b: named
-// from the projections' encoding (id and title) when their last change is
-// at or below b, else read whole (atB).
+// bornAtB names the entities created in (a, b] as they stand at b
+// (bornTitle) and leaves out those not there at b.
 func (f *far) bornAtB() error {
-	for _, r := range f.born {
-		if err := f.putBorn(r); err != nil {
+	n := 0
+	for i := range f.born {
+		r := &f.born[i]
+		title, ok, err := f.bornTitle(*r)
+		if err != nil {
 			return err
 		}
+		if ok {
+			f.born[n] = Born{Kind: r.Kind, ID: r.ID, Title: title, named: true}
+			n++
+		}
 	}
-	f.born = nil
+	clear(f.born[n:])
+	f.born = f.born[:n]
 	return nil
 }
 
-// bornOne appends the entity r at b to y: named by its titles when they
-// are known, else from the projections' encoding when its last change is
-// at or below b, else read whole (atB).
-func bornOne[V any](f *far, r bornRef, y []*V, k kindOf[V]) ([]*V, error) {
-	if r.enc != nil {
-		if w, ok := snapstore.Named[V](r.kind, r.id, r.enc); ok {
-			return append(y, w), nil
-		}
-	}
+// bornTitle is the title of the entity r at b: its title when the scan
+// named it, else from the projections' encoding when its last change is
+// at or below b, else from the entity read whole (atB); false when it is
+// not there at b.
+func (f *far) bornTitle(r Born) (string, bool, error) {
 	if r.named {
-		if w, ok := stub[V](r.kind, r.id, r.titles); ok {
-			return append(y, w), nil
-		}
+		return r.Title, true, nil
 	}
 	if f.now != nil {
-		key := []byte(f.project + "/" + r.id)
-		v, err := f.tx.Get(farBuckets[r.kind], key)
+		key := []byte(f.project + "/" + r.ID)
+		v, err := f.tx.Get(farBuckets[r.Kind], key)
 		if err != nil {
-			return nil, err
+			return "", false, err
 		}
 		if v != nil {
-			e, err := projstore.EntityMsgpack(f.tx, farBuckets[r.kind], key, v)
+			e, err := projstore.EntityMsgpack(f.tx, farBuckets[r.Kind], key, v)
 			if err != nil {
-				return nil, err
+				return "", false, err
 			}
 			if seq, ok := snapshot.UintField(e, "seq"); ok && seq <= f.b && seq > 0 {
-				if w, ok := snapstore.Named[V](r.kind, r.id, e); ok {
-					return append(y, w), nil
+				if t, ok := snapshot.StringFields(e, titleKeys[r.Kind]...); ok {
+					return strings.Join(t, ""), true, nil
 				}
 			}
 		}
 	}
-	w, err := atB(f, r.stream, r.id, k)
-	if err != nil || w == nil {
-		return y, err
+	switch {
+	case r.stream != "":
+	case r.Kind == 0:
+		r.stream = projection.PlanStream(f.project, r.ID)
+	case r.Kind == 1:
+		r.stream = projection.TaskStream(f.project, r.ID)
+	default: // named by bornIn
+		return "", false, ErrNotBetween
 	}
-	return append(y, w), nil
+	switch r.Kind {
+	case 0:
+		v, err := atB(f, r.stream, r.ID, planOf)
+		if v == nil {
+			return "", false, err
+		}
+		return v.Title, true, nil
+	case 1:
+		v, err := atB(f, r.stream, r.ID, taskOf2)
+		if v == nil {
+			return "", false, err
+		}
+		return v.Title, true, nil
+	case 2:
+		v, err := atB(f, r.stream, r.ID, approvalOf)
+		if v == nil {
+			return "", false, err
+		}
+		return v.Message, true, nil
+	}
+	v, err := atB(f, r.stream, r.ID, execOf)
+	if v == nil {
+		return "", false, err
+	}
+	return v.Command + v.Code, true, nil
 }
 
 // finish reads at b the entities a delta holds that the state at a does
@@ -698,35 +842,13 @@ func (f *far) finish() error {
 		at[3][v.ID] = true
 	}
 	for _, r := range f.extra {
-		if at[r.kind][r.id] {
+		if at[r.Kind][r.ID] {
 			continue
 		}
-		at[r.kind][r.id] = true
-		r.named, r.enc = false, nil
-		if err := f.putBorn(r); err != nil {
-			return err
-		}
+		at[r.Kind][r.ID] = true
+		r.named = false
+		f.born = append(f.born, r)
 	}
 	f.extra = nil
 	return nil
-}
-
-// stub is an entity of kind i with id and the fields a diff titles it
-// by (Named's), from their values.
-func stub[V any](i int, id string, t []string) (*V, bool) {
-	var v any
-	switch {
-	case i == 0 && len(t) == 1:
-		v = &projection.Plan{ID: id, Title: t[0]}
-	case i == 1 && len(t) == 1:
-		v = &projection.Task{ID: id, Title: t[0]}
-	case i == 2 && len(t) == 1:
-		v = &projection.Approval{ID: id, Message: t[0]}
-	case i == 3 && len(t) == 2:
-		x := &projection.Exec{}
-		x.ID, x.Command, x.Code = id, t[0], t[1]
-		v = x
-	}
-	out, ok := v.(*V)
-	return out, ok
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/flowctl/flowctl/flow/store"
 	"github.com/flowctl/flowctl/projection"
@@ -164,6 +165,16 @@ func (p *Pending) Flush() error {
 	return p.s.Flush()
 }
 
+// FreshRecord is the wrapped transaction's FreshRecord, when it has one
+// (eventlog's): the record at seq as it appended it, its payload shared;
+// else nil.
+func (p *Pending) FreshRecord(seq uint64) *store.Record {
+	if f, ok := p.Tx.(interface{ FreshRecord(uint64) *store.Record }); ok {
+		return f.FreshRecord(seq)
+	}
+	return nil
+}
+
 // Raw is the transaction the Pending wraps.
 func (p *Pending) Raw() store.Tx { return p.Tx }
 
@@ -247,24 +258,8 @@ func dirtyKey(bucket, key string) entityKey { return entityKey{bucket, key} }
 // decoded; on a query's, decoded.
 func get[T any](s *Tx, bucket, key string) (*T, error) {
 	dk := dirtyKey(bucket, key)
-	if v, ok := s.dirty[dk]; ok {
-		if _, gone := v.(deleted); gone {
-			return nil, nil
-		}
-		return v.(*T), nil
-	}
-	if s.pending != nil {
-		if v, ok := s.pending.dirty[dk]; ok {
-			if _, gone := v.(deleted); gone {
-				return nil, nil
-			}
-			return copyEntity(v.(*T))
-		}
-		if v, ok := s.pending.clean[dk]; ok {
-			return copyEntity(v.(*T))
-		}
-	} else if v, ok := s.clean[dk]; ok && s.keep {
-		return v.(*T), nil
+	if v, ok, err := held[T](s, dk); ok {
+		return v, err
 	}
 	if v, ok := s.overlaid(dk); ok {
 		return getOverlaid[T](s, dk, v)
@@ -282,6 +277,47 @@ func get[T any](s *Tx, bucket, key string) (*T, error) {
 		s.keepClean(dk, v)
 	}
 	return v, err
+}
+
+// getAt is get of the entity under projection.Key(project, id) in
+// bucket. The key is made, a string of its own, only when the entity is
+// not held already (dirty or clean, on this Tx or its Pending's): a
+// lookup names it in a buffer on the stack, which nothing keeps.
+func getAt[T any](s *Tx, bucket, project, id string) (*T, error) {
+	var buf [80]byte
+	b := append(append(append(buf[:0], project...), '/'), id...)
+	if v, ok, err := held[T](s, entityKey{bucket, unsafe.String(unsafe.SliceData(b), len(b))}); ok {
+		return v, err
+	}
+	return get[T](s, bucket, projection.Key(project, id))
+}
+
+// held is get's answer from the entities s holds, when it holds the one
+// under dk: ok false when it must look further (overlays, the store). It
+// keeps nothing of dk.
+func held[T any](s *Tx, dk entityKey) (v *T, ok bool, err error) {
+	if v, ok := s.dirty[dk]; ok {
+		if _, gone := v.(deleted); gone {
+			return nil, true, nil
+		}
+		return v.(*T), true, nil
+	}
+	if s.pending != nil {
+		if v, ok := s.pending.dirty[dk]; ok {
+			if _, gone := v.(deleted); gone {
+				return nil, true, nil
+			}
+			c, err := copyEntity(v.(*T))
+			return c, true, err
+		}
+		if v, ok := s.pending.clean[dk]; ok {
+			c, err := copyEntity(v.(*T))
+			return c, true, err
+		}
+	} else if v, ok := s.clean[dk]; ok && s.keep {
+		return v.(*T), true, nil
+	}
+	return nil, false, nil
 }
 
 func (s *Tx) keepClean(k entityKey, v any) {
@@ -495,19 +531,19 @@ func (s *Tx) Project(name string) (*projection.Project, error) {
 	return get[projection.Project](s, BucketProjects, name)
 }
 func (s *Tx) Plan(p, id string) (*projection.Plan, error) {
-	return get[projection.Plan](s, BucketPlans, projection.Key(p, id))
+	return getAt[projection.Plan](s, BucketPlans, p, id)
 }
 func (s *Tx) Task(p, id string) (*projection.Task, error) {
-	return get[projection.Task](s, BucketTasks, projection.Key(p, id))
+	return getAt[projection.Task](s, BucketTasks, p, id)
 }
 func (s *Tx) Approval(p, id string) (*projection.Approval, error) {
-	return get[projection.Approval](s, BucketApprovals, projection.Key(p, id))
+	return getAt[projection.Approval](s, BucketApprovals, p, id)
 }
 func (s *Tx) Exec(p, id string) (*projection.Exec, error) {
-	return get[projection.Exec](s, BucketExecs, projection.Key(p, id))
+	return getAt[projection.Exec](s, BucketExecs, p, id)
 }
 func (s *Tx) Checkpoint(p, id string) (*projection.Checkpoint, error) {
-	return get[projection.Checkpoint](s, BucketCheckpts, projection.Key(p, id))
+	return getAt[projection.Checkpoint](s, BucketCheckpts, p, id)
 }
 func (s *Tx) PutProject(v *projection.Project) error { return s.put(BucketProjects, v.Name, v) }
 func (s *Tx) PutCheckpoint(v *projection.Checkpoint) error {

@@ -487,28 +487,55 @@ func sumEntity(s *summarySum, e *entrySum, counts map[string]uint64, bucket, key
 // nothingElse checks that the buckets hold only the keys the projects'
 // comparisons matched: the first other one is named.
 func (w *projectWork) nothingElse(tx store.Tx, projects []string) error {
+	counts, err := countKeys(tx, projects)
+	if err != nil {
+		return err
+	}
+	return w.nothingElseOf(counts)
+}
+
+// nothingElseOf is nothingElse with the buckets' keys counted before
+// (countKeys, in the same transaction).
+func (w *projectWork) nothingElseOf(counts []keyCount) error {
+	for _, c := range counts {
+		if c.n != w.matched[c.bucket] {
+			return projectionDiff(c.bucket, string(c.stray), "is stored but a replay of the log does not produce it")
+		}
+	}
+	return nil
+}
+
+// keyCount is how many keys a bucket holds and the first of them that
+// no project of the replay owns (nil: none).
+type keyCount struct {
+	bucket string
+	n      int
+	stray  []byte
+}
+
+// countKeys counts the keys of the entity buckets and the summaries,
+// noting the first key of each that none of projects owns.
+func countKeys(tx store.Tx, projects []string) ([]keyCount, error) {
 	known := map[string]bool{}
 	for _, p := range projects {
 		known[p] = true
 	}
+	var out []keyCount
 	for _, bucket := range slices.Concat(EntityBuckets, []string{BucketSummaries}) {
-		n := 0
-		var stray []byte
+		c := keyCount{bucket: bucket}
 		err := store.ScanShared(tx, bucket, nil, func(k, _ []byte) error {
-			n++
-			if owner, ok := ownerOf(bucket, k); stray == nil && (!ok || !known[owner]) {
-				stray = bytes.Clone(k)
+			c.n++
+			if owner, ok := ownerOf(bucket, k); c.stray == nil && (!ok || !known[owner]) {
+				c.stray = bytes.Clone(k)
 			}
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if n != w.matched[bucket] {
-			return projectionDiff(bucket, string(stray), "is stored but a replay of the log does not produce it")
-		}
+		out = append(out, c)
 	}
-	return nil
+	return out, nil
 }
 
 // ownedPrefixes are the prefixes under which bucket keeps what project p

@@ -21,8 +21,9 @@ import (
 // as many workers as asked (a goroutine each, in a transaction view
 // begins), so the folds of independent projects run on every core beside
 // the walk. An exec never changes after the event that recorded it
-// (projection.ExecAt), so a fold compares each exec with the stored one
-// as it is made and drops it, and so each approval once decided: what a
+// (projection.ExecAt), so a fold sums each exec as it is made and drops
+// it (the sum is compared with one of the stored execs once the fold has
+// ended), and compares each approval once decided and drops it: what a
 // fold holds is its projects' other entities, a fraction of their
 // events.
 //
@@ -53,6 +54,9 @@ type Stream struct {
 		matched map[string]int
 		unsure  []string
 	}
+
+	// counts are the keys CountKeys counted, nil before.
+	counts []keyCount
 
 	// Set before done is closed, from the workers' own.
 	failed   bool // the walk found a problem: nothing is compared
@@ -308,6 +312,7 @@ type streamProject struct {
 	digest    *digestCheck
 	events    uint64
 	dropped   map[string]int    // execs compared and dropped
+	execs     entrySum          // the sealed values of the execs dropped
 	approvals map[string]bool   // the keys of the approvals compared and dropped
 	sum       entrySum          // their status index entries
 	counts    map[string]uint64 // their counts by status
@@ -390,27 +395,37 @@ func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
 
 // drop compares the entity e under key k of bucket, which the fold of
 // ps will not change again, with the stored one, and drops it from the
-// fold; false, and ps is unsure, when they differ.
+// fold; false, and ps is unsure, when they differ. An exec is not read
+// here but summed (its sealed value, which same sums from a scan of the
+// project's execs in key order): a Get for each exec cost the fold a
+// descent of the bucket's tree, in no order.
 func (s *Stream) drop(v *projectVerifier, ps *streamProject, bucket, k string, e any) bool {
 	key := []byte(k)
+	if bucket == BucketExecs {
+		body, err := appendBody(v.cmp.want[:0], e)
+		if err != nil {
+			ps.mem = nil
+			return false
+		}
+		v.cmp.want = body
+		v.sum.entry(&ps.execs, key, body)
+		sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
+		ps.dropped[bucket]++
+		delete(ps.mem.Execs, k)
+		return true
+	}
 	val, err := v.tx.Get(bucket, key)
 	if err != nil || val == nil || !v.cmp.same(bucket, key, e, val) {
 		ps.mem = nil
 		return false
 	}
 	sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
-	switch bucket {
-	case BucketExecs:
-		ps.dropped[bucket]++
-		delete(ps.mem.Execs, k)
-	case BucketApprovals:
-		if ps.approvals[k] {
-			ps.mem = nil // decided twice
-			return false
-		}
-		ps.approvals[k] = true
-		delete(ps.mem.Approvals, k)
+	if ps.approvals[k] {
+		ps.mem = nil // decided twice
+		return false
 	}
+	ps.approvals[k] = true
+	delete(ps.mem.Approvals, k)
 	return true
 }
 
@@ -424,7 +439,15 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 		var err error
 		switch bucket {
 		case BucketExecs:
-			continue // compared as they were made
+			// Summed as they were made (drop).
+			var got entrySum
+			err = v.eachOwned(bucket, p, func(k, val []byte) error {
+				got.add(v.sum.hash(k, val))
+				return nil
+			})
+			if err == nil && got != ps.execs {
+				return false
+			}
 		case BucketApprovals:
 			// Those dropped were compared when decided.
 			want := ps.mem.Approvals
@@ -463,6 +486,19 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 		matched[b] += n
 	}
 	return true
+}
+
+// CountKeys counts, in tx, the keys of the buckets that Verify checks
+// hold nothing but what the folds make: a scan that needs no fold, for a
+// caller to run while the walk goes on rather than after it. Verify's tx
+// must be tx (or see the same keys); without CountKeys, Verify counts
+// them itself.
+func (s *Stream) CountKeys(tx store.Tx) error {
+	counts, err := countKeys(tx, s.projects)
+	if err == nil {
+		s.counts = counts
+	}
+	return err
 }
 
 // Verify is VerifyProjects once the walk has ended (End), with the same
@@ -509,7 +545,13 @@ func (s *Stream) Verify(tx store.Tx, view func(func(store.Tx) error) error, work
 		return false, nil
 	}
 	w := &projectWork{matched: s.matched}
-	if err := w.nothingElse(tx, s.projects); err != nil {
+	counts := s.counts
+	if counts == nil {
+		if counts, err = countKeys(tx, s.projects); err != nil {
+			return true, err
+		}
+	}
+	if err := w.nothingElseOf(counts); err != nil {
 		// Name the key as the comparison project by project does.
 		return VerifyProjects(tx, view, workers, warn)
 	}

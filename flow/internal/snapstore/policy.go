@@ -68,15 +68,50 @@ const maxChainRead = 4 * MaxDeltaChain
 // up to MaxSnapshotGap.
 func Due(tx store.Tx, project string, events, every uint64) (bool, error) {
 	m, _, err := readMark(tx, project) // none: as if one of nothing at event 0
-	if err != nil || events < m.events {
-		return err == nil, err // a mark of another history: due
+	if err != nil {
+		return false, err
+	}
+	return m.due(events, every), nil
+}
+
+// due is Due after mark m.
+func (m mark) due(events, every uint64) bool {
+	if events < m.events {
+		return true // a mark of another history: due
 	}
 	need := every
 	if m.bytes > FreeBytes {
 		need = max(need, min(m.bytes/BytesPerEvent, MaxSnapshotGap))
 	}
-	return events-m.events >= need, nil
+	return events-m.events >= need
 }
+
+// Marks remembers the marks its Due read in one write transaction, so
+// that the commands of a batch read each project's mark once rather than
+// once a command. A Put in that transaction must be told (Forget), as
+// it moves the mark. The zero Marks is ready to use.
+type Marks struct {
+	m map[string]mark
+}
+
+// Due is the package's Due, from the project's mark read once.
+func (ms *Marks) Due(tx store.Tx, project string, events, every uint64) (bool, error) {
+	m, ok := ms.m[project]
+	if !ok {
+		var err error
+		if m, _, err = readMark(tx, project); err != nil {
+			return false, err
+		}
+		if ms.m == nil {
+			ms.m = map[string]mark{}
+		}
+		ms.m[project] = m
+	}
+	return m.due(events, every), nil
+}
+
+// Forget drops project's mark: a Put moved it.
+func (ms *Marks) Forget(project string) { delete(ms.m, project) }
 
 // Source is a project's current state, as the inline projection holds
 // it: what ScopeOf reads.

@@ -504,20 +504,34 @@ func provenDelta(b []byte, ch *snapshot.RawScope, ids [5][]string, del *snapshot
 			return false
 		}
 	}
-	got := changedOf(d.Changed)
-	for i, l := range ch.Lists() {
-		if len(got[i]) != len(*l) || len(ids[i]) != len(*l) {
-			return false
-		}
-		for k, e := range got[i] {
-			if e.id != ids[i][k] || !bytes.Equal(e.b, (*l)[k]) {
-				return false
-			}
-		}
+	// Each entity re-encoded into one scratch buffer: the proof needs its
+	// bytes and id, not its fingerprint (changedOf).
+	var buf []byte
+	l := ch.Lists()
+	if !provenList(&buf, d.Changed.Plans, *l[0], ids[0]) || !provenList(&buf, d.Changed.Tasks, *l[1], ids[1]) ||
+		!provenList(&buf, d.Changed.Approvals, *l[2], ids[2]) || !provenList(&buf, d.Changed.Execs, *l[3], ids[3]) ||
+		!provenList(&buf, d.Changed.Checkpoints, *l[4], ids[4]) {
+		return false
 	}
 	return slices.Equal(d.Deleted.Plans, del.Plans) && slices.Equal(d.Deleted.Tasks, del.Tasks) &&
 		slices.Equal(d.Deleted.Approvals, del.Approvals) && slices.Equal(d.Deleted.Execs, del.Execs) &&
 		slices.Equal(d.Deleted.Checkpoints, del.Checkpoints)
+}
+
+// provenList reports whether the entities got, decoded from a delta, are
+// those put in, in order: each with the id given (ids) and re-encoding to
+// the bytes given (want). buf is scratch.
+func provenList[T interface{ EntityID() string }](buf *[]byte, got []T, want [][]byte, ids []string) bool {
+	if len(got) != len(want) || len(ids) != len(want) {
+		return false
+	}
+	for k, v := range got {
+		*buf, _ = projection.AppendEntity((*buf)[:0], v)
+		if v.EntityID() != ids[k] || !bytes.Equal(*buf, want[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // drop removes the at-th entity of list i from p.
