@@ -60,6 +60,17 @@ func DiffPage(e *flow.Engine, project string, a, b flow.Point, offset, limit int
 		Truncated: max(offset, 0)+len(changes) < total}, nil
 }
 
+// DiffEach is DiffLimit streamed (flow.Engine.DiffEach): head is called
+// once with the result less its changes (Changes nil; Total and
+// Truncated set), then each with every change DiffLimit lists, in its
+// order, as it is made: a far diff of many changes holds neither them
+// nor the states they come from.
+func DiffEach(e *flow.Engine, project string, a, b flow.Point, limit int, head func(*DiffResult) error, each func(flow.Change) error) error {
+	return e.DiffEach(project, a, b, 0, limit, func(from, to uint64, total int) error {
+		return head(&DiffResult{Project: project, From: from, To: to, Total: total, Truncated: limit > 0 && limit < total})
+	}, each)
+}
+
 // Changed returns a and b without the entities they share: those that
 // are the same pointer in both, or encode to the same bytes
 // (projection.AppendEntity: the same entity), in lists of the same kind,

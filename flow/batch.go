@@ -7,6 +7,7 @@ import (
 	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
+	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/flow/store"
 )
 
@@ -44,10 +45,52 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 	})
 }
 
-// batch is what a Batch's commands leave for its end.
+// batch is what a Batch's commands leave for its end, and what they
+// share.
 type batch struct {
 	projects map[string]bool        // projects the batch's commands wrote to
 	digest   projstore.DigestWriter // their events' counts in the digest log index
+	marks    snapstore.Marks        // the snapshot marks they read (autoSnapshot)
+	// current is whether the stored projections are this binary's fold's
+	// (projstore.Current): 0 not read yet, 1 yes, -1 no. A batch reads it
+	// once: nothing in it makes them stale (a rebuild makes them current).
+	current int8
+}
+
+// batchRead runs fn on the projections the commands of e's Batch share
+// (projstore.Writer: what they folded, flushed or not, decoded once),
+// when e is a Batch's view and the projections are this fold's; ok false
+// (fn not run) otherwise. The entities fn reads are the batch's own, which
+// later commands change in place: fn copies what it returns, and changes
+// nothing.
+func (e *Engine) batchRead(fn func(src source) error) (ok bool, err error) {
+	if e.batch == nil || e.at != nil {
+		return false, nil
+	}
+	s, shared := projstore.Writer(e.tx)
+	if !shared {
+		return false, nil
+	}
+	current, err := e.batch.currentIn(e.tx)
+	if err != nil || !current {
+		return err != nil, err
+	}
+	return true, fn(s)
+}
+
+// currentIn is projstore.Current(tx), read once per batch.
+func (b *batch) currentIn(tx store.Tx) (bool, error) {
+	if b.current == 0 {
+		current, err := projstore.Current(tx)
+		if err != nil {
+			return false, err
+		}
+		b.current = -1
+		if current {
+			b.current = 1
+		}
+	}
+	return b.current > 0, nil
 }
 
 // end writes what the batch's commands folded and indexes the rollbacks

@@ -212,9 +212,29 @@ func cached[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) 
 	return cachedMiss(e, key, load)
 }
 
-// cachedMiss is cached past a miss: it reads in a transaction.
+// ownCopy is a deep copy of an entity a load returned from a batch's
+// shared projections (batchRead), which the caller then owns.
+func ownCopy[T any](v T) (T, error) {
+	c, ok := any(v).(interface{ Clone() T })
+	if !ok {
+		return v, fmt.Errorf("flow: %T is not a projected entity", v)
+	}
+	return c.Clone(), nil
+}
+
+// cachedMiss is cached past a miss: it reads in a transaction. In a
+// Batch, it copies the entity from the batch's projections (batchRead).
 func cachedMiss[T any](e *Engine, key cacheKey, load func(src source, key cacheKey) (T, error)) (T, error) {
 	var out T
+	if ok, err := e.batchRead(func(src source) error {
+		v, err := load(src, key)
+		if err == nil {
+			out, err = ownCopy(v)
+		}
+		return err
+	}); ok {
+		return out, err
+	}
 	if e.at != nil || e.tx != nil {
 		err := e.view(func(tx store.Tx) error {
 			var err error

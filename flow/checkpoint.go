@@ -2,7 +2,6 @@ package flow
 
 import (
 	"github.com/flowctl/flowctl/flow/internal/check"
-	"github.com/flowctl/flowctl/flow/internal/snapstore"
 	"github.com/flowctl/flowctl/projection"
 )
 
@@ -36,7 +35,7 @@ func (e *Engine) CreateCheckpoint(in NewCheckpoint) (*projection.Checkpoint, err
 			}
 		}
 		head, _ := w.tx.Head()
-		if err := snapstore.Put(w.tx, w.Tx, in.Project, w.e.snaps); err != nil {
+		if err := w.putSnapshot(in.Project); err != nil {
 			return Ref{}, err
 		}
 		id := projection.ShortID(projection.PrefixCheckpoint, p.Counters.Checkpoints+1)

@@ -44,9 +44,11 @@ type writer struct {
 	e       *Engine
 	tx      store.Tx
 	emitted []string       // the projects it appended events of, each once
+	oneProj [1]string      // emitted's array for a command of one project: no allocation
 	batched bool           // the Tx is its batch's, flushed at the batch's end
 	idx     *logidx.Writer // the events' entries in the log index
 	digest  *projstore.DigestWriter
+	marks   *snapstore.Marks // the snapshot marks read in the transaction (its batch's)
 	// corr is the id of the command's first event: every later event
 	// the command emits carries it as its correlation id, so that the
 	// events of one command can be told apart in the log (flowctl undo).
@@ -80,7 +82,7 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 	if err != nil {
 		return nil, err
 	}
-	r, err := w.tx.Record(res.Seqs[0])
+	r, err := appended(w.tx, res.Seqs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +97,25 @@ func (w *writer) emitEvent(stream string, exp store.Expect, ev store.Event) (*st
 		return nil, err
 	}
 	return r, nil
+}
+
+// freshRecorder is a transaction that hands back the records it just
+// appended without a copy of their payloads (eventlog.Tx.FreshRecord,
+// projstore.Pending's).
+type freshRecorder interface {
+	FreshRecord(seq uint64) *store.Record
+}
+
+// appended returns the record at seq that tx just appended: the one it
+// kept, when it can, else read back. Its Data may be shared with tx:
+// nothing changes it.
+func appended(tx store.Tx, seq uint64) (*store.Record, error) {
+	if f, ok := tx.(freshRecorder); ok {
+		if r := f.FreshRecord(seq); r != nil {
+			return r, nil
+		}
+	}
+	return tx.Record(seq)
 }
 
 // autoSnapshot stores a snapshot of each project this command wrote to
@@ -119,15 +140,22 @@ func (w *writer) autoSnapshot() error {
 		if p == nil {
 			continue
 		}
-		due, err := snapstore.Due(w.tx, project, p.Events, every)
+		due, err := w.marks.Due(w.tx, project, p.Events, every)
 		if err == nil && due {
-			err = snapstore.Put(w.tx, w.Tx, project, w.e.snaps)
+			err = w.putSnapshot(project)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// putSnapshot stores a snapshot of project (snapstore.Put), which moves
+// its mark.
+func (w *writer) putSnapshot(project string) error {
+	w.marks.Forget(project)
+	return snapstore.Put(w.tx, w.Tx, project, w.e.snaps)
 }
 
 // expect turns IfVersion into the expected-version condition of an append.
@@ -165,10 +193,11 @@ func (e *Engine) command(wr Write, name string, input any, fn func(w *writer) (R
 		}
 		s, batched := projstore.Writer(tx)
 		w := &writer{Tx: s, e: e, tx: tx, batched: batched && e.batch != nil, idx: e.idx}
+		w.emitted = w.oneProj[:0]
 		if e.batch != nil {
-			w.digest = &e.batch.digest
+			w.digest, w.marks = &e.batch.digest, &e.batch.marks
 		} else {
-			w.digest = new(projstore.DigestWriter)
+			w.digest, w.marks = new(projstore.DigestWriter), new(snapstore.Marks)
 		}
 		if w.idx == nil { // not in a Batch: written with the projections
 			w.idx = new(logidx.Writer)

@@ -140,11 +140,7 @@ func (e *Engine) changeContext(name string, input any, in ContextPatch) (*TaskCo
 	if err != nil {
 		return nil, err
 	}
-	t, err := e.Task(ref.Project, ref.ID)
-	if err != nil {
-		return nil, err
-	}
-	return contextOf(t), nil
+	return readTask(e, ref.Project, ref.ID, func(t *projection.Task) (*TaskContext, error) { return contextOf(t), nil })
 }
 
 func (w *writer) changeContext(in ContextPatch) error {

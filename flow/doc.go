@@ -94,6 +94,7 @@ are written in the transaction of the events they follow.
 	rollback_idx     the project's whole-project rollbacks, for reads at a point (flow/internal/history)
 	idem             idempotency key           -> the command's hash and result (command.go)
 	log_idx          kind, term, first seq     -> posting list chunk: the seqs of a type (per project and across), actor or session (flow/internal/logidx)
+	log_pending      kind, term                -> a list's seqs past the last multiple of 4096 the index lists (flow/internal/logidx; format 5)
 
 The proj_* buckets are the inline projections, package
 flow/internal/projstore: its Tx is what the fold writes and the queries

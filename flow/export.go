@@ -580,23 +580,40 @@ func foldRecord(st *projstore.Tx, r *store.Record, unknown map[string]int) error
 }
 
 type importEvent struct {
-	at      string // where it was read: "line 3" of an import, "seq 3" of a recovery
+	at      importAt // where it was read
 	stream  string
 	version uint64
 	event   store.Event
 }
 
+// importAt is where an import read an event: a line of its input, or
+// the seq of a recovery's (a string only for an error).
+type importAt struct {
+	line int
+	seq  uint64
+}
+
+func (a importAt) String() string {
+	if a.line > 0 {
+		return "line " + strconv.Itoa(a.line)
+	}
+	return "seq " + strconv.FormatUint(a.seq, 10)
+}
+
 // importReader reads an import a batch of events at a time, a line at a
 // time, each line at most maxImportLine bytes.
 type importReader struct {
-	sc    *bufio.Scanner
-	lim   importLimits
-	line  int
-	done  bool              // the input has no more lines
-	read  int64             // bytes of input read
-	total int64             // the input's size, 0 when unknown
-	names map[string]string // parseLine's strings
-	last  int               // the events of the batch before
+	sc     *bufio.Scanner
+	lim    importLimits
+	line   int
+	done   bool               // the input has no more lines
+	read   int64              // bytes of input read
+	total  int64              // the input's size, 0 when unknown
+	names  map[string]string  // parseLine's strings
+	recent [3]string          // parseLine's actor, session and project of the line before
+	block  []byte             // parseLine's payloads are carved from it
+	reuse  chan []importEvent // batches done with, for next to read into (parseAhead)
+	last   int                // the events of the batch before
 }
 
 func newImportReader(r io.Reader, lim importLimits) *importReader {
@@ -615,8 +632,15 @@ func newImportReader(r io.Reader, lim importLimits) *importReader {
 // lim.batchBytes of their lines. At the end of the input it sets done.
 func (in *importReader) next() ([]importEvent, error) {
 	// Room for as many as the batch before: a batch grown from nothing
-	// copied its events a second time over.
-	out := make([]importEvent, 0, in.last)
+	// copied its events a second time over. A batch handed back (reuse)
+	// is read into instead.
+	var out []importEvent
+	select {
+	case out = <-in.reuse:
+		out = out[:0]
+	default:
+		out = make([]importEvent, 0, in.last)
+	}
 	defer func() { in.last = len(out) }()
 	size := 0
 	for len(out) < in.lim.batch && size < in.lim.batchBytes {
@@ -634,7 +658,7 @@ func (in *importReader) next() ([]importEvent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, in.line, err)
 		}
-		ie.at = "line " + strconv.Itoa(in.line)
+		ie.at = importAt{line: in.line}
 		out = append(out, ie)
 		size += len(b)
 	}

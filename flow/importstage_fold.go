@@ -72,6 +72,7 @@ type bulkFolder struct {
 	in      chan *bulkAppended // the batches committed, in seq order
 	out     chan *foldedEpoch  // epochs folded; closed when the folder ends
 	written chan error         // the caller's answer to each epoch: nil when committed
+	spent   chan *bulkAppended // batches folded, whose slices the caller may reuse (appendBulkTx)
 	quit    chan struct{}      // closed when the caller stops the import
 	digest  projstore.DigestWriter
 	unknown map[string]int // the caller's count of events of unknown types
@@ -86,7 +87,7 @@ func (e *Engine) startFolder(unknown map[string]int) *bulkFolder {
 	f := &bulkFolder{
 		e: e, unknown: unknown,
 		in: make(chan *bulkAppended, 1), out: make(chan *foldedEpoch, 1),
-		written: make(chan error, maxAhead), quit: make(chan struct{}),
+		written: make(chan error, maxAhead), quit: make(chan struct{}), spent: make(chan *bulkAppended, 2),
 	}
 	go f.run()
 	return f
@@ -99,8 +100,20 @@ func (f *bulkFolder) run() {
 	for {
 		batches, more := f.gather()
 		// The answers in, the epochs written are read from the store.
-		if !f.settle(len(f.unwritten)) || len(batches) > 0 && !f.hand(f.fold(batches)) {
+		if !f.settle(len(f.unwritten)) {
 			return
+		}
+		if len(batches) > 0 {
+			ep := f.fold(batches)
+			for _, c := range batches {
+				select {
+				case f.spent <- c: // for the caller to append a later batch into
+				default:
+				}
+			}
+			if !f.hand(ep) {
+				return
+			}
 		}
 		if !more {
 			f.hand(&foldedEpoch{digest: &f.digest})
@@ -260,7 +273,7 @@ func (e *Engine) importBulk(batches *parsedBatches, st *bulkState, res *ImportRe
 		case ep = <-f.out:
 		default:
 		}
-		if err := e.appendEpoch(b, ep, st, res, f); err != nil {
+		if err := e.appendEpoch(batches, b, ep, st, res, f); err != nil {
 			return err
 		}
 		progress()
@@ -280,18 +293,24 @@ func (e *Engine) importBulk(batches *parsedBatches, st *bulkState, res *ImportRe
 // appendEpoch appends the batch b and writes ep (when not nil) in one
 // transaction, then hands the batch to the folder, writing the epochs it
 // hands over while it is behind.
-func (e *Engine) appendEpoch(b []importEvent, ep *foldedEpoch, st *bulkState, res *ImportResult, f *bulkFolder) error {
+func (e *Engine) appendEpoch(batches *parsedBatches, b []importEvent, ep *foldedEpoch, st *bulkState, res *ImportResult, f *bulkFolder) error {
 	if ep != nil && ep.err != nil {
 		return ep.err
 	}
+	var spent *bulkAppended
+	select {
+	case spent = <-f.spent:
+	default:
+	}
 	var c *bulkAppended
 	err := e.update(func(tx store.Tx) (err error) {
-		if c, err = appendBulkTx(tx, b); err != nil || ep == nil {
+		if c, err = appendBulkTx(tx, b, spent); err != nil || ep == nil {
 			return err
 		}
 		return ep.write(tx)
 	})
 	if err == nil {
+		batches.done(b) // c holds what it needs of b
 		err = c.addTo(res, st)
 	}
 	if ep != nil {

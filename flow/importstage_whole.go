@@ -39,7 +39,7 @@ func (e *Engine) importBulkWhole(events []importEvent) (res ImportResult, ok boo
 		byProject := map[string][]*store.Record{}
 		for rest := events; len(rest) > 0; {
 			n := min(len(rest), importBatch)
-			c, err := appendBulkTx(tx, rest[:n])
+			c, err := appendBulkTx(tx, rest[:n], nil)
 			if err == nil {
 				var idx logidx.Writer
 				c.index(&idx)

@@ -65,9 +65,10 @@ func (e *Engine) AddNote(in NewNote) (*Note, error) {
 		if err != nil {
 			return Ref{}, err
 		}
-		ev := eventOf(r)
-		ev.Raw = r.Data
-		n, _, err := noteOf(ev) // from the record in hand, not read back
+		// From the record in hand, not read back; noteOf reads no more of
+		// the event than this (eventOf would render its payload as JSON).
+		n, _, err := noteOf(Event{Seq: r.Seq, Type: r.Type, Schema: r.Schema, Time: r.Time,
+			Actor: r.Actor, Project: r.Project, Raw: r.Data})
 		if err != nil {
 			return Ref{}, err
 		}

@@ -58,7 +58,7 @@ func Recover(from, into string, opts Options) (RecoverReport, error) {
 	f.Close()
 	var events []importEvent
 	rep, err := salvage(from, store.Options{Timeout: opts.LockTimeout}, func(r *store.Record) error {
-		events = append(events, importEvent{at: fmt.Sprintf("seq %d", r.Seq), stream: r.Stream, version: r.Version, event: r.Event})
+		events = append(events, importEvent{at: importAt{seq: r.Seq}, stream: r.Stream, version: r.Version, event: r.Event})
 		return nil
 	})
 	if err == nil {

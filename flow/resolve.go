@@ -25,6 +25,9 @@ func ParseExecID(s string) (string, error) {
 }
 
 func parseShortID(prefix, what, s string) (string, error) {
+	if canonicalShortID(prefix, s) { // what the rest would make of it: s itself
+		return s, nil
+	}
 	num := strings.TrimSpace(s)
 	if p, n, ok := strings.Cut(num, "-"); ok && strings.EqualFold(p, prefix) {
 		num = n
@@ -39,9 +42,35 @@ func parseShortID(prefix, what, s string) (string, error) {
 	return id, nil
 }
 
+// canonicalShortID reports whether s is already an id as ShortID writes
+// it: prefix, "-" and a number > 0 in decimal digits, no leading zero.
+func canonicalShortID(prefix, s string) bool {
+	if len(s) <= len(prefix)+1 || s[:len(prefix)] != prefix || s[len(prefix)] != '-' {
+		return false
+	}
+	return canonicalNumber(s[len(prefix)+1:])
+}
+
+// canonicalNumber reports whether s is a number > 0 as strconv.Itoa
+// writes it, and short enough for IDNumber (9 digits).
+func canonicalNumber(s string) bool {
+	if s == "" || len(s) > 9 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseStepID accepts "T-3.2" (or "3.2") and returns the task and step ids.
 func ParseStepID(s string) (task, step string, err error) {
 	t, m, ok := strings.Cut(strings.TrimSpace(s), ".")
+	if ok && canonicalShortID(projection.PrefixTask, t) && canonicalNumber(m) {
+		return t, strings.TrimSpace(s), nil // what the rest would make of it
+	}
 	if ok {
 		if task, err = ParseTaskID(t); err == nil {
 			if n, e := strconv.Atoi(m); e == nil && n > 0 && strconv.Itoa(n) == m {

@@ -1,7 +1,11 @@
 package flow
 
 import (
+	"cmp"
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
@@ -38,46 +42,215 @@ func (e *Engine) DiffChanges(project string, a, b Point, offset, limit int) (fro
 	return from, to, changes, total, nil
 }
 
-// diffPage is DiffPage of project's states at seqs a and b. When the
-// points are near, only the entities the events between them touch are
-// read, at both points (history.Between). Else, for a page
-// (limit > 0) from or to the head, only the state at the other point is
-// read (snapstore.DiffHead: the head's is the projections'), the changes
-// of the entities it holds are listed whole, and the entities at the
-// head alone come from the status index in id order (EachID), merged in,
-// up to the end of the page and counted after it: only those on the page
-// are read, for their titles. Otherwise only the entities the events
-// between them changed are read, at both points (history.Far: from the
-// snapshot deltas between them), or, when Far declines (a rollback),
-// both states as a diff reads them (snapstore.DiffAt), less the
-// entities that encode alike.
+// DiffEach is DiffChanges streamed: head is called once, with the seqs
+// the points resolve to and how many changes there are in all, before
+// each is called with every change of the page (offset, limit), in
+// DiffPage's order, all in one transaction (diffEach). A far diff holds
+// only the entities there at the earlier point that events between the
+// points changed and the ids and titles of those created between them,
+// not its changes: each is made as it is passed on.
+func (e *Engine) DiffEach(project string, a, b Point, offset, limit int, head func(from, to uint64, total int) error, each func(Change) error) error {
+	return e.view(func(tx store.Tx) error {
+		src := projstore.NewTx(tx)
+		if _, err := mustProject(src, project); err != nil {
+			return err
+		}
+		from, err := resolvePoint(tx, src, project, a)
+		if err != nil {
+			return err
+		}
+		to, err := resolvePoint(tx, src, project, b)
+		if err != nil {
+			return err
+		}
+		return e.diffEach(tx, src, project, from, to, offset, limit, func(total int) error { return head(from, to, total) }, each)
+	})
+}
+
+// diffPage is DiffPage of project's states at seqs a and b: diffEach's
+// changes, gathered.
 func (e *Engine) diffPage(tx store.Tx, src *projstore.Tx, project string, a, b uint64, offset, limit int) ([]Change, int, error) {
+	out, total := []Change{}, 0
+	err := e.diffEach(tx, src, project, a, b, offset, limit, func(n int) error {
+		total = n
+		return nil
+	}, func(c Change) error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// diffEach passes on the page (offset, limit) of the changes of
+// project's states at seqs a and b, after their number (head). When the
+// points are near, only the entities the events between them touch are
+// read, at both points (history.Between). Else, for a page (limit > 0)
+// from or to the head, only the state at the other point is read
+// (snapstore.DiffHead: the head's is the projections'), the changes of
+// the entities it holds are listed whole, and the entities at the head
+// alone come from the status index in id order (EachID), merged in, up
+// to the end of the page and counted after it: only those on the page
+// are read, for their titles. Otherwise only the entities the events
+// between them changed are read, at both points (history.FarBorn: from
+// the snapshot deltas between them), those created between them by id
+// and title only, each an added (or removed) change merged into the
+// others' by id as it is passed on; or, when Far declines (a rollback),
+// both states as a diff reads them (snapstore.DiffAt), less the
+// entities that encode alike. Far comes before Between when the points
+// span a few snapshots (history.FarFirst), but for a page to the head.
+func (e *Engine) diffEach(tx store.Tx, src *projstore.Tx, project string, a, b uint64, offset, limit int, head func(total int) error, each func(Change) error) error {
 	lo, hi := a, b
 	if b < a {
 		lo, hi = b, a
 	}
-	sl, sh, err := history.Between(tx, project, lo, hi, e.warn)
+	var born []history.Born
+	var sl, sh *projection.Scope
+	h, _ := tx.Head()
+	farFirst, err := history.FarFirst(tx, project, lo, hi, farSnapshots)
+	if err != nil {
+		return err
+	}
+	err = history.ErrNotBetween
+	if farFirst && (limit <= 0 || hi != h) {
+		sl, sh, born, err = history.FarBorn(tx, project, lo, hi, e.warn)
+	}
+	if errors.Is(err, history.ErrNotBetween) {
+		sl, sh, err = history.Between(tx, project, lo, hi, e.warn)
+	}
 	if errors.Is(err, history.ErrNotBetween) {
 		// A page to the head reads the state at the other point and the
 		// page's entities at the head alone: less than Far's every
 		// changed entity when the points are far (a checkpoint long ago).
-		if head, _ := tx.Head(); limit > 0 && hi == head {
-			return diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
+		if limit > 0 && hi == h {
+			changes, total, err := diffHeadPage(tx, src, project, a, b, offset, limit, e.warn)
+			if err != nil {
+				return err
+			}
+			if err := head(total); err != nil {
+				return err
+			}
+			for _, c := range changes {
+				if err := each(c); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		sl, sh, err = history.Far(tx, project, lo, hi, e.warn)
+		if !farFirst { // else Far declined already
+			sl, sh, born, err = history.FarBorn(tx, project, lo, hi, e.warn)
+		}
 		if errors.Is(err, history.ErrNotBetween) {
 			sl, sh, err = snapstore.DiffAt(tx, project, lo, hi, e.warn)
 		}
 	}
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
+	op := OpAdded
 	if b < a {
-		sl, sh = sh, sl
+		sl, sh, op = sh, sl, OpRemoved
 	}
-	x, y := sameEncoded(sl, sh)
-	changes, total := DiffPage(x, y, offset, limit)
-	return changes, total, nil
+	known, _ := DiffPage(sameEncodedAll(sl, sh))
+	if err := head(len(known) + len(born)); err != nil {
+		return err
+	}
+	return mergeBorn(known, born, op, pager{skip: max(offset, 0), limit: limit, each: each})
+}
+
+// farSnapshots is how many of the project's snapshots between two points
+// make a diff try Far before Between (history.FarFirst): three, so that
+// Far reads at least one delta.
+const farSnapshots = 3
+
+// pager passes on the changes of a page: skip changes on, at most limit
+// of them (0: no limit).
+type pager struct {
+	skip, limit int
+	n, listed   int
+	each        func(Change) error
+}
+
+// add passes c on when it falls in the page; errPageFull once the page
+// is full.
+func (p *pager) add(c Change) error {
+	if p.limit > 0 && p.listed >= p.limit {
+		return errPageFull
+	}
+	p.n++
+	if p.n <= p.skip {
+		return nil
+	}
+	p.listed++
+	return p.each(c)
+}
+
+// bornKinds are the kinds of history.Born, by its Kind.
+var bornKinds = [4]string{projection.KindPlan, projection.KindTask, projection.KindApproval, projection.KindExec}
+
+// mergeBorn passes on the changes known (in DiffPage's order) and one op
+// change for each entity of born (added, or removed from b to a), by
+// kind, then id, as DiffPage orders them, up to the end of the page.
+// born is sorted by index (no string moves), each id parsed once.
+func mergeBorn(known []Change, born []history.Born, op string, p pager) error {
+	nums := make([]int, len(born))
+	var byKind [4][]int32
+	for i := range born {
+		_, num, _ := strings.Cut(born[i].ID, "-")
+		nums[i], _ = strconv.Atoi(num)
+		byKind[born[i].Kind] = append(byKind[born[i].Kind], int32(i))
+	}
+	compare := func(i, j int32) int {
+		x, y := born[i].ID, born[j].ID
+		px, _, _ := strings.Cut(x, "-")
+		py, _, _ := strings.Cut(y, "-")
+		return cmp.Or(strings.Compare(px, py), cmp.Compare(nums[i], nums[j]), strings.Compare(x, y))
+	}
+	err := func() error {
+		i := 0
+		for ; i < len(known) && known[i].Kind == "project"; i++ {
+			if err := p.add(known[i]); err != nil {
+				return err
+			}
+		}
+		for k, kind := range bornKinds {
+			list := byKind[k]
+			if !slices.IsSortedFunc(list, compare) {
+				slices.SortFunc(list, compare)
+			}
+			for n, j := range list {
+				r := &born[j]
+				if n > 0 && born[list[n-1]].ID == r.ID { // once an id
+					continue
+				}
+				for ; i < len(known) && known[i].Kind == kind && projection.CompareIDs(known[i].ID, r.ID) < 0; i++ {
+					if err := p.add(known[i]); err != nil {
+						return err
+					}
+				}
+				if err := p.add(Change{Kind: kind, ID: r.ID, Op: op, Title: r.Title}); err != nil {
+					return err
+				}
+			}
+			for ; i < len(known) && known[i].Kind == kind; i++ {
+				if err := p.add(known[i]); err != nil {
+					return err
+				}
+			}
+		}
+		for ; i < len(known); i++ {
+			if err := p.add(known[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if errors.Is(err, errPageFull) {
+		return nil
+	}
+	return err
 }
 
 // diffHeadPage is diffPage's page from or to the head (the later of a

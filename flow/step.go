@@ -37,11 +37,13 @@ func (e *Engine) AddStep(in NewStep) (*TaskStep, error) {
 	if err := check.Line("title", in.Title, MaxTitle, true); err != nil {
 		return nil, err
 	}
+	var task string // the step's task's id, as the command found it
 	ref, err := e.command(in.Write, "step.add", in, func(w *writer) (Ref, error) {
 		t, err := w.stepTask(in.Project, in.Task)
 		if err != nil {
 			return Ref{}, err
 		}
+		task = t.ID
 		id := projection.StepID(t.ID, len(t.Steps)+1)
 		_, err = w.emit(projection.TaskStream(in.Project, t.ID), in.expect(), in.Project, projection.TypeStepAdded,
 			projection.StepAdded{ID: id, Title: in.Title})
@@ -50,7 +52,10 @@ func (e *Engine) AddStep(in NewStep) (*TaskStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.Step(ref.Project, ref.ID)
+	if task == "" { // a replayed idempotency key: the command did not run
+		return e.Step(ref.Project, ref.ID)
+	}
+	return e.step(ref.Project, task, ref.ID)
 }
 
 // stepTask returns the task whose steps a command changes: it must exist,
@@ -129,7 +134,7 @@ func (e *Engine) MoveStep(in StepMove) (*TaskStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.Step(in.Project, in.ID)
+	return e.step(in.Project, task, in.ID)
 }
 
 func (in *StepMove) check() error {
@@ -250,15 +255,18 @@ func (e *Engine) Step(project, id string) (*TaskStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := e.Task(project, task)
-	if err != nil {
-		return nil, err
-	}
-	s := t.Step(id)
-	if s == nil {
-		return nil, fmt.Errorf("%w: step %s of task %s", ErrNotFound, id, task)
-	}
-	return &TaskStep{Step: *s, Task: t.ID, Version: t.Version}, nil
+	return e.step(project, task, id)
+}
+
+// step is Step of the step id of task, both parsed.
+func (e *Engine) step(project, task, id string) (*TaskStep, error) {
+	return readTask(e, project, task, func(t *projection.Task) (*TaskStep, error) {
+		s := t.Step(id)
+		if s == nil {
+			return nil, fmt.Errorf("%w: step %s of task %s", ErrNotFound, id, task)
+		}
+		return &TaskStep{Step: *s, Task: t.ID, Version: t.Version}, nil // a Step holds no slice or pointer
+	})
 }
 
 // Steps lists a task's steps in order; ErrNotFound for an unknown task.

@@ -147,6 +147,28 @@ func (e *Engine) Task(project, id string) (*projection.Task, error) {
 	return cached(e, taskKey(project, id), loadTask)
 }
 
+// readTask returns what fn makes of a task as Task reads it (ErrNotFound
+// when there is none). In a Batch, fn reads the batch's own task
+// (batchRead), with no copy of it: fn must copy what it keeps of it, and
+// change nothing.
+func readTask[T any](e *Engine, project, id string, fn func(t *projection.Task) (T, error)) (T, error) {
+	var out T
+	if ok, err := e.batchRead(func(src source) error {
+		t, err := mustTask(src, project, id)
+		if err == nil {
+			out, err = fn(t)
+		}
+		return err
+	}); ok {
+		return out, err
+	}
+	t, err := e.Task(project, id)
+	if err != nil {
+		return out, err
+	}
+	return fn(t)
+}
+
 func loadTask(src source, k cacheKey) (*projection.Task, error) {
 	return mustTask(src, k.project, k.id)
 }

@@ -49,7 +49,9 @@ type VerifyReport struct {
 // own, while its record walk goes on and feeds the log index's check
 // (logidx.Checker, compared once the walk has ended) and the
 // projections' (projstore.Stream: every project folded from that one
-// walk, its projects dealt to a goroutine per CPU). Other stores' projections are
+// walk, its projects dealt to a goroutine per CPU); the scans that need
+// no fold (the children index, the projection buckets' key counts) run
+// meanwhile, their findings held until the projections' are known. Other stores' projections are
 // replayed project by project, a project on each CPU
 // (projstore.VerifyProjects). A problem in the
 // log is reported before one in the projections either way. A store that
@@ -223,11 +225,23 @@ func checkDerived(tx store.Tx, view func(func(store.Tx) error) error, out *Verif
 		return nil
 	}
 	out.Projections = "ok"
+	var children error
+	if f != nil && f.stream != nil {
+		// While the walk goes on, the scans that need no fold: their
+		// findings wait for the projections'.
+		if err := f.stream.CountKeys(tx); err != nil {
+			return err
+		}
+		children = projstore.CheckChildren(tx)
+	}
 	if err := verifyProjections(tx, view, warn, f); err != nil {
 		return err
 	}
-	if err := projstore.CheckChildren(tx); err != nil { // against the tasks, just compared with the log
-		return err
+	if f == nil || f.stream == nil {
+		children = projstore.CheckChildren(tx)
+	}
+	if children != nil { // against the tasks, just compared with the log
+		return children
 	}
 	return verifyLogIndex(tx, f)
 }

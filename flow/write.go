@@ -77,7 +77,13 @@ func (e *Engine) readTx(tx store.Tx, fn func(src source) error) error {
 		}
 		return fn(src)
 	}
-	current, err := projstore.Current(tx)
+	var current bool
+	var err error
+	if e.batch != nil {
+		current, err = e.batch.currentIn(tx)
+	} else {
+		current, err = projstore.Current(tx)
+	}
 	if err != nil {
 		return err
 	}

@@ -46,11 +46,12 @@ func (a *app) diffCommand() *cobra.Command {
 				}
 			}
 			return a.withEngine(true, func(s *session) error {
-				d, err := digest.DiffLimit(s.eng, s.project, from, to, limit)
-				if err != nil {
+				p := a.printer()
+				w := &diffWriter{w: p.w, json: p.format != "text", limit: limit}
+				if err := digest.DiffEach(s.eng, s.project, from, to, limit, w.head, w.change); err != nil {
 					return err
 				}
-				return a.printer().one(d, func(w io.Writer) { writeDiff(w, d) })
+				return w.end()
 			})
 		}),
 	}
@@ -60,11 +61,82 @@ func (a *app) diffCommand() *cobra.Command {
 	return cmd
 }
 
-// writeDiff prints a diff for people: a header with the seqs it compares,
-// then one line per changed entity.
-func writeDiff(w io.Writer, d *digest.DiffResult) {
-	fmt.Fprintf(w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, changeCount(len(d.Changes), d.Total))
-	writeChanges(w, d.Changes)
+// diffWriter prints a diff as it comes (digest.DiffEach): as text, a
+// header with the seqs it compares and how many changes there are, then
+// one line per changed entity (changeLine); as JSON, the document of the
+// whole DiffResult (printer.one's), a change at a time, so that nothing
+// holds the changes.
+type diffWriter struct {
+	w     *textWriter
+	json  bool
+	limit int
+	d     *digest.DiffResult
+	n     int
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	line  []byte
+}
+
+// head writes what comes before the changes: the text header (how many
+// are listed of how many), or the JSON document's opening up to its
+// changes.
+func (w *diffWriter) head(d *digest.DiffResult) error {
+	w.d = d
+	if !w.json {
+		listed := d.Total
+		if w.limit > 0 {
+			listed = min(w.limit, d.Total)
+		}
+		_, err := fmt.Fprintf(w.w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, changeCount(listed, d.Total))
+		return err
+	}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	w.w.WriteString(`{"project":`)
+	if err := w.value(d.Project); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w.w, `,"from":%d,"to":%d,"changes":[`, d.From, d.To)
+	return err
+}
+
+// value writes v as the JSON encoder writes it (no HTML escapes).
+func (w *diffWriter) value(v any) error {
+	w.buf.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.w.Write(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+// change writes one change: its line (changeLine, coloured by its mark
+// when the display has colour), or its JSON in the changes array.
+func (w *diffWriter) change(c flow.Change) error {
+	w.n++
+	if w.json {
+		if w.n > 1 {
+			w.w.WriteByte(',')
+		}
+		return w.value(c)
+	}
+	w.line = appendChangeLine(w.line[:0], c)
+	d := w.w.disp
+	if d.color {
+		_, err := fmt.Fprintln(w.w, d.paint(string(w.line), changeColors[string(w.line[:1])]))
+		return err
+	}
+	w.line = append(w.line, '\n')
+	_, err := w.w.Write(w.line)
+	return err
+}
+
+// end closes the JSON document and flushes what is left.
+func (w *diffWriter) end() error {
+	if w.json {
+		fmt.Fprintf(w.w, `],"total":%d,"truncated":%t}`+"\n", w.d.Total, w.d.Truncated)
+	}
+	return w.w.Flush()
 }
 
 // changeCount says how many changes there are, and how many of them are
@@ -102,14 +174,25 @@ var changeMarks = map[string]string{flow.OpAdded: "+", flow.OpRemoved: "-", flow
 //	! exec X-1 go test: removed; the command ran and is not undone by a rollback
 //
 // '!' marks what happened in the world and stays done there (World).
-func changeLine(c flow.Change) string {
+func changeLine(c flow.Change) string { return string(appendChangeLine(nil, c)) }
+
+// appendChangeLine appends changeLine(c) to b.
+func appendChangeLine(b []byte, c flow.Change) []byte {
 	mark := changeMarks[c.Op]
 	if c.World != "" {
 		mark = "!"
 	}
-	line := mark + " " + c.Kind + " " + c.ID
+	b = append(b, mark...)
+	b = append(b, ' ')
+	b = append(b, c.Kind...)
+	b = append(b, ' ')
+	b = append(b, c.ID...)
 	if c.Title != "" {
-		line += " " + diffShort(printable(c.Title), 60)
+		b = append(b, ' ')
+		b = append(b, diffShort(printable(c.Title), 60)...)
+	}
+	if len(c.Fields) == 0 && c.World == "" {
+		return b
 	}
 	var parts []string
 	for _, f := range c.Fields {
@@ -123,9 +206,10 @@ func changeLine(c flow.Change) string {
 		detail += "; " + c.World
 	}
 	if detail != "" {
-		line += ": " + detail
+		b = append(b, ": "...)
+		b = append(b, detail...)
 	}
-	return line
+	return b
 }
 
 // bareWord is a string value printed without quotes.
