@@ -12,12 +12,13 @@ import (
 // it is, and Driver opens one by path for the registry (doc.go, "The
 // seam").
 var (
-	_ store.Tx        = (*Tx)(nil)
-	_ store.Store     = logStore{}
-	_ store.Verifier  = logStore{}
-	_ store.Driver    = Driver{}
-	_ store.Compacter = Driver{}
-	_ store.Salvager  = Driver{}
+	_ store.Tx         = (*Tx)(nil)
+	_ store.Store      = logStore{}
+	_ store.Verifier   = logStore{}
+	_ store.FreeSpacer = logStore{}
+	_ store.Driver     = Driver{}
+	_ store.Compacter  = Driver{}
+	_ store.Salvager   = Driver{}
 )
 
 func init() { store.Register(store.PathDriver, Driver{}) }
@@ -38,6 +39,7 @@ func (s logStore) Update(fn func(store.Tx) error) error {
 }
 
 func (s logStore) Close() error                        { return s.l.Close() }
+func (s logStore) FreeBytes() (free, size int64)       { return s.l.FreeBytes() }
 func (s logStore) Verify() (store.VerifyReport, error) { return s.l.Verify() }
 
 // VerifyWith is Log.VerifyWith.

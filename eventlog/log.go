@@ -359,6 +359,17 @@ func (l *Log) Format() int { return int(l.format) }
 // Path returns the file's path.
 func (l *Log) Path() string { return l.path }
 
+// FreeBytes returns how many of the file's bytes lie in free pages (those
+// bbolt's free list holds, and those freed by the last write but still
+// read by an open transaction) as of the last write transaction, and the
+// file's size. A log opened read-only has not read its free list: 0.
+func (l *Log) FreeBytes() (free, size int64) {
+	if fi, err := os.Stat(l.path); err == nil {
+		size = fi.Size()
+	}
+	return int64(l.db.Stats().FreeAlloc), size
+}
+
 // ReadOnly reports whether the log was opened read-only.
 func (l *Log) ReadOnly() bool { return l.opts.ReadOnly }
 

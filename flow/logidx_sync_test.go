@@ -2,6 +2,7 @@ package flow
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow/internal/history"
@@ -66,4 +67,50 @@ func TestSyncProjections_LogIndexFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The cleanup's Verify compares the projections and the index.
+}
+
+// TestSyncProjections_SuggestsCompact: a log index listed again on a
+// writable open warns that 'flowctl compact' gives back the free pages it
+// left, when they are as many as compactHint asks, and only then.
+func TestSyncProjections_SuggestsCompact(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		bytes int64
+		share float64
+		warns bool
+	}{
+		{"above the hint", 1, 0, true},
+		{"below the default hint", compactHint.bytes, compactHint.share, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func(h struct {
+				bytes int64
+				share float64
+			}) {
+				compactHint = h
+			}(compactHint)
+			compactHint.bytes, compactHint.share = tt.bytes, tt.share
+			e := mustOpen(t)
+			seedTasks(t, e)
+			err := e.log.Update(func(tx store.Tx) error {
+				return tx.Put(logidx.Bucket, append([]byte{0}, "version"...), binary.BigEndian.AppendUint32(nil, 3))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+			var warnings []string
+			e.opts.Warn = func(s string) { warnings = append(warnings, s) }
+			if err := e.acquire(); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.syncProjections(); err != nil {
+				t.Fatal(err)
+			}
+			warned := len(warnings) == 1 && strings.Contains(warnings[0], "'flowctl compact' gives them back")
+			if warned != tt.warns || len(warnings) > 1 {
+				t.Errorf("warnings %q, want a compact hint: %v", warnings, tt.warns)
+			}
+		})
+	}
 }

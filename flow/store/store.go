@@ -127,6 +127,14 @@ type VerifyReport struct {
 	Projects int
 }
 
+// FreeSpacer is a Store in a file that can hold free pages: what a
+// rewrite of the file (Compacter) would give back.
+type FreeSpacer interface {
+	// FreeBytes returns the bytes of the file in free pages as of the last
+	// write, and the file's size.
+	FreeBytes() (free, size int64)
+}
+
 // Verifier is a Store that can check all of itself: every record's
 // checksum and hash, the chain, seq contiguity and the backend's indexes.
 type Verifier interface {
