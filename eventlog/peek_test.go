@@ -68,3 +68,17 @@ func checkPeek(t interface{ Fatalf(string, ...any) }, f format, seq uint64, b []
 		t.Fatalf("format %d: peekProject = %q, the decode finds project %q", f, got, r.Project)
 	}
 }
+
+// BenchmarkPeekProject: the walk of a ReplaySplit reads every record's
+// project; a record as the generated workload writes them.
+func BenchmarkPeekProject(b *testing.B) {
+	r := &Record{Seq: 123456, Stream: "task/proj003/T-1234", Version: 17}
+	r.Type, r.Actor, r.Session, r.Project = "step.status_changed", "agent-3", "session-0042", "proj003"
+	r.Time, r.ID, r.Data = time.Unix(1_760_000_000, 123), testID(99), make([]byte, 46)
+	v := formatV2.encode(r)
+	for b.Loop() {
+		if formatV2.peekProject(v) == nil {
+			b.Fatal("no project")
+		}
+	}
+}

@@ -55,25 +55,20 @@ func (f format) peekProject(v []byte) []byte {
 	if f == formatV1 {
 		i = skipValue(v, i) // seq
 	}
-	// id, stream, version, type, schema, time, actor, session: the
-	// forms they mostly take are skipped here, the others by skipValue.
-	for range 8 {
-		if i < 0 || i >= len(v) {
-			return nil
-		}
-		switch c := v[i]; {
-		case c&0xe0 == mpFixStr:
-			i += 1 + int(c&0x1f)
-		case c <= 0x7f: // positive fixint
-			i++
-		case c == mpUint64:
-			i += 9
-		case c == mpBin8 && i+1 < len(v):
-			i += 2 + int(v[i+1])
-		default:
-			i = skipValue(v, i)
-		}
+	// id, stream, version, type, schema, time, actor, session, each in
+	// the form it mostly takes by an inlined test, else by skipValue.
+	if i >= 0 && i+1 < len(v) && v[i] == mpBin8 && v[i+1] == byte(len(ID{})) {
+		i += 2 + len(ID{})
+	} else {
+		i = skipValue(v, i)
 	}
+	i = orSkip(v, i, fixStrEnd(v, i))  // stream
+	i = orSkip(v, i, fixUintEnd(v, i)) // version
+	i = orSkip(v, i, fixStrEnd(v, i))  // type
+	i = orSkip(v, i, fixUintEnd(v, i)) // schema
+	i = orSkip(v, i, uint64End(v, i))  // time: nanoseconds since 1970 are a uint64
+	i = orSkip(v, i, fixStrEnd(v, i))  // actor
+	i = orSkip(v, i, fixStrEnd(v, i))  // session
 	end := skipValue(v, i)
 	if end < 0 {
 		return nil
@@ -93,6 +88,39 @@ func (f format) peekProject(v []byte) []byte {
 		return nil
 	}
 	return v[i+header : end : end]
+}
+
+// fixStrEnd, fixUintEnd and uint64End return where the value at v[i]
+// ends if it is a fixstr, a positive fixint or a uint64, else -1; orSkip
+// returns end, or when it is -1 what skipValue finds: the forms the
+// envelope's fields mostly take are read inline, the others by the call.
+// (uint(i) < uint(len(v)) is 0 <= i < len(v).)
+func fixStrEnd(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i]-mpFixStr < 32 {
+		return i + 1 + int(v[i]-mpFixStr)
+	}
+	return -1
+}
+
+func fixUintEnd(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i] <= 0x7f {
+		return i + 1
+	}
+	return -1
+}
+
+func uint64End(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i] == mpUint64 {
+		return i + 9
+	}
+	return -1
+}
+
+func orSkip(v []byte, i, end int) int {
+	if end >= 0 {
+		return end
+	}
+	return skipValue(v, i)
 }
 
 // skipValue returns where the msgpack value at v[i] ends, by its header
