@@ -32,6 +32,7 @@ func FuzzDecodeRecord(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, seq uint64, b []byte) {
 		checkDecode(t, seq, b)
+		checkPeek(t, formatV1, seq, b, Hash{})
 		env := bytes.Clone(b)
 		checkDecode(t, seq, binary.BigEndian.AppendUint32(env, crc32.Checksum(env, castagnoli)))
 		if r, err := decodeEnvelope(b); err == nil && r == nil {
@@ -158,6 +159,7 @@ func FuzzDecodeRecordV2(f *testing.F) {
 		var prev Hash
 		copy(prev[:], prevb)
 		checkDecodeV2(t, seq, prev, b)
+		checkPeek(t, formatV2, seq, b, prev)
 		env := bytes.Clone(b)
 		checkDecodeV2(t, seq, prev, binary.BigEndian.AppendUint32(env, formatV2.checksum(seq, env)))
 	})

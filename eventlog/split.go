@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -40,29 +41,135 @@ func (tx *Tx) ReplaySplit(from, to uint64, workers int, route func(project []byt
 
 // peekProject returns the project of the record v of format f, read
 // without a check (the worker that decodes v checks it), nil when v is
-// too damaged to say.
+// too damaged to say. It skips the fields before the project by their
+// msgpack headers alone, as the walk of a ReplaySplit does for every
+// record: where the parser checks each value's type and shortest form,
+// this only stays within v. On a record the parser accepts it finds the
+// project the parser finds (TestPeekProject); on another, whatever it
+// returns routes a record whose decode fails.
 func (f format) peekProject(v []byte) []byte {
-	p := parser{b: v}
-	if p.code() != f.envelopeHeader() {
+	if len(v) == 0 || v[0] != f.envelopeHeader() {
 		return nil
 	}
+	i := 1
 	if f == formatV1 {
-		p.uint()
+		i = skipValue(v, i) // seq
 	}
-	var id ID
-	p.fixed(id[:])
-	p.str()  // stream
-	p.uint() // version
-	p.str()  // type
-	p.uint() // schema
-	p.int()  // time
-	p.str()  // actor
-	p.str()  // session
-	project := p.str()
-	if p.err != nil {
+	// id, stream, version, type, schema, time, actor, session, each in
+	// the form it mostly takes by an inlined test, else by skipValue.
+	if i >= 0 && i+1 < len(v) && v[i] == mpBin8 && v[i+1] == byte(len(ID{})) {
+		i += 2 + len(ID{})
+	} else {
+		i = skipValue(v, i)
+	}
+	i = orSkip(v, i, fixStrEnd(v, i))  // stream
+	i = orSkip(v, i, fixUintEnd(v, i)) // version
+	i = orSkip(v, i, fixStrEnd(v, i))  // type
+	i = orSkip(v, i, fixUintEnd(v, i)) // schema
+	i = orSkip(v, i, uint64End(v, i))  // time: nanoseconds since 1970 are a uint64
+	i = orSkip(v, i, fixStrEnd(v, i))  // actor
+	i = orSkip(v, i, fixStrEnd(v, i))  // session
+	end := skipValue(v, i)
+	if end < 0 {
 		return nil
 	}
-	return project
+	var header int
+	switch c := v[i]; {
+	case c&0xe0 == mpFixStr:
+		header = 1
+	case c == mpStr8:
+		header = 2
+	case c == mpStr16:
+		header = 3
+	case c == mpStr32:
+		header = 5
+	}
+	if header == 0 || end < i+header {
+		return nil
+	}
+	return v[i+header : end : end]
+}
+
+// fixStrEnd, fixUintEnd and uint64End return where the value at v[i]
+// ends if it is a fixstr, a positive fixint or a uint64, else -1; orSkip
+// returns end, or when it is -1 what skipValue finds: the forms the
+// envelope's fields mostly take are read inline, the others by the call.
+// (uint(i) < uint(len(v)) is 0 <= i < len(v).)
+func fixStrEnd(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i]-mpFixStr < 32 {
+		return i + 1 + int(v[i]-mpFixStr)
+	}
+	return -1
+}
+
+func fixUintEnd(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i] <= 0x7f {
+		return i + 1
+	}
+	return -1
+}
+
+func uint64End(v []byte, i int) int {
+	if uint(i) < uint(len(v)) && v[i] == mpUint64 {
+		return i + 9
+	}
+	return -1
+}
+
+func orSkip(v []byte, i, end int) int {
+	if end >= 0 {
+		return end
+	}
+	return skipValue(v, i)
+}
+
+// skipValue returns where the msgpack value at v[i] ends, by its header
+// alone (a str, bin, integer, nil or bool: the envelope's kinds of
+// value), or -1 when it is of another kind or runs past v; i may be -1
+// already, which it returns.
+func skipValue(v []byte, i int) int {
+	if i < 0 || i >= len(v) {
+		return -1
+	}
+	c := v[i]
+	var end int
+	switch {
+	case c <= 0x7f || c >= 0xe0: // positive and negative fixint
+		return i + 1
+	case c&0xe0 == mpFixStr:
+		end = i + 1 + int(c&0x1f)
+	case c == mpNil || c == 0xc2 || c == 0xc3: // nil, false, true
+		return i + 1
+	case c == mpBin8 || c == mpStr8:
+		if i+1 >= len(v) {
+			return -1
+		}
+		end = i + 2 + int(v[i+1])
+	case c == mpBin16 || c == mpStr16:
+		if i+2 >= len(v) {
+			return -1
+		}
+		end = i + 3 + int(binary.BigEndian.Uint16(v[i+1:]))
+	case c == mpBin32 || c == mpStr32:
+		if i+4 >= len(v) {
+			return -1
+		}
+		end = i + 5 + int(binary.BigEndian.Uint32(v[i+1:]))
+	case c == mpUint8 || c == mpInt8:
+		end = i + 2
+	case c == mpUint16 || c == mpInt16:
+		end = i + 3
+	case c == mpUint32 || c == mpInt32:
+		end = i + 5
+	case c == mpUint64 || c == mpInt64:
+		end = i + 9
+	default:
+		return -1
+	}
+	if end > len(v) {
+		return -1
+	}
+	return end
 }
 
 // splitItem is a record handed to a worker: its seq, its stored bytes

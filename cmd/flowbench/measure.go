@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -102,6 +103,22 @@ func perOp(n int, unit time.Duration, f func(i int) error) measurement {
 }
 
 // rate measures f, which handles events events a call, in events/s.
+// settledRate is rate with a garbage collection before each run, outside
+// its time: each run then starts from the heap a fresh process starts
+// from, as a rebuild does. A replay allocates about as much as it keeps
+// (a state of ~130 MB on the 1M file), so without it a run inherits the
+// heap goal the run before it left: a run that follows a large live
+// heap collects twice, one after a collection near its start collects
+// seven or eight times, twice the marking, and two rates taken in turns
+// (replay_parallel's) swing by which of them drew which.
+func settledRate(events int, f func() error) measurement {
+	timed := rate(events, f)
+	return func() (float64, error) {
+		runtime.GC()
+		return timed()
+	}
+}
+
 func rate(events int, f func() error) measurement {
 	return func() (float64, error) {
 		start := time.Now()

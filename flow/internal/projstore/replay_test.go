@@ -31,7 +31,7 @@ func history(t *rapid.T, dir string) string {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	projects := rapid.IntRange(1, 6).Draw(t, "projects")
+	projects := rapid.IntRange(1, 24).Draw(t, "projects") // more than routeSlots: some share a slot
 	g := workload.New(workload.Options{Projects: projects, Seed: rapid.Uint64().Draw(t, "seed"),
 		CheckpointEvery: rapid.IntRange(10, 200).Draw(t, "checkpointEvery")})
 	if err := flowrun.Batch(e, g.Fill(nil, projects)); err != nil {

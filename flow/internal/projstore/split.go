@@ -37,6 +37,11 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 	}
 	owner := map[string]*routed{} // project -> the worker folding it
 	last := &routed{worker: -1}   // the record before's: most records follow one of their project
+	// recent holds the projects routed lately by a hash of their bytes:
+	// a file's records interleave a few projects, so that the project
+	// of a record is mostly not the one before's but one of a few, and
+	// a slot's compare costs less than the map's hash and probe.
+	var recent [routeSlots]*routed
 	route := func(project []byte) int {
 		rep.Events++
 		if progress != nil && rep.Events%progressEvery == 0 {
@@ -45,12 +50,17 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 		if string(project) == last.project && last.worker >= 0 {
 			return last.worker
 		}
+		slot := &recent[routeSlot(project)]
+		if o := *slot; o != nil && o.project == string(project) {
+			last = o
+			return o.worker
+		}
 		o := owner[string(project)]
 		if o == nil {
 			o = &routed{string(project), len(owner) % workers}
 			owner[o.project] = o
 		}
-		last = o
+		*slot, last = o, o
 		return o.worker
 	}
 	fold := func(w int, r *store.Record) error {
@@ -66,6 +76,20 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 		return nil, rep, err
 	}
 	return mergeMemories(mems), rep, nil
+}
+
+// routeSlots is how many projects a replaySplit's route remembers by
+// routeSlot, a hash of their length and last two bytes: where generated
+// and most real names differ (proj007, proj008). Strings that share a
+// slot only cost a look in the map.
+const routeSlots = 16
+
+func routeSlot(project []byte) int {
+	n := len(project)
+	if n < 2 {
+		return n
+	}
+	return int(uint(n)*7+uint(project[n-1])+uint(project[n-2])*3) % routeSlots
 }
 
 // skipped is what a worker skipped: how many events, and the first of
