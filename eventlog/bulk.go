@@ -129,10 +129,11 @@ func (tx *Tx) bulkPut(b *bolt.Bucket, recs []Record, entries []indexEntry, prev 
 		close(encoded)
 	}(tx.log.format)
 	err := tx.bulkMerge(entries)
+	keys := make([]byte, 8*len(recs)) // one allocation for every key: bbolt keeps them to the commit
 	for i := range recs {
 		v := <-encoded // every one, so that the goroutine ends
 		if err == nil {
-			err = b.Put(seqKey(recs[i].Seq), v)
+			err = b.Put(binary.BigEndian.AppendUint64(keys[8*i:8*i:8*i+8], recs[i].Seq), v)
 		}
 	}
 	return recs[len(recs)-1].Hash, err
@@ -185,8 +186,13 @@ func (tx *Tx) bulkMerge(entries []indexEntry) error {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(entries[a].id[:], entries[b].id[:]) })
+	// The keys and values in two allocations, not two for each: bbolt
+	// keeps them to the commit.
+	keys, values := make([]byte, 0, len(entries)*len(ID{})), make([]byte, 0, len(entries)*binary.MaxVarintLen64)
 	for _, i := range order {
-		if err := ids.Put(bytes.Clone(entries[i].id[:]), tx.log.format.idValue(entries[i].seq)); err != nil {
+		k, v := len(keys), len(values)
+		keys, values = append(keys, entries[i].id[:]...), tx.log.format.appendIDValue(values, entries[i].seq)
+		if err := ids.Put(keys[k:len(keys):len(keys)], values[v:len(values):len(values)]); err != nil {
 			return err
 		}
 	}

@@ -60,6 +60,22 @@ func AppendPayload(b []byte, v any) (_ []byte, ok bool) {
 	return b, false
 }
 
+// DecodePayload decodes b into v, a pointer to a zero event payload of
+// this package (or to any other type with a generated decoder), as the
+// fold decodes it: what msgpack.Unmarshal reads, without reflection. ok
+// is false, and v untouched, for any other type.
+func DecodePayload(b []byte, v any) (ok bool, err error) {
+	d, ok := v.(interface{ decodeMsgpack(r *mpReader) error })
+	if !ok {
+		return false, nil
+	}
+	seen := seenPool.Get().(*stringCache)
+	r := mpReader{b: b, seen: seen}
+	err = d.decodeMsgpack(&r)
+	seenPool.Put(seen)
+	return true, err
+}
+
 // The fold reads some fields of a payload only to look something up by
 // them, or not at all. The decodeRefs methods read those as where they
 // are in the payload, checked as str checks them but made into no

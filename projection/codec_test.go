@@ -222,6 +222,34 @@ func TestAppendPayload(t *testing.T) {
 	}
 }
 
+// TestDecodePayload: every payload type decodes as reflection decodes
+// it (both fail, or both give the same value); another type is refused.
+func TestDecodePayload(t *testing.T) {
+	for _, typ := range payloadTypes {
+		t.Run(typ.Name(), rapidCheck(func(t *rapid.T) {
+			var b []byte
+			if rapid.Bool().Draw(t, "valid") {
+				b = reflectMarshal(t, genValue(t, typ, 0).Interface())
+			} else {
+				b = genEncoding(t, typ, 0)
+			}
+			want, got := reflect.New(typ), reflect.New(typ)
+			werr := reflectUnmarshal(b, want.Interface())
+			ok, gerr := DecodePayload(b, got.Interface())
+			if !ok || (gerr == nil) != (werr == nil) {
+				t.Fatalf("DecodePayload(%s) of % x: %v, error %v; reflection error %v", typ.Name(), b, ok, gerr, werr)
+			}
+			if werr == nil && !sameValue(got.Elem(), want.Elem()) {
+				t.Fatalf("DecodePayload(%s) of % x:\nhand       %#v\nreflection %#v", typ.Name(), b, got.Elem(), want.Elem())
+			}
+		}).check)
+	}
+	var m map[string]int
+	if ok, err := DecodePayload([]byte{0x80}, &m); ok || err != nil || m != nil {
+		t.Errorf("DecodePayload(*map) = %v, %v, %v; want false, nil, untouched", ok, err, m)
+	}
+}
+
 // payloadTypes are the types of the events' payloads.
 var payloadTypes = []reflect.Type{
 	reflect.TypeFor[ProjectCreated](), reflect.TypeFor[ProjectArchived](), reflect.TypeFor[PlanCreated](),

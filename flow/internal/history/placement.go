@@ -83,7 +83,9 @@ func placement(src projection.Store, r *store.Record, kind string) (string, erro
 // decodePlaced decodes r's payload into v; a payload that does not decode
 // is left to the fold to refuse.
 func decodePlaced(r *store.Record, v any) {
-	_ = msgpack.Unmarshal(r.Data, v)
+	if ok, _ := projection.DecodePayload(r.Data, v); !ok {
+		_ = msgpack.Unmarshal(r.Data, v)
+	}
 }
 
 // decisionPlacement: a decision (or the use of a granted approval)
