@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -112,6 +113,10 @@ type Log struct {
 	lastBatch  int           // calls in the previous commit
 	lastCommit time.Duration // how long the previous commit took
 	arrived    chan struct{} // a call was queued: wakes gather
+
+	// trimming is KeepTrimmed's pager while it runs: the scans of the
+	// transactions begun meanwhile trim as they go (scanTrimStep).
+	trimming atomic.Pointer[pager]
 }
 
 // Open opens the log at path, creating it if opts.Create is set.

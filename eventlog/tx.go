@@ -500,9 +500,13 @@ func (tx *Tx) Scan(bucket string, prefix []byte, fn func(k, v []byte) error) err
 		return err
 	}
 	c := b.Cursor()
+	pg, n := tx.log.trimming.Load(), 0
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if err := fn(cloneKV(k, v)); err != nil {
 			return stopped(err)
+		}
+		if n++; pg != nil && n%scanTrimStep == 0 {
+			pg.trim()
 		}
 	}
 	return nil
@@ -516,9 +520,13 @@ func (tx *Tx) ScanShared(bucket string, prefix []byte, fn func(k, v []byte) erro
 		return err
 	}
 	c := b.Cursor()
+	pg, n := tx.log.trimming.Load(), 0
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if err := fn(k, v); err != nil {
 			return stopped(err)
+		}
+		if n++; pg != nil && n%scanTrimStep == 0 {
+			pg.trim()
 		}
 	}
 	return nil

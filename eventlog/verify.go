@@ -85,8 +85,19 @@ func (l *Log) keepTrimmed() (stop func()) {
 	if pg == nil {
 		return func() {}
 	}
-	return trimEach(pg, keepTrimmedEvery)
+	l.trimming.Store(pg)
+	stopTicks := trimEach(pg, keepTrimmedEvery)
+	return func() {
+		stopTicks()
+		l.trimming.CompareAndSwap(pg, nil)
+	}
 }
+
+// scanTrimStep is how many keys a scan reads between two trims while
+// KeepTrimmed runs: a scan of a large bucket (the projections' tasks)
+// faults its pages in faster than the ticker gives them back, a spike of
+// resident memory as large as the bucket.
+const scanTrimStep = 1 << 10
 
 // trimEach trims pg's pages every d until stop is called.
 func trimEach(pg *pager, d time.Duration) (stop func()) {

@@ -39,3 +39,21 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestKeepTrimmed_Scans: while KeepTrimmed runs, the scans of any
+// transaction trim as they go (the log's pager); once stopped, none do.
+func TestKeepTrimmed_Scans(t *testing.T) {
+	l := mustOpen(t)
+	if l.trimming.Load() != nil {
+		t.Fatal("a pager before KeepTrimmed")
+	}
+	stop := logStore{l}.KeepTrimmed()
+	pg := l.trimming.Load()
+	if pg == nil || pg.size == 0 {
+		t.Fatalf("KeepTrimmed's pager = %+v, want the file's map", pg)
+	}
+	stop()
+	if l.trimming.Load() != nil {
+		t.Error("a pager after KeepTrimmed stopped")
+	}
+}

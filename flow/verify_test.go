@@ -11,6 +11,7 @@ import (
 	"github.com/flowctl/flowctl/flow/internal/logidx"
 	"github.com/flowctl/flowctl/flow/internal/projstore"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 )
 
 // TestVerify_ByProject: verify compares the projections project by
@@ -43,6 +44,50 @@ func TestVerify_ByProject(t *testing.T) {
 		}},
 		{"ExecDiffers", "c/X-1", func(tx store.Tx) error {
 			return tx.Put(projstore.BucketExecs, []byte("c/X-1"), seal("c/X-1", "x"))
+		}},
+		{"DoneTaskDiffers", "a/T-3", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketTasks, []byte("a/T-3"), seal("a/T-3", "x"))
+		}},
+		{"DoneTaskTitle", "a/T-3", func(tx store.Tx) error {
+			// A done task rewritten whole (its index entries with it):
+			// only the entity itself differs.
+			s := projstore.NewTx(tx)
+			t, err := s.Task("a", "T-3")
+			if err != nil || t == nil {
+				return errors.Join(err, errors.New("no a/T-3"))
+			}
+			t.Description = "changed" // not in the status index
+			if err := s.PutTask(t); err != nil {
+				return err
+			}
+			return s.Flush()
+		}},
+		{"DoneTaskMissing", "c/T-3", func(tx store.Tx) error { return tx.Delete(projstore.BucketTasks, []byte("c/T-3")) }},
+		{"DoneTaskAsChanged", "a.b/T-3", func(tx store.Tx) error {
+			// Another done task's value under T-3's key.
+			v, err := tx.Get(projstore.BucketTasks, []byte("a.b/T-4"))
+			if err != nil {
+				return err
+			}
+			return tx.Put(projstore.BucketTasks, []byte("a.b/T-3"), bytes.Clone(v))
+		}},
+		{"ChangedAfterDoneDiffers", "c/T-4", func(tx store.Tx) error {
+			v, err := tx.Get(projstore.BucketTasks, []byte("c/T-3"))
+			if err != nil {
+				return err
+			}
+			return tx.Put(projstore.BucketTasks, []byte("c/T-4"), bytes.Clone(v))
+		}},
+		{"PlanDiffers", "a.b/P-1", func(tx store.Tx) error {
+			return tx.Put(projstore.BucketPlans, []byte("a.b/P-1"), seal("a.b/P-1", "x"))
+		}},
+		{"CheckpointMissing", "a/C-1", func(tx store.Tx) error { return tx.Delete(projstore.BucketCheckpts, []byte("a/C-1")) }},
+		{"CheckpointStray", "c/C-2", func(tx store.Tx) error {
+			v, err := tx.Get(projstore.BucketCheckpts, []byte("c/C-1"))
+			if err != nil {
+				return err
+			}
+			return tx.Put(projstore.BucketCheckpts, []byte("c/C-2"), bytes.Clone(v))
 		}},
 		{"ExecMissing", "a.b/X-1", func(tx store.Tx) error { return tx.Delete(projstore.BucketExecs, []byte("a.b/X-1")) }},
 		{"ExecStray", "a/X-7", func(tx store.Tx) error {
@@ -130,6 +175,24 @@ func verifyDamage(t *testing.T, name, entity string, damage func(tx store.Tx) er
 			if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", Success: true}); err != nil {
 				t.Fatal(err)
 			}
+			// A task done (T-3) and one changed after it was done (T-4), a
+			// checkpoint: the Stream drops what it has compared as it goes.
+			for _, id := range []string{"T-3", "T-4"} {
+				if _, err := e.AddTask(NewTask{Project: p, Title: "finished", Plan: pl.ID}); err != nil {
+					t.Fatal(err)
+				}
+				for _, to := range []string{projection.StatusDoing, projection.StatusDone} {
+					if _, err := e.MoveTask(Move{Project: p, ID: id, To: to}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if _, err := e.AddNote(NewNote{Project: p, Task: "T-4", Text: "after"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.CreateCheckpoint(NewCheckpoint{Project: p, Label: "c"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		err := e.log.View(func(tx store.Tx) error {
 			settled, err := projstore.VerifyByProject(tx, e.warn)
@@ -179,6 +242,22 @@ func TestVerify_Stream(t *testing.T) {
 			if _, err := e.RecordExec(NewExec{Project: p, Task: "T-1", Command: "make", ExitCode: 2}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// A task done, then noted: the Stream must not drop it when it
+		// is done (the stored one differs), or the note's fold fails.
+		if _, err := e.AddTask(NewTask{Project: p, Title: "finished"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range []string{projection.StatusDoing, projection.StatusDone} {
+			if _, err := e.MoveTask(Move{Project: p, ID: "T-2", To: to}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.RecordExec(NewExec{Project: p, Task: "T-2", Command: "make", Success: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreateCheckpoint(NewCheckpoint{Project: p, Label: "c"}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	stream := func(workers int) []string {

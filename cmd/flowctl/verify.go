@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/flowctl/flowctl/flow"
@@ -37,9 +38,33 @@ func (a *app) verifyCommand() *cobra.Command {
 			return err
 		}
 		defer stop()
+		defer verifyGC()()
 		return a.runVerify(expect)
 	})
 	return cmd
+}
+
+// verifyGCPercent and verifyMemoryLimit are the collector's settings for
+// a verify: its live heap is small (20-40 MiB at 1M and 2M events: its
+// folds drop what they have compared) but it allocates as it decodes
+// every record, so Go's default collects every few MiB. On flowbench's
+// files (loaded machine, 3 alternating pairs, medians) these settings
+// took 3.36 s of CPU against 3.53 at 1M events, peak RSS 135 MiB against
+// 131, and 6.85 s against 7.18 at 2M, peak RSS 196 MiB against 167; the
+// limit keeps the heap's growth bounded whatever the file.
+const (
+	verifyGCPercent   = 200
+	verifyMemoryLimit = 128 << 20
+)
+
+// verifyGC sets the collector for a verify and returns what puts the
+// settings back; GOGC or GOMEMLIMIT in the environment win.
+func verifyGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc, limit := debug.SetGCPercent(verifyGCPercent), debug.SetMemoryLimit(verifyMemoryLimit)
+	return func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) }
 }
 
 func (a *app) runVerify(expect string) (err error) {

@@ -422,16 +422,20 @@ func (s *summarySum) entry(e *entrySum, k, body []byte) {
 
 // of is the sum of the entries of the status index mem implies.
 func (s *summarySum) of(mem *projection.Memory) entrySum {
-	return s.ofWith(mem, entrySum{}, nil)
+	return s.ofWith(mem, entrySum{}, nil, nil)
 }
 
 // ofWith is of for a replay some of whose entities were summed into e
-// and counted into counts (sumEntity) and dropped from mem.
-func (s *summarySum) ofWith(mem *projection.Memory, e entrySum, counts map[string]uint64) entrySum {
+// and counted into counts (sumEntity) and dropped from mem; plans counts
+// the tasks dropped by plan (total, done), their plan entries in e.
+func (s *summarySum) ofWith(mem *projection.Memory, e entrySum, counts map[string]uint64, plans map[string]*[2]uint64) entrySum {
 	clear(s.counts)
 	clear(s.plans)
 	for k, n := range counts {
 		s.counts[k] = n
+	}
+	for k, c := range plans {
+		s.plans[k] = &[2]uint64{c[0], c[1]}
 	}
 	sumEntities(s, &e, s.counts, BucketPlans, mem.Plans)
 	sumEntities(s, &e, s.counts, BucketTasks, mem.Tasks)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -23,9 +24,11 @@ import (
 // the walk. An exec never changes after the event that recorded it
 // (projection.ExecAt), so a fold sums each exec as it is made and drops
 // it (the sum is compared with one of the stored execs once the fold has
-// ended), and compares each approval once decided and drops it: what a
-// fold holds is its projects' other entities, a fraction of their
-// events.
+// ended), and compares each approval once decided and drops it; a task
+// done or cancelled, a plan and a checkpoint are compared with the
+// stored ones and dropped once they look settled (settle): what a fold
+// holds is its projects' open tasks and pending approvals, however long
+// the log.
 //
 // The Stream only tells a project whose stored keys are all the replay
 // makes from one it is not sure of: a difference, an event the fold
@@ -96,18 +99,50 @@ const (
 )
 
 // streamEvents is how many events, by their projects' stored counts, a
-// fold from one pass over the log takes: a fold holds its projects'
+// fold from one pass over the log takes: a fold holds its projects' open
 // entities until the pass ends, a memory that grows with their events.
+// A project's events count in proportion of its tasks that are not done
+// or cancelled (heldEvents), those the fold keeps: a project whose tasks
+// all ended counts for next to nothing, and flowbench's files of 1M and
+// 2M events are checked in the one walk, verify's live heap 20-40 MB at
+// either size (116 MB at 1M when a fold held every task).
 // The projects are dealt to groups of up to streamEvents events (at least
 // one project each), largest first: the first group is folded from the
 // walk, the others each from a pass of its own (Tx.Replay) once the
 // walk's fold has ended, one group after another. The check's peak
 // memory is then that of one group, whatever the file's size; a file of
 // more events than a group's costs a pass over the log for each group
-// more. A file of about a million events (flowbench's 1,000,042; its
-// whole verify peaked at ~116 MB of live heap) is checked in the one
-// walk.
+// more.
 var streamEvents uint64 = 1 << 20
+
+// heldEvents is how many of project p's events count against
+// streamEvents: those of the tasks its fold will hold, its tasks that are
+// not done or cancelled by the stored status counts (Stream.settle drops
+// the others as it goes), in proportion of its tasks; all of its events
+// when the counts cannot be read.
+func heldEvents(tx store.Tx, p *projection.Project) uint64 {
+	tasks := uint64(max(p.Counters.Tasks, 0))
+	var ended uint64
+	for _, status := range []string{projection.StatusDone, projection.StatusCancelled} {
+		k := []byte(summaryCountKey(BucketTasks, p.Name, status))
+		v, err := tx.Get(BucketSummaries, k)
+		if err != nil {
+			return p.Events
+		}
+		if v == nil {
+			continue
+		}
+		n, err := parseCount(k, v)
+		if err != nil {
+			return p.Events
+		}
+		ended += n
+	}
+	if ended > tasks {
+		return p.Events
+	}
+	return p.Events * (tasks - ended + 1) / (tasks + 1)
+}
 
 // SetStreamEvents sets streamEvents, for a test that has small files
 // take both ways; restore sets it back.
@@ -127,7 +162,7 @@ func NewStream(tx store.Tx, view func(func(store.Tx) error) error, workers int, 
 	err := store.ScanShared(tx, BucketProjects, nil, func(k, v []byte) error {
 		projects = append(projects, string(k))
 		if p, err := decodeEntity[projection.Project](tx, BucketProjects, k, v); err == nil {
-			events[string(k)] = p.Events // a damaged one: its comparison tells
+			events[string(k)] = heldEvents(tx, p) // a damaged one: its comparison tells
 		}
 		return nil
 	})
@@ -316,6 +351,11 @@ type streamProject struct {
 	approvals map[string]bool   // the keys of the approvals compared and dropped
 	sum       entrySum          // their status index entries
 	counts    map[string]uint64 // their counts by status
+	// gone sums, by bucket, the stored entries of the tasks, plans and
+	// checkpoints compared and dropped (settle); plans counts the
+	// dropped tasks by plan (total, done), for the plan counts.
+	gone  map[string]*entrySum
+	plans map[string]*[2]uint64
 }
 
 // fold folds sw's batches in tx, then compares what each of its
@@ -324,7 +364,8 @@ func (s *Stream) fold(tx store.Tx, sw *streamWorker) {
 	v := projectVerifier{tx: tx, w: s.w, matched: sw.matched, sum: newSummarySum()}
 	states := make(map[string]*streamProject, len(sw.projects))
 	for _, p := range sw.projects {
-		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{}}
+		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{},
+			gone: map[string]*entrySum{BucketTasks: {}, BucketPlans: {}, BucketCheckpts: {}}, plans: map[string]*[2]uint64{}}
 	}
 	for b := range sw.batches {
 		start := 0
@@ -370,6 +411,9 @@ func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
 	case err != nil, r.Type == projection.TypeRollbackApplied:
 		ps.mem = nil // VerifyProjects' replay tells
 		return
+	}
+	s.settle(v, r, ps)
+	switch {
 	case r.Type == projection.TypeApprovalDecided:
 		// A decided approval is not decided again (a second decision of
 		// one the fold dropped is an error: VerifyProjects' replay tells),
@@ -391,6 +435,68 @@ func (s *Stream) add(v *projectVerifier, r *store.Record, ps *streamProject) {
 			return
 		}
 	}
+}
+
+// settle compares with the stored one, and drops from ps's fold, the
+// entity r's fold has made or changed when it looks settled: a task done
+// or cancelled by an event of its own stream, a plan by an event of its
+// own, a checkpoint once made. What the fold holds is then its open
+// tasks and little else, whatever the size of the log. An entity that
+// differs from the stored one is kept (a later event may change it yet:
+// the comparison once the fold has ended tells); one dropped that a
+// later event changes after all makes that event's fold fail (the
+// entity does not exist), and ps unsure: VerifyProjects' replay tells.
+// Only the stored entries are summed (the stored value's hash, its
+// status index entries), for same to find among the project's keys.
+func (s *Stream) settle(v *projectVerifier, r *store.Record, ps *streamProject) {
+	switch {
+	case strings.HasPrefix(r.Stream, projection.KindTask+"/"):
+		key := r.Stream[len(projection.KindTask)+1:]
+		if t := ps.mem.Tasks[key]; t != nil && t.Seq == r.Seq && (t.Status == projection.StatusDone || t.Status == projection.StatusCancelled) {
+			if s.settled(v, ps, BucketTasks, key, t) {
+				if entry := planTask(t); entry != nil {
+					v.sum.entry(&ps.sum, append(append(v.sum.key[:0], 'T'), key...), entry)
+					pk := string(PlanCountKey(t.Project, t.Plan))
+					c := ps.plans[pk]
+					if c == nil {
+						c = new([2]uint64)
+						ps.plans[pk] = c
+					}
+					if c[0]++; t.Status == projection.StatusDone {
+						c[1]++
+					}
+				}
+				delete(ps.mem.Tasks, key)
+			}
+		}
+	case strings.HasPrefix(r.Stream, projection.KindPlan+"/"):
+		key := r.Stream[len(projection.KindPlan)+1:]
+		if pl := ps.mem.Plans[key]; pl != nil && pl.Seq == r.Seq && s.settled(v, ps, BucketPlans, key, pl) {
+			delete(ps.mem.Plans, key)
+		}
+	case r.Type == projection.TypeCheckpointCreated:
+		for k, c := range ps.mem.Checkpoints {
+			if c.Seq == r.Seq && s.settled(v, ps, BucketCheckpts, k, c) {
+				delete(ps.mem.Checkpoints, k)
+			}
+		}
+	}
+}
+
+// settled reports whether the entity e under key k of bucket is the
+// stored one, and then sums the stored entry into ps.gone and its status
+// index entries (a plan's, a task's; a checkpoint has none) into ps.sum.
+func (s *Stream) settled(v *projectVerifier, ps *streamProject, bucket, k string, e any) bool {
+	key := []byte(k)
+	val, err := v.tx.Get(bucket, key)
+	if err != nil || val == nil || !v.cmp.same(bucket, key, e, val) {
+		return false
+	}
+	ps.gone[bucket].add(v.sum.hash(key, val))
+	if bucket != BucketCheckpts {
+		sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
+	}
+	return true
 }
 
 // drop compares the entity e under key k of bucket, which the fold of
@@ -459,6 +565,12 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 				a, ok := want[string(k)]
 				return ok, ok && v.cmp.same(bucket, k, a, val)
 			}, func(func(string) bool) {})
+		case BucketTasks:
+			err = compareKept(v, bucket, p, ps.mem.Tasks, *ps.gone[bucket])
+		case BucketPlans:
+			err = compareKept(v, bucket, p, ps.mem.Plans, *ps.gone[bucket])
+		case BucketCheckpts:
+			err = compareKept(v, bucket, p, ps.mem.Checkpoints, *ps.gone[bucket])
 		default:
 			err = v.compareEntities(bucket, p, ps.mem)
 		}
@@ -466,7 +578,7 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 			return false
 		}
 	}
-	want := v.sum.ofWith(ps.mem, ps.sum, ps.counts)
+	want := v.sum.ofWith(ps.mem, ps.sum, ps.counts, ps.plans)
 	var got entrySum
 	err := v.eachOwned(BucketSummaries, p, func(k, val []byte) error {
 		got.add(v.sum.hash(k, val))
@@ -486,6 +598,29 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 		matched[b] += n
 	}
 	return true
+}
+
+// errGone is compareKept's finding that the stored keys the fold did not
+// hold are not those it dropped.
+var errGone = errors.New("the stored entities are not those the fold dropped")
+
+// compareKept compares the keys of bucket that p owns with want, the
+// entities the fold of p holds, and gone, the sum of the stored entries
+// it dropped once compared (Stream.settle): a stored key the fold does
+// not hold must be one of those.
+func compareKept[V any](v *projectVerifier, bucket, p string, want map[string]*V, gone entrySum) error {
+	var got entrySum
+	err := v.compareOwned(bucket, p, len(want)+gone.n, func(k, val []byte) (bool, bool) {
+		if e, ok := want[string(k)]; ok {
+			return true, v.cmp.same(bucket, k, e, val)
+		}
+		got.add(v.sum.hash(k, val))
+		return true, true
+	}, func(func(string) bool) {})
+	if err == nil && got != gone {
+		err = errGone
+	}
+	return err
 }
 
 // CountKeys counts, in tx, the keys of the buckets that Verify checks
