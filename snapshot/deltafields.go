@@ -21,33 +21,50 @@ type DeltaFields [4][]string
 // MaxDeltaFields is how many fields EachEntity reads of an entity.
 const MaxDeltaFields = 8
 
-// EachEntity checks b as DecodeDeltaRaw does (framing, CRC, body hash)
-// and calls each with every plan, task, approval and exec record the
-// delta changes (kind: RawScope.Lists' index), in the body's order, with
-// the values of the entity's string fields keys[kind] in fields, in
-// keys' order: nil for one it does not have or has as nil, or whose
-// value is not a string (bad has that field's bit, 1<<i, set); an entity
-// that is not a map has every bit set. The fields are subslices of the
-// reader's body: they are valid until each returns. Each entity is read
-// once, its other fields skipped; checkpoints are not read. It returns
-// whether the delta changes the project and the ids it deletes, or each's
-// error, or ErrCorrupt for a body that does not read as a delta's.
-func (r *DeltaReader) EachEntity(b []byte, keys *DeltaFields, each func(kind int, fields [][]byte, bad uint) error) (project bool, deleted *Deleted, err error) {
+// Check checks b as DecodeDeltaRaw does (framing, CRC, the body hash)
+// and returns its body: b's for a delta stored as it is, else
+// decompressed into the reader's buffer, valid until the reader's next
+// Check.
+func (r *DeltaReader) Check(b []byte) ([]byte, error) {
 	h, body, err := checkFrame(b)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
 	if !h.IsDelta() {
-		return false, nil, corruptf("a full snapshot where a delta was expected")
+		return nil, corruptf("a full snapshot where a delta was expected")
 	}
 	if h.Packed() {
 		if body, err = r.unpack(h, body); err != nil {
-			return false, nil, err
+			return nil, err
 		}
 	}
 	if sha256.Sum256(body) != h.BodyHash {
-		return false, nil, errBodyHash
+		return nil, errBodyHash
 	}
+	return body, nil
+}
+
+// EachEntity is Check and EachDeltaEntity of the body.
+func (r *DeltaReader) EachEntity(b []byte, keys *DeltaFields, each func(kind int, fields [][]byte, bad uint) error) (project bool, deleted *Deleted, err error) {
+	body, err := r.Check(b)
+	if err != nil {
+		return false, nil, err
+	}
+	return EachDeltaEntity(body, keys, each)
+}
+
+// EachDeltaEntity calls each with every plan, task, approval and exec
+// record a delta's body (Check's) changes (kind: RawScope.Lists' index),
+// in the body's order, with the values of the entity's string fields
+// keys[kind] in fields, in keys' order: nil for one it does not have or
+// has as nil, or whose value is not a string (bad has that field's bit,
+// 1<<i, set); an entity that is not a map has every bit set. The fields
+// are subslices of body. Each entity is read once, its other fields
+// skipped; checkpoints are not read. It returns whether the delta
+// changes the project and the ids it deletes, or each's error, or
+// ErrCorrupt for a body that does not read as a delta's (DecodeDeltaRaw
+// refuses the same).
+func EachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields [][]byte, bad uint) error) (project bool, deleted *Deleted, err error) {
 	n, at, ok := mapLen(body, 0)
 	if !ok {
 		return false, nil, corruptf("body is not a state")

@@ -206,9 +206,8 @@ type far struct {
 	// folds are the streams folded up to b (EntityAt), by stream.
 	folds map[string]*projection.Memory
 	x, y  *projection.Scope
-	// deltas reads the deltas (fromDelta); title is a title joined.
-	deltas snapshot.DeltaReader
-	title  []byte
+	// title is a title joined (nameFrom).
+	title []byte
 }
 
 // Born is an entity created in (a, b] (FarBorn): its kind (the index
@@ -265,6 +264,16 @@ func (f *far) scan() error {
 	if err != nil && !errors.Is(err, store.ErrStop) {
 		return err
 	}
+	// The deltas are checked (decompressed, hashed) on another goroutine
+	// while this one reads the log and the deltas checked before.
+	var bodies [][]byte
+	for _, sn := range snaps {
+		if sn.v != nil {
+			bodies = append(bodies, sn.v)
+		}
+	}
+	ahead := checkAhead(bodies)
+	defer ahead.stop()
 	first := f.a
 	if len(snaps) > 0 {
 		first = snaps[0].seq
@@ -280,9 +289,12 @@ func (f *far) scan() error {
 	for i, sn := range snaps {
 		snaps[i].v = nil // read once
 		n := len(f.born) + len(f.extra)
-		ok, err := f.fromDelta(prev, sn.seq, sn.v)
-		if err != nil {
-			return err
+		var ok bool
+		if sn.v != nil {
+			body, err := ahead.next()
+			if ok, err = f.fromDelta(prev, sn.seq, sn.v, body, err); err != nil {
+				return err
+			}
 		}
 		if ok && !grown {
 			// The deltas after it hold about as many entities each: born
@@ -392,13 +404,11 @@ func deltaOn(v []byte, base uint64) bool {
 }
 
 // fromDelta notes the entities of the snapshot v at seq when it is a
-// delta on the snapshot at prev that checks; false when it is not. Each
-// entity is read once, for its id and the fields it is named by and
-// placed with (deltaKeys), none copied but what is kept.
-func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
-	if v == nil {
-		return false, nil
-	}
+// delta on the snapshot at prev that checks (body, checked: the error of
+// its check); false when it is not. Each entity is read once, for its id
+// and the fields it is named by and placed with (deltaKeys), none copied
+// but what is kept.
+func (f *far) fromDelta(prev, seq uint64, v, body []byte, checked error) (bool, error) {
 	h, err := snapshot.Frame(v)
 	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
 		return false, nil
@@ -409,7 +419,13 @@ func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
 		}
 		return false, err
 	}
-	project, deleted, err := f.deltas.EachEntity(v, &deltaKeys, f.fromEntity)
+	if checked != nil {
+		if errors.Is(checked, snapshot.ErrCorrupt) {
+			return false, nil
+		}
+		return false, checked
+	}
+	project, deleted, err := snapshot.EachDeltaEntity(body, &deltaKeys, f.fromEntity)
 	switch {
 	case errors.Is(err, errUnread), errors.Is(err, snapshot.ErrCorrupt):
 		return false, nil
