@@ -174,17 +174,22 @@ func readFields(b []byte, at int, keys []string, fields [][]byte) (end int, bad 
 	return p, bad, true
 }
 
-// skipValue is skip for a field's value: a fixint, fixstr, nil or bool
-// read in place, anything else by skip.
+// skipValue is skip for a field's value: a scalar read in place (most
+// of an entity's fields), an empty array or map too, only a container
+// walked by skip.
 func skipValue(b []byte, at int) (int, bool) {
-	if at < len(b) {
-		switch c := b[at]; {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-			return at + 1, true
-		case c&0xe0 == 0xa0:
-			end := at + 1 + int(c&0x1f)
-			return end, end <= len(b)
-		}
+	if at >= len(b) {
+		return 0, false
 	}
-	return skip(b, at, 1)
+	switch c := b[at]; {
+	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3 || c == 0x80 || c == 0x90:
+		return at + 1, true
+	case c&0xe0 == 0xa0:
+		end := at + 1 + int(c&0x1f)
+		return end, end <= len(b)
+	case c&0xf0 == 0x80 || c&0xf0 == 0x90 || c == 0xdc || c == 0xdd || c == 0xde || c == 0xdf:
+		return skip(b, at, 1)
+	default:
+		return skipScalar(b, at, c)
+	}
 }

@@ -381,7 +381,7 @@ func (f *far) bornAfter(i int, id string) bool {
 	if !f.known {
 		return false
 	}
-	n, ok := projection.IDNumber(farPrefixes[i], id)
+	n, ok := idNumber(farPrefixes[i], id) // projection.IDNumber's, without building "prefix-"
 	return ok && n > f.counters[i]
 }
 
