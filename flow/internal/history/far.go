@@ -443,7 +443,8 @@ func (f *far) fromDelta(prev, seq uint64, v, body []byte, checked error) (bool, 
 
 // deltaKeys are the fields fromEntity reads of a delta's entities, by
 // kind: the id, the title a diff names it by (titleKeys), and an
-// approval's or exec record's task (streamOf's).
+// approval's or exec record's task, which places it on its task's stream
+// (the project's for none).
 var deltaKeys = snapshot.DeltaFields{{"id", "title"}, {"id", "title"}, {"id", "message", "task"}, {"id", "command", "code", "task"}}
 
 // errUnread ends the read of a delta that does not read as a scan needs
@@ -528,26 +529,6 @@ func (f *far) nameFrom(k int, title [][]byte, bad bool) {
 		}
 	}
 	r.named = true
-}
-
-// streamOf is the stream of the entity of kind i with id whose encoding
-// is e: a plan's or task's own, an approval's or exec record's task's,
-// or the project's for one of no task.
-func streamOf(project string, i int, id string, e []byte) (string, bool) {
-	switch i {
-	case 0:
-		return projection.PlanStream(project, id), true
-	case 1:
-		return projection.TaskStream(project, id), true
-	}
-	t, ok := snapshot.StringFields(e, "task")
-	if !ok {
-		return "", false
-	}
-	if t[0] == "" {
-		return projection.ProjectStream(project), true
-	}
-	return projection.TaskStream(project, t[0]), true
 }
 
 // note adds the entity of kind i with id (on stream; e its encoding at
