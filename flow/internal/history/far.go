@@ -291,8 +291,8 @@ func (f *far) scan() error {
 		n := len(f.born) + len(f.extra)
 		var ok bool
 		if sn.v != nil {
-			body, err := ahead.next()
-			if ok, err = f.fromDelta(prev, sn.seq, sn.v, body, err); err != nil {
+			var err error
+			if ok, err = f.fromDelta(prev, sn.seq, sn.v, ahead.next()); err != nil {
 				return err
 			}
 		}
@@ -404,11 +404,11 @@ func deltaOn(v []byte, base uint64) bool {
 }
 
 // fromDelta notes the entities of the snapshot v at seq when it is a
-// delta on the snapshot at prev that checks (body, checked: the error of
-// its check); false when it is not. Each entity is read once, for its id
-// and the fields it is named by and placed with (deltaKeys), none copied
-// but what is kept.
-func (f *far) fromDelta(prev, seq uint64, v, body []byte, checked error) (bool, error) {
+// delta on the snapshot at prev that checks (d: v read ahead, its
+// entities' ids and the fields they are named by and placed with,
+// deltaKeys); false when it is not. Nothing of d is copied but what is
+// kept.
+func (f *far) fromDelta(prev, seq uint64, v []byte, d *readDelta) (bool, error) {
 	h, err := snapshot.Frame(v)
 	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
 		return false, nil
@@ -419,23 +419,22 @@ func (f *far) fromDelta(prev, seq uint64, v, body []byte, checked error) (bool, 
 		}
 		return false, err
 	}
-	if checked != nil {
-		if errors.Is(checked, snapshot.ErrCorrupt) {
-			return false, nil
+	for i := range d.ents {
+		e := &d.ents[i]
+		if err := f.fromEntity(e.kind, e.fields[:len(deltaKeys[e.kind])], e.bad); err != nil {
+			return false, nil // errUnread
 		}
-		return false, checked
 	}
-	project, deleted, err := snapshot.EachDeltaEntity(body, &deltaKeys, f.fromEntity)
 	switch {
-	case errors.Is(err, errUnread), errors.Is(err, snapshot.ErrCorrupt):
+	case errors.Is(d.err, snapshot.ErrCorrupt):
 		return false, nil
-	case err != nil:
-		return false, err
+	case d.err != nil:
+		return false, d.err
 	}
-	if project {
+	if d.project {
 		f.projectTouched = true
 	}
-	if len(deleted.Plans)+len(deleted.Tasks)+len(deleted.Approvals)+len(deleted.Execs) > 0 { // a rollback's: the caller reads the states
+	if deleted := d.deleted; len(deleted.Plans)+len(deleted.Tasks)+len(deleted.Approvals)+len(deleted.Execs) > 0 { // a rollback's: the caller reads the states
 		return false, ErrNotBetween
 	}
 	return true, nil
