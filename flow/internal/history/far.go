@@ -264,8 +264,9 @@ func (f *far) scan() error {
 	if err != nil && !errors.Is(err, store.ErrStop) {
 		return err
 	}
-	// The deltas are checked (decompressed, hashed) on another goroutine
-	// while this one reads the log and the deltas checked before.
+	// The deltas are checked (decompressed, hashed) and walked for their
+	// entities' fields on another goroutine (checkAhead), while this one
+	// reads the log and notes the entities of the deltas before them.
 	var bodies [][]byte
 	for _, sn := range snaps {
 		if sn.v != nil {
@@ -451,8 +452,9 @@ var deltaKeys = snapshot.DeltaFields{{"id", "title"}, {"id", "title"}, {"id", "m
 // is read from the log.
 var errUnread = errors.New("history: a delta's entity does not read")
 
-// fromEntity notes one entity of a delta (snapshot.DeltaReader.EachEntity:
-// kind i, its fields deltaKeys[i], bad those that are not strings).
+// fromEntity notes one entity of a delta (as snapshot.EachDeltaEntity
+// passes it on: kind i, its fields deltaKeys[i], bad those that are not
+// strings).
 func (f *far) fromEntity(i int, fields [][]byte, bad uint) error {
 	idb := fields[0]
 	if idb == nil || bad&1 != 0 {
