@@ -23,15 +23,31 @@ func unpack(h Header, body []byte) ([]byte, error) {
 	if !h.Packed() {
 		return body, nil
 	}
+	n, err := decodedLen(h, body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBlock(make([]byte, n), body)
+}
+
+// decodedLen is the length the packed body of h declares, checked
+// against the header's.
+func decodedLen(h Header, body []byte) (int, error) {
 	n, err := s2.DecodedLen(body)
 	switch {
 	case err != nil:
-		return nil, corruptf("body does not decompress: %v", err)
+		return 0, corruptf("body does not decompress: %v", err)
 	case uint64(n) != h.BodyLen:
-		return nil, corruptf("body decompresses to %d bytes, the header says %d", n, h.BodyLen)
+		return 0, corruptf("body decompresses to %d bytes, the header says %d", n, h.BodyLen)
 	}
-	out, err := s2.Decode(make([]byte, n), body)
-	if err != nil || len(out) != n {
+	return n, nil
+}
+
+// decodeBlock decompresses the S2 block body into dst, exactly its
+// length (decodedLen's).
+func decodeBlock(dst, body []byte) ([]byte, error) {
+	out, err := s2.Decode(dst, body)
+	if err != nil || len(out) != len(dst) {
 		return nil, corruptf("body does not decompress: %v", err)
 	}
 	return out, nil

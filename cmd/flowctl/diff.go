@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowctl/flowctl/digest"
 	"github.com/flowctl/flowctl/flow"
+	"github.com/flowctl/flowctl/projection"
 	"github.com/spf13/cobra"
 )
 
@@ -118,7 +119,12 @@ func (w *diffWriter) change(c flow.Change) error {
 		if w.n > 1 {
 			w.w.WriteByte(',')
 		}
-		return w.value(c)
+		if len(c.Fields) > 0 {
+			return w.value(c)
+		}
+		w.line = appendChangeJSON(w.line[:0], c)
+		_, err := w.w.Write(w.line)
+		return err
 	}
 	w.line = appendChangeLine(w.line[:0], c)
 	d := w.w.disp
@@ -129,6 +135,23 @@ func (w *diffWriter) change(c flow.Change) error {
 	w.line = append(w.line, '\n')
 	_, err := w.w.Write(w.line)
 	return err
+}
+
+// appendChangeJSON appends the JSON of a change with no fields (an
+// entity added or removed: most of a far diff's) as value (the JSON
+// encoder) writes it, byte for byte, without reflection: its kind, id
+// and op, its title and world when set.
+func appendChangeJSON(b []byte, c flow.Change) []byte {
+	b = projection.AppendJSONString(append(b, `{"kind":`...), c.Kind)
+	b = projection.AppendJSONString(append(b, `,"id":`...), c.ID)
+	b = projection.AppendJSONString(append(b, `,"op":`...), c.Op)
+	if c.Title != "" {
+		b = projection.AppendJSONString(append(b, `,"title":`...), c.Title)
+	}
+	if c.World != "" {
+		b = projection.AppendJSONString(append(b, `,"world":`...), c.World)
+	}
+	return append(b, '}')
 }
 
 // end closes the JSON document and flushes what is left.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -142,4 +143,30 @@ func streamHistory(t *rapid.T, e *flow.Engine, titles *rapid.Generator[string]) 
 		head = max(head, seq)
 	}
 	return head
+}
+
+// TestAppendChangeJSON_IsTheEncoders: a change with no fields is written
+// (appendChangeJSON) as the JSON encoder without HTML escapes writes it,
+// byte for byte, whatever its strings hold: quotes, backslashes, control
+// bytes, HTML, U+2028, bytes that are not UTF-8.
+func TestAppendChangeJSON_IsTheEncoders(t *testing.T) {
+	t.Parallel()
+	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-zA-Z0-9 "\\<>&\x00-\x1f\x7f\x{2028}\x{2029}é-]{0,12}`),
+		rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "bytes")) }),
+		rapid.Just(""))
+	rapid.Check(t, func(t *rapid.T) {
+		c := flow.Change{Kind: str.Draw(t, "kind"), ID: str.Draw(t, "id"), Op: str.Draw(t, "op"), Title: str.Draw(t, "title"), World: str.Draw(t, "world")}
+		var want bytes.Buffer
+		w := &diffWriter{}
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetEscapeHTML(false)
+		w.w = &textWriter{Writer: bufio.NewWriter(&want)}
+		if err := w.value(c); err != nil {
+			t.Fatal(err)
+		}
+		w.w.Flush()
+		if got := appendChangeJSON(nil, c); string(got) != want.String() {
+			t.Fatalf("appendChangeJSON(%q) = %s, want %s", c, got, want.String())
+		}
+	})
 }

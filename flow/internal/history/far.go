@@ -107,8 +107,8 @@ func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)
 	}
 	f := &far{tx: tx, project: project, a: a, b: b, warn: warn, seen: map[string]bool{},
 		folds: map[string]*projection.Memory{}, x: &projection.Scope{}, y: &projection.Scope{}}
-	for i := range f.bornIdx {
-		f.bornIdx[i], f.noted[i] = map[string]int{}, map[string]bool{}
+	for i := range f.noted {
+		f.noted[i] = map[string]bool{}
 	}
 	// A rollback of the whole project, anywhere in its history, declines:
 	// it restores entities without their streams' events in some cases
@@ -131,7 +131,7 @@ func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)
 	if err := f.scan(); err != nil {
 		return nil, nil, nil, err
 	}
-	f.bornIdx, f.noted = [4]map[string]int{}, [4]map[string]bool{} // the scan's
+	f.bornIdx, f.noted = bornIndex{}, [4]map[string]bool{} // the scan's
 	if err := f.streams(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -196,7 +196,7 @@ type far struct {
 	// a from its stream's fold (seen) and, when that does not hold it,
 	// at b (finish).
 	born    []Born
-	bornIdx [4]map[string]int
+	bornIdx bornIndex
 	extra   []Born
 	noted   [4]map[string]bool // the entities in extra, by kind and id
 	// counters are the project's at a, when known.
@@ -206,6 +206,8 @@ type far struct {
 	// folds are the streams folded up to b (EntityAt), by stream.
 	folds map[string]*projection.Memory
 	x, y  *projection.Scope
+	// title is a title joined (nameFrom).
+	title []byte
 }
 
 // Born is an entity created in (a, b] (FarBorn): its kind (the index
@@ -262,6 +264,17 @@ func (f *far) scan() error {
 	if err != nil && !errors.Is(err, store.ErrStop) {
 		return err
 	}
+	// The deltas are checked (decompressed, hashed) and walked for their
+	// entities' fields on another goroutine (checkAhead), while this one
+	// reads the log and notes the entities of the deltas before them.
+	var bodies [][]byte
+	for _, sn := range snaps {
+		if sn.v != nil {
+			bodies = append(bodies, sn.v)
+		}
+	}
+	ahead := checkAhead(bodies)
+	defer ahead.stop()
 	first := f.a
 	if len(snaps) > 0 {
 		first = snaps[0].seq
@@ -269,12 +282,26 @@ func (f *far) scan() error {
 	if err := f.countersAt(first); err != nil {
 		return err
 	}
+	if f.known {
+		f.bornIdx.base = f.counters
+	}
 	prev := f.a
+	grown := false
 	for i, sn := range snaps {
 		snaps[i].v = nil // read once
-		ok, err := f.fromDelta(prev, sn.seq, sn.v)
-		if err != nil {
-			return err
+		n := len(f.born) + len(f.extra)
+		var ok bool
+		if sn.v != nil {
+			var err error
+			if ok, err = f.fromDelta(prev, sn.seq, sn.v, ahead.next()); err != nil {
+				return err
+			}
+		}
+		if ok && !grown {
+			// The deltas after it hold about as many entities each: born
+			// is grown once, not copied again and again.
+			grown = true
+			f.born = slices.Grow(f.born, min((len(f.born)+len(f.extra)-n)*(len(snaps)-i-1), maxBornHint))
 		}
 		if !ok {
 			if err := f.fromLog(prev, sn.seq); err != nil {
@@ -355,9 +382,13 @@ func (f *far) bornAfter(i int, id string) bool {
 	if !f.known {
 		return false
 	}
-	n, ok := projection.IDNumber(farPrefixes[i], id)
+	n, ok := idNumber(farPrefixes[i], id) // projection.IDNumber's, without building "prefix-"
 	return ok && n > f.counters[i]
 }
+
+// maxBornHint bounds how many entities scan makes room for in born
+// ahead of the deltas that hold them.
+const maxBornHint = 1 << 18
 
 // deltaOn reports whether the snapshot v looks like a delta on the one
 // at base by its header's format and base seq, unchecked (fromDelta
@@ -374,11 +405,11 @@ func deltaOn(v []byte, base uint64) bool {
 }
 
 // fromDelta notes the entities of the snapshot v at seq when it is a
-// delta on the snapshot at prev that checks; false when it is not.
-func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
-	if v == nil {
-		return false, nil
-	}
+// delta on the snapshot at prev that checks (d: v read ahead, its
+// entities' ids and the fields they are named by and placed with,
+// deltaKeys); false when it is not. Nothing of d is copied but what is
+// kept.
+func (f *far) fromDelta(prev, seq uint64, v []byte, d *readDelta) (bool, error) {
 	h, err := snapshot.Frame(v)
 	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
 		return false, nil
@@ -389,108 +420,122 @@ func (f *far) fromDelta(prev, seq uint64, v []byte) (bool, error) {
 		}
 		return false, err
 	}
-	_, changed, deleted, err := snapshot.DecodeDeltaRaw(v)
-	if err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return false, nil
+	for i := range d.ents {
+		e := &d.ents[i]
+		if err := f.fromEntity(e.kind, e.fields[:len(deltaKeys[e.kind])], e.bad); err != nil {
+			return false, nil // errUnread
 		}
-		return false, err
 	}
-	if changed.Project != nil {
+	switch {
+	case errors.Is(d.err, snapshot.ErrCorrupt):
+		return false, nil
+	case d.err != nil:
+		return false, d.err
+	}
+	if d.project {
 		f.projectTouched = true
 	}
-	dels := [][]string{deleted.Plans, deleted.Tasks, deleted.Approvals, deleted.Execs}
-	for i, list := range changed.Lists()[:4] {
-		for _, e := range *list {
-			id, ok := snapshot.EntityID(e, false)
-			if !ok {
-				return false, nil
-			}
-			// An entity met before (deltas hold an active one again and
-			// again) is noted already: a task created after a only takes
-			// this newer encoding for its title.
-			if k, ok := f.bornIdx[i][id]; ok {
-				if i == 1 {
-					f.name(k, e)
-				}
-				continue
-			}
-			if f.noted[i][id] {
-				continue
-			}
-			if f.bornAfter(i, id) {
-				if !f.bornIn(i, id, e) {
-					return false, nil
-				}
-				continue
-			}
-			stream, ok := streamOf(f.project, i, id, e)
-			if !ok {
-				return false, nil
-			}
-			f.note(i, id, stream, e)
-		}
-		if len(dels[i]) > 0 { // a rollback's: the caller reads the states
-			return false, ErrNotBetween
-		}
+	if deleted := d.deleted; len(deleted.Plans)+len(deleted.Tasks)+len(deleted.Approvals)+len(deleted.Execs) > 0 { // a rollback's: the caller reads the states
+		return false, ErrNotBetween
 	}
 	return true, nil
 }
 
-// bornIn notes an entity created after a that a delta holds (encoding
-// e), named from e; false when e does not read. Its stream is not
-// built: a plan's or task's is its own (bornTitle builds it if it must
-// be read at b), and an approval or exec record is named by e, read in
-// one pass with the task field streamOf checks.
-func (f *far) bornIn(i int, id string, e []byte) bool {
-	if i < 2 {
-		f.addBorn(i, id, "", e)
-		return true
+// deltaKeys are the fields fromEntity reads of a delta's entities, by
+// kind: the id, the title a diff names it by (titleKeys), and an
+// approval's or exec record's task, which places it on its task's stream
+// (the project's for none).
+var deltaKeys = snapshot.DeltaFields{{"id", "title"}, {"id", "title"}, {"id", "message", "task"}, {"id", "command", "code", "task"}}
+
+// errUnread ends the read of a delta that does not read as a scan needs
+// (an entity without an id, a field that is not a string): its interval
+// is read from the log.
+var errUnread = errors.New("history: a delta's entity does not read")
+
+// fromEntity notes one entity of a delta (as snapshot.EachDeltaEntity
+// passes it on: kind i, its fields deltaKeys[i], bad those that are not
+// strings).
+func (f *far) fromEntity(i int, fields [][]byte, bad uint) error {
+	idb := fields[0]
+	if idb == nil || bad&1 != 0 {
+		return errUnread
 	}
-	t, ok := snapshot.StringFields(e, bornKeys[i]...)
-	if !ok {
-		return false
+	title := fields[1 : len(titleKeys[i])+1]
+	titleBad := bad&(1<<(len(titleKeys[i])+1)-2) != 0
+	// An entity met before (deltas hold an active one again and again)
+	// is noted already: a task created after a only takes this newer
+	// encoding for its title.
+	if k, ok := bornAt(&f.bornIdx, i, idb); ok {
+		if i == 1 {
+			f.nameFrom(k, title, titleBad)
+		}
+		return nil
 	}
-	k, met := f.bornIdx[i][id]
-	if !met {
-		k = len(f.born)
-		f.bornIdx[i][id] = k
+	if f.noted[i][string(idb)] {
+		return nil
+	}
+	id := string(idb)
+	if f.bornAfter(i, id) {
+		if i >= 2 && bad != 0 { // an approval or exec record is named, and placed, by its fields
+			return errUnread
+		}
+		k := len(f.born)
+		f.bornIdx.put(i, id, k)
 		f.born = append(f.born, Born{Kind: i, ID: id})
+		f.nameFrom(k, title, titleBad)
+		return nil
 	}
-	if r := &f.born[k]; !r.named {
-		r.Title, r.named = strings.Join(t[:len(t)-1], ""), true
+	stream := projection.PlanStream(f.project, id)
+	switch i {
+	case 1:
+		stream = projection.TaskStream(f.project, id)
+	case 2, 3:
+		task := len(fields) - 1
+		switch {
+		case bad&(1<<task) != 0:
+			return errUnread
+		case len(fields[task]) == 0:
+			stream = projection.ProjectStream(f.project)
+		default:
+			stream = projection.TaskStream(f.project, string(fields[task]))
+		}
 	}
-	return true
+	f.note(i, id, stream, nil)
+	return nil
 }
 
-// bornKeys are titleKeys and the task field, for approvals and exec
-// records (bornIn).
-var bornKeys = [4][]string{2: {"message", "task"}, 3: {"command", "code", "task"}}
-
-// streamOf is the stream of the entity of kind i with id whose encoding
-// is e: a plan's or task's own, an approval's or exec record's task's,
-// or the project's for one of no task.
-func streamOf(project string, i int, id string, e []byte) (string, bool) {
-	switch i {
-	case 0:
-		return projection.PlanStream(project, id), true
-	case 1:
-		return projection.TaskStream(project, id), true
+// nameFrom sets the title of the entity born[k] from the fields of an
+// encoding it is named by (titleKeys', joined), as name does; bad when
+// one of them is not a string. A title that is the same is not copied
+// again.
+func (f *far) nameFrom(k int, title [][]byte, bad bool) {
+	r := &f.born[k]
+	switch {
+	case bad:
+		if r.Kind == 1 {
+			r.named = false
+		}
+		return
+	case len(title) == 1:
+		if !r.named || r.Title != string(title[0]) {
+			r.Title = string(title[0])
+		}
+	default:
+		f.title = f.title[:0]
+		for _, t := range title {
+			f.title = append(f.title, t...)
+		}
+		if !r.named || r.Title != string(f.title) {
+			r.Title = string(f.title)
+		}
 	}
-	t, ok := snapshot.StringFields(e, "task")
-	if !ok {
-		return "", false
-	}
-	if t[0] == "" {
-		return projection.ProjectStream(project), true
-	}
-	return projection.TaskStream(project, t[0]), true
+	r.named = true
 }
 
 // note adds the entity of kind i with id (on stream; e its encoding at
 // some point in (a, b], or nil) to those that may differ.
 func (f *far) note(i int, id, stream string, e []byte) {
-	if _, ok := f.bornIdx[i][id]; ok || f.bornAfter(i, id) { // created after a (its event met, or its id above a's counter)
+	if _, ok := f.bornIdx.get(i, id); ok || f.bornAfter(i, id) { // created after a (its event met, or its id above a's counter)
 		f.addBorn(i, id, stream, e)
 		return
 	}
@@ -511,10 +556,10 @@ func (f *far) note(i int, id, stream string, e []byte) {
 // named as it stands at b. The title is read from e at once (a string
 // of its own), so no delta's body is held.
 func (f *far) addBorn(i int, id, stream string, e []byte) {
-	k, ok := f.bornIdx[i][id]
+	k, ok := f.bornIdx.get(i, id)
 	if !ok {
 		k = len(f.born)
-		f.bornIdx[i][id] = k
+		f.bornIdx.put(i, id, k)
 		f.born = append(f.born, Born{Kind: i, ID: id, stream: stream})
 	}
 	if e == nil || (i != 1 && f.born[k].named) {
@@ -543,7 +588,7 @@ func (f *far) name(k int, e []byte) {
 // unname forgets the title of the task with id created after a (a
 // task.updated after what named it may change it): it is read at b.
 func (f *far) unname(id string) {
-	if k, ok := f.bornIdx[1][id]; ok {
+	if k, ok := f.bornIdx.get(1, id); ok {
 		f.born[k].named = false
 	}
 }
