@@ -32,6 +32,11 @@ func (e *Engine) Batch(fn func(b *Engine) error) error {
 		p := projstore.NewPending(tx)
 		p.OnFlush(e.snaps.Flushed) // the snapshot cache keeps what the flushes encoded
 		b.tx, b.batch, b.idx = p, &batch{projects: map[string]bool{}}, new(logidx.Writer)
+		// The commands' events are listed on a second goroutine while
+		// they run (a function of each event alone): the Flush at the end
+		// waits for it, Stop ends it when the batch fails first.
+		b.idx.Async()
+		defer b.idx.Stop()
 		if err := fn(&b); err != nil {
 			return err
 		}

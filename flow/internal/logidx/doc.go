@@ -48,7 +48,10 @@ chunks (it fills each list's last chunk, then adds new ones), drops the
 bucket, and writes the seqs past the multiple into new entries. Flush
 lists a type ('T') the first time it meets it, and moves "through" to the
 last seq. Every seq it is given is larger than every seq stored. The
-engine keeps one Writer per command, or per Batch.
+engine keeps one Writer per command, or per Batch. A Batch's Writer is
+Async: Add only queues each event (a copy of it), a goroutine of the
+Writer's own lists them, in order, while the batch's commands run, and
+Flush waits for it before it writes, the bytes a Writer without it writes.
 
 # Reading
 

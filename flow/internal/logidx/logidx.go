@@ -147,10 +147,21 @@ type Writer struct {
 	last  uint64               // the largest seq added
 	buf   []byte               // scratch: the prefix being added
 	words searchidx.Writer     // the events' words, in the full-text index
+	async *lister              // the goroutine that lists what Add hears (Async), or nil
 }
 
-// Add lists the event at seq.
+// Add lists the event at seq: at once, or on w's goroutine when it has
+// one (Async), from a copy of *ev.
 func (w *Writer) Add(seq uint64, ev *store.Event) {
+	if w.async != nil {
+		w.async.hear(seq, ev)
+		return
+	}
+	w.list(seq, ev)
+}
+
+// list is Add's listing of the event at seq.
+func (w *Writer) list(seq uint64, ev *store.Event) {
 	if w.lists == nil {
 		w.lists = map[string]*[]uint64{}
 	}
@@ -186,11 +197,14 @@ func (w *Writer) add(prefix []byte, seq uint64) {
 	w.lists[p] = &[]uint64{seq}
 }
 
-// Flush writes the buffered seqs into tx and empties w: into the lists'
+// Flush writes the buffered seqs into tx and empties w (after w's
+// goroutine, if it has one, listed every event Add heard; it then ends,
+// and w lists synchronously again): into the lists'
 // pending entries while the index stays short of the next multiple of
 // PendingSpan, else with every pending seq into the lists' chunks, the
 // seqs past the multiple into new pending entries (doc.go).
 func (w *Writer) Flush(tx store.Tx) error {
+	w.sync()
 	if w.last == 0 {
 		return nil
 	}

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/flowctl/flowctl/eventlog"
+	"github.com/flowctl/flowctl/flow/internal/searchidx"
 	"github.com/flowctl/flowctl/flow/store"
+	"github.com/flowctl/flowctl/projection"
 )
 
 func openStore(t testing.TB) store.Store {
@@ -173,5 +175,57 @@ func TestWriter_Lists(t *testing.T) {
 		if got := w.lists[p]; got == nil || !slices.Equal(*got, seqs) {
 			t.Errorf("list %q = %v, want %v", p, got, seqs)
 		}
+	}
+}
+
+// TestWriter_AsyncSame: a Writer that lists on a goroutine of its own
+// (Async) writes the bytes of one that lists at once, full-text index
+// included, whether it hands over whole chunks of events or a part of
+// one, and a Stop without a Flush writes nothing.
+func TestWriter_AsyncSame(t *testing.T) {
+	texts := []string{"alpha beta", "beta gamma delta", "Gamma", ""}
+	run := func(async bool, n uint64, flushAt uint64) []byte {
+		st := openStore(t)
+		err := st.Update(func(tx store.Tx) error {
+			var w Writer
+			if async {
+				w.Async()
+				defer w.Stop()
+			}
+			for seq := uint64(1); seq <= n; seq++ {
+				data, ok := projection.AppendPayload(nil, projection.NoteAdded{Task: "T-1", Text: texts[seq%4], Kind: "info"})
+				if !ok {
+					t.Fatal("no encoder for NoteAdded")
+				}
+				w.Add(seq, &store.Event{Type: projection.TypeNoteAdded, Schema: projection.SchemaVersion,
+					Project: fmt.Sprint("p", seq%3), Actor: "a", Session: fmt.Sprint("s", seq%5), Data: data})
+				if seq == flushAt {
+					if err := w.Flush(tx); err != nil {
+						return err
+					}
+				}
+			}
+			return w.Flush(tx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dumpBuckets(t, st, Bucket, PendingBucket, searchidx.Bucket, searchidx.PendingBucket)
+	}
+	for _, c := range []struct{ n, flushAt uint64 }{{1, 0}, {asyncChunk, 0}, {3*asyncChunk + 7, 0}, {PendingSpan + 300, 1000}} {
+		got, want := run(true, c.n, c.flushAt), run(false, c.n, c.flushAt)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d events, flushed at %d: async wrote\n%s\nwant\n%s", c.n, c.flushAt, got, want)
+		}
+		if _, search, _ := bytes.Cut(want, []byte(searchidx.Bucket+":\n")); !bytes.Contains(search, []byte("=")) {
+			t.Errorf("%d events: nothing in the full-text index", c.n)
+		}
+	}
+	var w Writer
+	w.Async()
+	w.Add(1, &store.Event{Type: "t.x", Actor: "a"})
+	w.Stop()
+	if w.async != nil || w.last != 1 {
+		t.Errorf("after Stop: async %v, last %d; want nil, 1", w.async, w.last)
 	}
 }

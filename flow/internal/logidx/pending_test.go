@@ -11,7 +11,8 @@ import (
 )
 
 // TestWriter_PendingAcrossBoundaries: whatever the transactions that
-// list the log (sizes crossing multiples of PendingSpan or not), after
+// list the log (sizes crossing multiples of PendingSpan or not, listed
+// at once or on a goroutine of their own), after
 // each one the index is the bytes a rebuild writes (Compare), the
 // Checker of verify passes, and every walk and the session lists read
 // what the log says; an entry damaged in either bucket fails both checks.
@@ -41,12 +42,17 @@ func TestWriter_PendingAcrossBoundaries(t *testing.T) {
 					Actor:   []string{"", "a", "b"}[draw(i, 3, 3)],
 					Session: []string{"", "s1", "s2", fmt.Sprintf("s-%d", draw(i, 4, 50))}[draw(i, 5, 4)]}
 			}
+			async := rapid.Bool().Draw(rt, "async") // listed on a goroutine of its own
 			err := st.Update(func(tx store.Tx) error {
 				app, err := tx.Append("s", store.Any, evs...)
 				if err != nil {
 					return err
 				}
 				var w Writer
+				if async {
+					w.Async()
+					defer w.Stop()
+				}
 				for i, seq := range app.Seqs {
 					w.Add(seq, &evs[i])
 				}

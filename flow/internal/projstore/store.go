@@ -433,7 +433,12 @@ func (s *Tx) put(bucket, key string, v any) error {
 // Flush writes every entity put since the last flush.
 func (s *Tx) Flush() error {
 	var counts flushCounts
-	for _, k := range s.keys {
+	var pre *preEncoded // the entities encoded on a second goroutine (preencode.go)
+	if s.flushed != nil && s.encoded == nil && len(s.keys) >= preEncodeMin {
+		pre = preEncode(s.keys, s.dirty)
+		defer pre.end()
+	}
+	for i, k := range s.keys {
 		bucket, key := k.bucket, k.key
 		if err := flushSummary(s.raw, bucket, key, s.dirty[k], &counts); err != nil {
 			return err
@@ -456,7 +461,11 @@ func (s *Tx) Flush() error {
 			}
 			continue
 		}
-		if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
+		if pre != nil {
+			if err := s.putPreEncoded(bucket, key, pre.value(i)); err != nil {
+				return err
+			}
+		} else if err := s.putEntity(bucket, key, s.dirty[k]); err != nil {
 			return err
 		}
 		s.keepClean(k, s.dirty[k])
@@ -495,6 +504,19 @@ func (s *Tx) putEntity(bucket, key string, v any) error {
 		}
 		s.flushed(bucket, key, b, m)
 	}
+	return nil
+}
+
+// putPreEncoded is putEntity of a value the second goroutine of a
+// Flush encoded (preEncode), which a FlushFunc hears.
+func (s *Tx) putPreEncoded(bucket, key string, v preValue) error {
+	if v.err != nil {
+		return v.err
+	}
+	if err := s.raw.Put(bucket, []byte(key), v.sealed); err != nil {
+		return err
+	}
+	s.flushed(bucket, key, v.sealed, v.msgpack)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/flowctl/flowctl/flow"
 	"github.com/flowctl/flowctl/flow/capture"
@@ -24,22 +25,55 @@ const BatchOps = 1000
 // per project): first the projects' creation in one transaction, then
 // BatchOps Ops a transaction. progress, if not nil, hears after each
 // transaction how many Ops of n are done.
+//
+// The Ops of the next transaction are drawn on a goroutine of their own
+// while one runs: g is Write's until it returns, and after an error it may
+// have handed out a transaction or two of Ops more than ran.
 func Write(ctx context.Context, e *flow.Engine, g *workload.Generator, n uint64, progress func(done, total uint64)) error {
 	if err := Batch(e, g.Fill(nil, g.Projects())); err != nil {
 		return err
 	}
-	ops := make([]workload.Op, 0, BatchOps)
-	for g.Ops() < n {
+	done := g.Ops()
+	next, free, stop := make(chan []workload.Op, 1), make(chan []workload.Op, 3), make(chan struct{})
+	for range 3 { // one running, one ready, one being drawn
+		free <- make([]workload.Op, 0, BatchOps)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(next)
+		for g.Ops() < n {
+			var ops []workload.Op
+			select {
+			case ops = <-free:
+			case <-stop:
+				return
+			}
+			ops = g.Fill(ops[:0], int(min(BatchOps, n-g.Ops())))
+			select {
+			case next <- ops:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for ops := range next {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ops = g.Fill(ops[:0], int(min(BatchOps, n-g.Ops())))
 		if err := Batch(e, ops); err != nil {
 			return err
 		}
+		done += uint64(len(ops))
 		if progress != nil {
-			progress(g.Ops(), n)
+			progress(done, n)
 		}
+		free <- ops
 	}
 	return nil
 }
