@@ -25,9 +25,16 @@ func ParseExecID(s string) (string, error) {
 }
 
 func parseShortID(prefix, what, s string) (string, error) {
-	if canonicalShortID(prefix, s) { // what the rest would make of it: s itself
+	if canonicalShortID(prefix, s) { // what parseShortIDFull would make of it: s itself
 		return s, nil
 	}
+	return parseShortIDFull(prefix, what, s)
+}
+
+// parseShortIDFull is parseShortID without its fast path for an id in
+// canonical form, which must answer as this does
+// (TestParseIDs_CanonicalFastPathAnswersAsTheFullParse).
+func parseShortIDFull(prefix, what, s string) (string, error) {
 	num := strings.TrimSpace(s)
 	if p, n, ok := strings.Cut(num, "-"); ok && strings.EqualFold(p, prefix) {
 		num = n
@@ -69,10 +76,17 @@ func canonicalNumber(s string) bool {
 func ParseStepID(s string) (task, step string, err error) {
 	t, m, ok := strings.Cut(strings.TrimSpace(s), ".")
 	if ok && canonicalShortID(projection.PrefixTask, t) && canonicalNumber(m) {
-		return t, strings.TrimSpace(s), nil // what the rest would make of it
+		return t, strings.TrimSpace(s), nil // what parseStepIDFull would make of it
 	}
+	return parseStepIDFull(s)
+}
+
+// parseStepIDFull is ParseStepID without its fast path, as
+// parseShortIDFull is parseShortID's.
+func parseStepIDFull(s string) (task, step string, err error) {
+	t, m, ok := strings.Cut(strings.TrimSpace(s), ".")
 	if ok {
-		if task, err = ParseTaskID(t); err == nil {
+		if task, err = parseShortIDFull(projection.PrefixTask, "task", t); err == nil {
 			if n, e := strconv.Atoi(m); e == nil && n > 0 && strconv.Itoa(n) == m {
 				return task, projection.StepID(task, n), nil
 			}

@@ -2,7 +2,6 @@ package flow
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,35 +10,8 @@ import (
 )
 
 // The parsers' fast path for an id already in canonical form
-// (canonicalShortID) answers exactly what the full parse below, the one it
-// skips, answers: for any input.
-
-func parseShortIDFull(prefix, what, s string) (string, error) {
-	num := strings.TrimSpace(s)
-	if p, n, ok := strings.Cut(num, "-"); ok && strings.EqualFold(p, prefix) {
-		num = n
-	}
-	id := projection.ShortID(prefix, 0)
-	if n, err := strconv.Atoi(num); err == nil && n > 0 && strconv.Itoa(n) == num {
-		id = projection.ShortID(prefix, n)
-	}
-	if _, ok := projection.IDNumber(prefix, id); !ok {
-		return "", fmt.Errorf("%w: %q is not a %s id (like %s-1)", ErrInvalid, s, what, prefix)
-	}
-	return id, nil
-}
-
-func parseStepIDFull(s string) (task, step string, err error) {
-	t, m, ok := strings.Cut(strings.TrimSpace(s), ".")
-	if ok {
-		if task, err = parseShortIDFull(projection.PrefixTask, "task", t); err == nil {
-			if n, e := strconv.Atoi(m); e == nil && n > 0 && strconv.Itoa(n) == m {
-				return task, projection.StepID(task, n), nil
-			}
-		}
-	}
-	return "", "", fmt.Errorf("%w: %q is not a step id (like T-1.2)", ErrInvalid, s)
-}
+// (canonicalShortID) answers exactly what the full parse it skips
+// (parseShortIDFull, parseStepIDFull) answers: for any input.
 
 // idText draws strings near ids: canonical ones, and ones a character
 // away (spaces, signs, zeros, case, other prefixes, long numbers).
