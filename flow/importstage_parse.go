@@ -201,22 +201,14 @@ func (in *importReader) nameOf(p *importLine, slot int) (string, bool) {
 // allocation of its own. false for anything but base64 in a string
 // without escapes (the slow way decides).
 func (in *importReader) raw(p *importLine) ([]byte, bool) {
-	if !p.Byte('"') {
-		return nil, false
-	}
-	n := bytes.IndexByte(p.B[p.I:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	text := p.B[p.I : p.I+n]
-	if bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\n') >= 0 {
+	text, ok := p.Quoted()
+	if !ok || bytes.IndexByte(text, '\r') >= 0 || bytes.IndexByte(text, '\n') >= 0 {
 		return nil, false // base64 skips them; JSON has none in a string
 	}
 	size := base64.StdEncoding.DecodedLen(len(text))
 	if size > rawBlock/4 {
 		buf := make([]byte, size)
 		m, err := base64.StdEncoding.Decode(buf, text)
-		p.I += n + 1
 		return buf[:m:m], err == nil
 	}
 	if len(in.block)+size > cap(in.block) {
@@ -230,7 +222,6 @@ func (in *importReader) raw(p *importLine) ([]byte, bool) {
 		return nil, false
 	}
 	in.block = in.block[:len(in.block)+m]
-	p.I += n + 1
 	if m == 0 {
 		return []byte{}, true // as encoding/json reads ""
 	}
@@ -246,18 +237,10 @@ type importLine struct{ eventview.Scanner }
 // str reads a string without escapes or control bytes and returns its
 // body.
 func (p *importLine) str() ([]byte, bool) {
-	if !p.Byte('"') {
+	s, ok := p.Quoted()
+	if !ok || !plainASCII(s) {
 		return nil, false
 	}
-	n := bytes.IndexByte(p.B[p.I:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	s := p.B[p.I : p.I+n]
-	if !plainASCII(s) {
-		return nil, false
-	}
-	p.I += n + 1
 	return s, true
 }
 

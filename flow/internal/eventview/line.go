@@ -91,6 +91,23 @@ func (p *Scanner) Byte(c byte) bool {
 	return true
 }
 
+// Quoted reads a JSON string up to its next quote and returns its body
+// unchecked: whether that is the string as it is (no escape, no control
+// byte, ...) is the caller's rule to decide, and after a false, or a body
+// its rule refuses, the caller gives up the line.
+func (p *Scanner) Quoted() ([]byte, bool) {
+	if !p.Byte('"') {
+		return nil, false
+	}
+	n := bytes.IndexByte(p.B[p.I:], '"')
+	if n < 0 {
+		return nil, false
+	}
+	s := p.B[p.I : p.I+n]
+	p.I += n + 1
+	return s, true
+}
+
 // Uint reads an unsigned integer of at most bits bits, as encoding/json
 // reads one into a uint of that size.
 func (p *Scanner) Uint(bits int) (uint64, bool) {
@@ -110,18 +127,10 @@ func (p *Scanner) Uint(bits int) (uint64, bool) {
 
 // str reads a string without escapes and returns its body.
 func (p *lineParser) str() ([]byte, bool) {
-	if !p.Byte('"') {
+	s, ok := p.Quoted()
+	if !ok || bytes.IndexByte(s, '\\') >= 0 || !plain(s) {
 		return nil, false
 	}
-	n := bytes.IndexByte(p.B[p.I:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	s := p.B[p.I : p.I+n]
-	if bytes.IndexByte(s, '\\') >= 0 || !plain(s) {
-		return nil, false
-	}
-	p.I += n + 1
 	return s, true
 }
 
