@@ -99,7 +99,7 @@ func (a *app) importCommand() *cobra.Command {
 				return err
 			}
 			defer stop()
-			defer importGC()()
+			defer tuneGC(importGCPercent, importMemoryLimit)()
 			return a.runImport(args[0])
 		}
 		return a.runLegacyImport(args[0], from, cmd.Flags().Changed("project"))
@@ -124,14 +124,15 @@ const (
 	importMemoryLimit = 192 << 20
 )
 
-// importGC sets the collector for an import and returns what puts the
-// settings back.
-func importGC() (restore func()) {
+// tuneGC sets the collector's percent and soft memory limit for a bulk
+// command (import, verify) and returns what puts Go's settings back; GOGC
+// or GOMEMLIMIT in the environment win, and then nothing is set.
+func tuneGC(percent int, limit int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	gc, limit := debug.SetGCPercent(importGCPercent), debug.SetMemoryLimit(importMemoryLimit)
-	return func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) }
+	oldPercent, oldLimit := debug.SetGCPercent(percent), debug.SetMemoryLimit(limit)
+	return func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) }
 }
 
 func (a *app) runImport(file string) (err error) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/flowctl/flowctl/flow"
@@ -38,7 +37,7 @@ func (a *app) verifyCommand() *cobra.Command {
 			return err
 		}
 		defer stop()
-		defer verifyGC()()
+		defer tuneGC(verifyGCPercent, verifyMemoryLimit)()
 		return a.runVerify(expect)
 	})
 	return cmd
@@ -56,16 +55,6 @@ const (
 	verifyGCPercent   = 200
 	verifyMemoryLimit = 128 << 20
 )
-
-// verifyGC sets the collector for a verify and returns what puts the
-// settings back; GOGC or GOMEMLIMIT in the environment win.
-func verifyGC() (restore func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	gc, limit := debug.SetGCPercent(verifyGCPercent), debug.SetMemoryLimit(verifyMemoryLimit)
-	return func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) }
-}
 
 func (a *app) runVerify(expect string) (err error) {
 	var head flow.Head
