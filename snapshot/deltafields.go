@@ -110,15 +110,9 @@ func EachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields 
 		}
 		at = p
 	}
-	d := new(Deleted)
-	rest := body[at:]
-	for _, l := range d.lists() {
-		if *l, rest, err = readIDs(rest); err != nil {
-			return false, nil, err
-		}
-	}
-	if len(rest) != 0 {
-		return false, nil, corruptf("delta body has %d bytes after the deletions", len(rest))
+	d, err := readDeleted(body[at:])
+	if err != nil {
+		return false, nil, err
 	}
 	return project, d, nil
 }

@@ -43,17 +43,27 @@ func DecodeDeltaRaw(b []byte) (Header, *RawScope, *Deleted, error) {
 	if err != nil {
 		return h, nil, nil, err
 	}
+	d, err := readDeleted(body[n:])
+	if err != nil {
+		return h, nil, nil, err
+	}
+	return h, s, d, nil
+}
+
+// readDeleted reads the ids a delta deletes, the end of its body after
+// the state.
+func readDeleted(rest []byte) (*Deleted, error) {
 	d := new(Deleted)
-	rest := body[n:]
 	for _, l := range d.lists() {
+		var err error
 		if *l, rest, err = readIDs(rest); err != nil {
-			return h, nil, nil, err
+			return nil, err
 		}
 	}
 	if len(rest) != 0 {
-		return h, nil, nil, corruptf("delta body has %d bytes after the deletions", len(rest))
+		return nil, corruptf("delta body has %d bytes after the deletions", len(rest))
 	}
-	return h, s, d, nil
+	return d, nil
 }
 
 // checkedBody frames b, unpacks its body (a copy, for an unpacked one)
