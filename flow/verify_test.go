@@ -310,3 +310,85 @@ func TestVerify_Stream(t *testing.T) {
 		t.Errorf("Verify = %+v, %v", rep, err)
 	}
 }
+
+// TestVerify_StreamDroppedApprovals: the Stream drops a decided approval
+// once it has compared it, keeping only a sum of the stored entries it
+// dropped; a stored approval that differs from the replay's, or that no
+// replay makes, is still found, whether or not it was dropped.
+func TestVerify_StreamDroppedApprovals(t *testing.T) {
+	for _, damage := range []string{"decided changed", "pending changed", "extra"} {
+		t.Run(damage, func(t *testing.T) {
+			e := mustOpen(t)
+			if _, err := e.CreateProject(NewProject{Name: "p"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.AddTask(NewTask{Project: "p", Title: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if _, err := e.RequestApproval(NewApproval{Project: "p", Task: "T-1", Message: "approve-me"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, id := range []string{"A-1", "A-2"} { // A-3 stays pending
+				if _, err := e.As("reviewer", "r1").DecideApproval(Decision{Project: "p", ID: id, Grant: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rep, err := e.Verify(); err != nil || rep.Projections != "ok" {
+				t.Fatalf("Verify before the damage = %+v, %v", rep, err)
+			}
+			from, to := "p/A-1", "p/A-1"
+			switch damage {
+			case "pending changed":
+				from, to = "p/A-3", "p/A-3"
+			case "extra":
+				to = "p/A-9"
+			}
+			err := e.log.Update(func(tx store.Tx) error {
+				v, err := tx.Get(projstore.BucketApprovals, []byte(from))
+				if err != nil || v == nil {
+					return fmt.Errorf("get %s: %v, %v", from, v, err)
+				}
+				body := bytes.Clone(v[:len(v)-projstore.SealSize])
+				if damage != "extra" {
+					if !bytes.Contains(body, []byte("approve-me")) {
+						return fmt.Errorf("%s's body %q has no message", from, body)
+					}
+					body = bytes.Replace(body, []byte("approve-me"), []byte("approve-it"), 1)
+				}
+				return tx.Put(projstore.BucketApprovals, []byte(to), projstore.Seal([]byte(to), body))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The Stream, which dropped, must not settle p;
+			// Verify then names the approval (the per-project replay).
+			err = e.log.View(func(tx store.Tx) error {
+				s, err := projstore.NewStream(tx, e.log.View, 1, e.warn)
+				if err != nil {
+					return err
+				}
+				err = tx.Replay(1, 0, func(r *store.Record) error { s.Add(r); return nil })
+				s.End(err != nil)
+				if err != nil {
+					return err
+				}
+				if unsure := s.Unsure(); len(unsure) != 1 || unsure[0] != "p" {
+					t.Errorf("Stream unsure = %q after the damage, want [p]", unsure)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ce *eventlog.CorruptionError
+			if _, err := e.Verify(); !errors.As(err, &ce) || !strings.Contains(err.Error(), to) {
+				t.Errorf("Verify = %v, want a corruption naming %s", err, to)
+			}
+			if _, err := e.Rebuild(); err != nil { // for the cleanup's Verify
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -343,17 +343,19 @@ func (s *Stream) End(failed bool) {
 
 // streamProject is a project's fold so far.
 type streamProject struct {
-	mem       *projection.Memory // nil once unsure
-	digest    *digestCheck
-	events    uint64
-	dropped   map[string]int    // execs compared and dropped
-	execs     entrySum          // the sealed values of the execs dropped
-	approvals map[string]bool   // the keys of the approvals compared and dropped
-	sum       entrySum          // their status index entries
-	counts    map[string]uint64 // their counts by status
-	// gone sums, by bucket, the stored entries of the tasks, plans and
-	// checkpoints compared and dropped (settle); plans counts the
-	// dropped tasks by plan (total, done), for the plan counts.
+	mem     *projection.Memory // nil once unsure
+	digest  *digestCheck
+	events  uint64
+	dropped map[string]int    // execs compared and dropped
+	execs   entrySum          // the sealed values of the execs dropped
+	sum     entrySum          // their status index entries
+	counts  map[string]uint64 // their counts by status
+	// gone sums, by bucket, the stored entries of the tasks, plans,
+	// approvals and checkpoints compared and dropped (settle, drop): a
+	// sum, not a set of their keys, so that what the fold has dropped
+	// costs no memory (a key kept would also keep the arena chunk it was
+	// carved from: projection's foldArena); plans counts the dropped
+	// tasks by plan (total, done), for the plan counts.
 	gone  map[string]*entrySum
 	plans map[string]*[2]uint64
 }
@@ -364,8 +366,8 @@ func (s *Stream) fold(tx store.Tx, sw *streamWorker) {
 	v := projectVerifier{tx: tx, w: s.w, matched: sw.matched, sum: newSummarySum()}
 	states := make(map[string]*streamProject, len(sw.projects))
 	for _, p := range sw.projects {
-		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{}, approvals: map[string]bool{},
-			gone: map[string]*entrySum{BucketTasks: {}, BucketPlans: {}, BucketCheckpts: {}}, plans: map[string]*[2]uint64{}}
+		states[p] = &streamProject{mem: projection.NewMemory(), digest: newDigestCheck(s.marks, p), counts: map[string]uint64{}, dropped: map[string]int{},
+			gone: map[string]*entrySum{BucketTasks: {}, BucketPlans: {}, BucketApprovals: {}, BucketCheckpts: {}}, plans: map[string]*[2]uint64{}}
 	}
 	for b := range sw.batches {
 		start := 0
@@ -526,11 +528,7 @@ func (s *Stream) drop(v *projectVerifier, ps *streamProject, bucket, k string, e
 		return false
 	}
 	sumEntity(v.sum, &ps.sum, ps.counts, bucket, k, e)
-	if ps.approvals[k] {
-		ps.mem = nil // decided twice
-		return false
-	}
-	ps.approvals[k] = true
+	ps.gone[bucket].add(v.sum.hash(key, val))
 	delete(ps.mem.Approvals, k)
 	return true
 }
@@ -555,16 +553,8 @@ func (s *Stream) same(v *projectVerifier, p string, ps *streamProject) bool {
 				return false
 			}
 		case BucketApprovals:
-			// Those dropped were compared when decided.
-			want := ps.mem.Approvals
-			err = v.compareOwned(bucket, p, len(want)+len(ps.approvals), func(k, val []byte) (bool, bool) {
-				if ps.approvals[string(k)] {
-					_, again := want[string(k)]
-					return true, !again
-				}
-				a, ok := want[string(k)]
-				return ok, ok && v.cmp.same(bucket, k, a, val)
-			}, func(func(string) bool) {})
+			// Those dropped were compared when decided (drop).
+			err = compareKept(v, bucket, p, ps.mem.Approvals, *ps.gone[bucket])
 		case BucketTasks:
 			err = compareKept(v, bucket, p, ps.mem.Tasks, *ps.gone[bucket])
 		case BucketPlans:
