@@ -21,7 +21,8 @@ import "unsafe"
 // Nothing is handed out twice, so a Memory copied by value (which shares
 // its arena) never sees an entity of the other's change.
 type foldArena struct {
-	buf []byte // the chunk strings are carved from: its len is what is given out
+	buf    []byte // the chunk strings are carved from: its len is what is given out
+	chunks uint32 // how many chunks it has begun (stringCache empties its slots by it)
 
 	tasks     []Task
 	approvals []Approval
@@ -81,6 +82,7 @@ func (a *foldArena) string(b []byte) string {
 		return string(b)
 	case cap(a.buf)-len(a.buf) < n:
 		a.buf = make([]byte, 0, arenaChunk)
+		a.chunks++
 	}
 	start := len(a.buf)
 	a.buf = append(a.buf, b...)

@@ -1,6 +1,9 @@
 package projection
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 func TestCarveN(t *testing.T) {
 	var slab []string
@@ -40,5 +43,29 @@ func TestMpReader_StringsEmptyWithArena(t *testing.T) {
 		if err := r.strings(&ss); err != nil || ss == nil || len(ss) != 0 {
 			t.Fatalf("strings of [] = %#v, %v; want an empty slice that is not nil", ss, err)
 		}
+	}
+}
+
+// A Memory's cache of strings lets go of what it holds once its arena has
+// begun clearChunks chunks since: its slots do not keep old chunks alive
+// for good (a fold that drops its entities would keep them all).
+func TestStringCache_LetsGoOfOldChunks(t *testing.T) {
+	c := &stringCache{arena: new(foldArena)}
+	old := c.get([]byte("kept-for-a-while"))
+	if again := c.get([]byte("kept-for-a-while")); unsafe.StringData(again) != unsafe.StringData(old) {
+		t.Fatal("a second get of the same bytes made a new copy: the cache holds nothing")
+	}
+	filler := make([]byte, arenaMax)
+	for c.arena.chunks < clearChunks+1 {
+		c.arena.string(filler)
+	}
+	c.get([]byte("a miss after the chunks")) // empties the slots
+	for i, s := range c.slots {
+		if s != "" && s != "a miss after the chunks" {
+			t.Fatalf("slot %d still holds %q after %d new chunks", i, s, c.arena.chunks)
+		}
+	}
+	if again := c.get([]byte("kept-for-a-while")); again != old || unsafe.StringData(again) == unsafe.StringData(old) {
+		t.Fatalf("get after the slots were emptied = %q, a new copy of %q expected", again, old)
 	}
 }

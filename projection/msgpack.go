@@ -243,10 +243,23 @@ const maxSeen = 128
 // stringCache is a direct-mapped cache of strings by a hash of their
 // bytes: cheaper than a map, and a miss only costs the copy it saves on
 // a hit. A Memory's cache copies into the Memory's arena.
+//
+// A slot keeps the arena chunk its string was carved from, and a slot
+// that no other string maps to keeps its string for good: over a long
+// fold that drops its entities as it goes (verify's), the slots would
+// keep hundreds of chunks of strings no entity holds any more. So the
+// slots are emptied whenever the arena has begun clearChunks chunks
+// since they last were: the cache keeps only the chunks of the last
+// clearChunks*arenaChunk bytes of strings, and a string it would have
+// kept is copied once more.
 type stringCache struct {
-	slots [512]string
-	arena *foldArena // nil: each string a new allocation
+	slots   [512]string
+	arena   *foldArena // nil: each string a new allocation
+	cleared uint32     // arena.chunks when the slots were last emptied
 }
+
+// clearChunks is how many new arena chunks a cache's slots outlive.
+const clearChunks = 32
 
 func (c *stringCache) get(b []byte) string {
 	// A hash of the length and three bytes: strings that differ only
@@ -259,6 +272,9 @@ func (c *stringCache) get(b []byte) string {
 		return *slot
 	}
 	s := c.copy(b)
+	if a := c.arena; a != nil && a.chunks-c.cleared >= clearChunks {
+		c.slots, c.cleared = [512]string{}, a.chunks
+	}
 	*slot = s
 	return s
 }
