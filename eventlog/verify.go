@@ -132,14 +132,20 @@ const trimStep = 1 << 12
 
 // verifier carries what the record walk learns, to check the indexes after.
 type verifier struct {
+	// streams are the heads of the streams that may have records yet:
+	// a stream whose last record by stream_idx has been checked is let go
+	// (record), so that what a walk holds is its open streams, not every
+	// stream of the file. nStreams counts every stream met.
 	streams  map[string]*streamCheck
+	nStreams int
 	projects map[string]*projectCheck
 
-	tail      map[uint64]tailView // the index tail's entries by seq
-	tailFrom  uint64              // the smallest seq in tail (0: none)
-	inTail    int                 // records found in the tail
-	indexed   int                 // records found in the indexes
-	projected int                 // of them, records with a project
+	tail        map[uint64]tailView // the index tail's entries by seq
+	tailStreams map[string]bool     // the streams with entries in the tail
+	tailFrom    uint64              // the smallest seq in tail (0: none)
+	inTail      int                 // records found in the tail
+	indexed     int                 // records found in the indexes
+	projected   int                 // of them, records with a project
 
 	// The indexes, each read forward as the walk goes.
 	streamIdx *bolt.Bucket
@@ -164,11 +170,12 @@ type projectCheck struct {
 
 func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 	v := verifier{
-		streams: map[string]*streamCheck{}, projects: map[string]*projectCheck{}, tail: map[uint64]tailView{},
+		streams: map[string]*streamCheck{}, projects: map[string]*projectCheck{}, tail: map[uint64]tailView{}, tailStreams: map[string]bool{},
 		streamIdx: tx.bucket(bucketStreamIdx), projCur: tx.bucket(bucketProjIdx).Cursor(), idCur: tx.bucket(bucketIDs).Cursor(),
 	}
 	err := tx.scanTail(func(e *tailView) bool {
 		v.tail[e.seq] = *e
+		v.tailStreams[string(e.stream)] = true
 		if v.tailFrom == 0 || e.seq < v.tailFrom {
 			v.tailFrom = e.seq
 		}
@@ -240,7 +247,7 @@ func verifyTx(tx *Tx, pg *pager, each func(*Record) error) (Report, error) {
 	if err := v.indexes(tx, pg); err != nil {
 		return Report{}, err
 	}
-	return Report{HeadSeq: seq, HeadHash: prev, Streams: len(v.streams), Projects: len(v.projects)}, nil
+	return Report{HeadSeq: seq, HeadHash: prev, Streams: v.nStreams, Projects: len(v.projects)}, nil
 }
 
 // record checks one record's index entries and tracks stream heads.
@@ -249,8 +256,17 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 	if st == nil {
 		st = new(streamCheck)
 		v.streams[r.Stream] = st
+		v.nStreams++
 	}
 	if r.Version != st.version+1 {
+		if st.version == 0 && (v.tailFrom == 0 || r.Seq < v.tailFrom) {
+			// A stream met anew past its first version: let go of
+			// (closeIfLast) because stream_idx ends before this record,
+			// or a jump.
+			if got, ok := v.streamIdxSeq(st, r.Stream, r.Version); !ok || got != r.Seq {
+				return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
+			}
+		}
 		return corruptf(r.Seq, "stream %q jumps from version %d to %d", r.Stream, st.version, r.Version)
 	}
 	st.version, st.seq = r.Version, r.Seq
@@ -277,6 +293,7 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 	if got, ok := v.streamIdxSeq(st, r.Stream, r.Version); !ok || got != r.Seq {
 		return corruptf(r.Seq, "stream index entry for %q version %d is wrong or missing", r.Stream, r.Version)
 	}
+	v.closeIfLast(st, r)
 	if seq, ok := tx.log.format.parseIDValue(v.idValue(r.ID[:])); !ok || seq != r.Seq {
 		return corruptf(r.Seq, "id index entry for %s is wrong or missing", r.ID)
 	}
@@ -287,6 +304,21 @@ func (v *verifier) record(tx *Tx, r *Record) error {
 		v.projected++
 	}
 	return nil
+}
+
+// closeIfLast lets go of the head of r's stream when r, just checked
+// against stream_idx, is the stream's last record there (the last entry
+// of a chunk that is not full: every chunk but a stream's last is) and
+// the index tail holds none of the stream's: no later record can be of
+// that stream. One that is after all (a damaged log) is still found: it
+// starts the stream again, so its version is not 1 (a jump) or its
+// stream_idx entry names another seq (that of the stream's first
+// record).
+func (v *verifier) closeIfLast(st *streamCheck, r *Record) {
+	n := len(st.chunk) / 8
+	if n < streamChunk && int((r.Version-1)%streamChunk) == n-1 && !v.tailStreams[r.Stream] {
+		delete(v.streams, r.Stream)
+	}
 }
 
 // streamIdxSeq is Tx.streamIdxSeq reading each chunk once: st keeps the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,6 +268,20 @@ func TestVerify_Corruption(t *testing.T) {
 			wantCorruptAt(t, path, tt.seq)
 		})
 	}
+
+	// The walk lets go of a stream at its last record by stream_idx: with
+	// s1's chunk cut to its first version, s1 is let go at seq 1, and its
+	// next record is still found, and named as what it is.
+	t.Run("ErrCorrupt/StreamIdxEndsEarly", func(t *testing.T) {
+		path := newLogFile(t, fixtureN)
+		rawUpdate(t, path, func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketStreamIdx).Put(streamIdxKey("s1", 1), seqKey(1))
+		})
+		wantCorruptAt(t, path, 4)
+		if _, err := verifyFile(path); err == nil || !strings.Contains(err.Error(), `stream index entry for "s1" version 2`) {
+			t.Errorf("Verify = %v, want the stream index entry of s1's version 2 named", err)
+		}
+	})
 }
 
 func TestVerify_EmptyLogHeadHash(t *testing.T) {
