@@ -430,7 +430,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	}
 	h.StateHash = st.sum.Hash()
 	h.BaseSeq, h.BaseHash = e.seq, e.hash
-	b, nh, err := snapshot.PackDeltaSum(h, body)
+	b, nh, err := snapshot.PackDeltaNames(h, body)
 	if err != nil {
 		return nil, 0, false, err
 	}
