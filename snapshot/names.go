@@ -104,6 +104,9 @@ func (r *NamesReader) Names(head []byte) (Header, []byte, error) {
 	if err := checkHeadCRC(head); err != nil {
 		return h, nil, err
 	}
+	if f.late != nil {
+		return f.lateHeader, nil, f.late
+	}
 	stored := head[f.namesAt:f.namesEnd]
 	n, err := s2.DecodedLen(stored)
 	switch {

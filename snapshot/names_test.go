@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
@@ -203,6 +204,18 @@ func TestNames_Checked(t *testing.T) {
 		if err := snapshot.CheckNames(bad); !errors.Is(err, snapshot.ErrCorrupt) {
 			t.Fatalf("CheckNames of names not the body's = %v", err)
 		}
+	}
+	// A header refused under right checksums: a base not before the seq.
+	back := bytes.Clone(b)
+	binary.BigEndian.PutUint64(back[14:], 1)
+	_, to0 := namesAt(back)
+	binary.BigEndian.PutUint32(back[to0+16:], crc32.Checksum(back[:to0+16], castagnoli))
+	back = reseal(back)
+	if _, _, err := r.Names(snapshot.Head(back)); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "not before it") {
+		t.Fatalf("Names of a delta on a base not before it = %v", err)
+	}
+	if _, _, err := snapshot.Check(back); !errors.Is(err, snapshot.ErrCorrupt) || !strings.Contains(err.Error(), "not before it") {
+		t.Fatalf("Check of a delta on a base not before it = %v", err)
 	}
 	from, to := namesAt(b)
 	for i := range len(b) - 4 {

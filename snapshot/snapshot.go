@@ -227,6 +227,9 @@ func checkFrame(b []byte) (Header, []byte, error) {
 			return h, nil, err
 		}
 	}
+	if f.late != nil {
+		return f.lateHeader, nil, f.late
+	}
 	return h, b[f.bodyAt:crcAt], nil
 }
 
@@ -235,12 +238,18 @@ type framing struct {
 	namesAt, namesEnd int // a names section's (compressed), in version 7; else 0
 	headEnd           int // the end of version 7's head (after its CRC); else 0
 	bodyAt            int // the body's (stored)
+	// late is what the header says that is refused once the CRC it is
+	// under checks (a body over MaxBody, a delta's base not before it),
+	// and lateHeader the header as far as it was read then.
+	late       error
+	lateHeader Header
 }
 
 // frameOf reads the header and framing of a snapshot of size bytes from
 // b, its first bytes (all of them, or at least a version 7 delta's head):
 // the magic, the format version, that the declared lengths fit in b and
-// add up to size. It checks no CRC.
+// add up to size. It checks no CRC: what the header says that is refused
+// once its CRC checks is in the framing's late.
 func frameOf(b []byte, size int) (Header, framing, error) {
 	var h Header
 	var f framing
@@ -304,7 +313,8 @@ func frameOf(b []byte, size int) (Header, framing, error) {
 	h.BodyLen = m
 	if h.Packed() {
 		if h.BodyLen = binary.BigEndian.Uint64(b[at:]); h.BodyLen > MaxBody {
-			return h, f, corruptf("a body of %d bytes decompressed, over the limit of %d", h.BodyLen, MaxBody)
+			f.late = corruptf("a body of %d bytes decompressed, over the limit of %d", h.BodyLen, MaxBody)
+			f.lateHeader = h
 		}
 	}
 	h.ProjectionVersion = binary.BigEndian.Uint32(b[10:])
@@ -319,8 +329,9 @@ func frameOf(b []byte, size int) (Header, framing, error) {
 		h.BaseSeq = binary.BigEndian.Uint64(b[86:])
 		copy(h.BaseHash[:], b[94:126])
 		copy(h.BodyHash[:], b[126:158])
-		if h.BaseSeq >= h.Seq {
-			return h, f, corruptf("a delta at seq %d on a base at seq %d, not before it", h.Seq, h.BaseSeq)
+		if h.BaseSeq >= h.Seq && f.late == nil {
+			f.late = corruptf("a delta at seq %d on a base at seq %d, not before it", h.Seq, h.BaseSeq)
+			f.lateHeader = h
 		}
 	}
 	h.Scope = string(b[fixed : fixed+n])
