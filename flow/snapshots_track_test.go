@@ -86,7 +86,7 @@ func TestSnapshots_DamagedSummedSnapshotIsDetected(t *testing.T) {
 	keys, values := snapsStored(t, e.Engine)
 	at := -1
 	for i := len(values) - 1; i >= 0; i-- {
-		if h, err := snapshot.Frame(values[i]); err == nil && h.Format == snapshot.SumDeltaVersion {
+		if h, err := snapshot.Frame(values[i]); err == nil && h.Format == snapshot.NamesDeltaVersion {
 			at = i
 			break
 		}
@@ -99,7 +99,7 @@ func TestSnapshots_DamagedSummedSnapshotIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.StateHash[0] ^= 1 // a delta that names another state, soundly framed
-	b, _, err := snapshot.PackDeltaSum(h, snapshot.AppendDeltaBody(nil, rawScopeOf(t, d), &d.Deleted))
+	b, _, err := snapshot.PackDeltaNames(h, snapshot.AppendDeltaBody(nil, rawScopeOf(t, d), &d.Deleted))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -336,12 +336,26 @@ func FuzzDecodeDelta(f *testing.F) {
 	f.Add(d)
 	f.Add(smallSnapshot(f))
 	f.Add(d[:len(d)-1])
+	n := int(binary.BigEndian.Uint16(d[offDeltaScopeLen:]))
+	named, _, err := snapshot.PackDeltaNames(snapshot.Header{Scope: "big", Seq: 20, BaseSeq: 8}, d[offDeltaScope+n+8:len(d)-4])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(named)
+	f.Add(named[:len(named)-1])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, d, err := snapshot.DecodeDelta(b)
 		if err != nil {
 			var ce *snapshot.CorruptError
 			if !errors.As(err, &ce) || d != nil {
 				t.Fatalf("DecodeDelta = %T %v; want a *CorruptError and no delta", err, err)
+			}
+			return
+		}
+		if h.Format == snapshot.NamesDeltaVersion { // packed: the same body packs to the same bytes
+			_, body, _ := snapshot.Check(b)
+			if again, _, err := snapshot.PackDeltaNames(h, body); err != nil || !bytes.Equal(again, b) {
+				t.Fatalf("an accepted delta with names packs differently: %v", err)
 			}
 			return
 		}

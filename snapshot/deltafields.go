@@ -65,15 +65,29 @@ func (r *DeltaReader) EachEntity(b []byte, keys *DeltaFields, each func(kind int
 // ErrCorrupt for a body that does not read as a delta's (DecodeDeltaRaw
 // refuses the same).
 func EachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields [][]byte, bad uint) error) (project bool, deleted *Deleted, err error) {
+	project, at, err := eachDeltaEntity(body, keys, each)
+	if err != nil {
+		return false, nil, err
+	}
+	d, err := readDeleted(body[at:])
+	if err != nil {
+		return false, nil, err
+	}
+	return project, d, nil
+}
+
+// eachDeltaEntity is EachDeltaEntity up to the deletions: it returns
+// their offset in body, unread.
+func eachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields [][]byte, bad uint) error) (project bool, deletedAt int, err error) {
 	n, at, ok := mapLen(body, 0)
 	if !ok {
-		return false, nil, corruptf("body is not a state")
+		return false, 0, corruptf("body is not a state")
 	}
 	var fields [MaxDeltaFields][]byte
 	for range n {
 		key, next, ok := strBytes(body, at)
 		if !ok {
-			return false, nil, corruptf("body is not a state")
+			return false, 0, corruptf("body is not a state")
 		}
 		at = next
 		kind := -1
@@ -87,13 +101,13 @@ func EachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields 
 		}
 		if kind < 0 || (at < len(body) && body[at] == 0xc0) {
 			if at, ok = skip(body, at, 0); !ok {
-				return false, nil, corruptf("body does not decode")
+				return false, 0, corruptf("body does not decode")
 			}
 			continue
 		}
 		count, p, ok := arrayLen(body, at)
 		if !ok {
-			return false, nil, corruptf("body does not decode")
+			return false, 0, corruptf("body does not decode")
 		}
 		want := keys[kind]
 		if len(want) > MaxDeltaFields {
@@ -102,19 +116,15 @@ func EachDeltaEntity(body []byte, keys *DeltaFields, each func(kind int, fields 
 		for range count {
 			var bad uint
 			if p, bad, ok = readFields(body, p, want, fields[:len(want)]); !ok {
-				return false, nil, corruptf("body does not decode")
+				return false, 0, corruptf("body does not decode")
 			}
 			if err := each(kind, fields[:len(want)], bad); err != nil {
-				return false, nil, err
+				return false, 0, err
 			}
 		}
 		at = p
 	}
-	d, err := readDeleted(body[at:])
-	if err != nil {
-		return false, nil, err
-	}
-	return project, d, nil
+	return project, at, nil
 }
 
 // unpack is the package's unpack into the reader's buffer.

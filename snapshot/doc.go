@@ -3,7 +3,7 @@ Package snapshot encodes, decodes and verifies one project's projected
 state at a seq (DESIGN.md §6). Snapshots are derived data: a bad one is
 reported and skipped, never trusted, and never takes user data with it.
 
-# Format (FormatVersion 6)
+# Format (FormatVersion 7)
 
 A snapshot is full (the whole state) or a delta (what changed since a
 base snapshot), its body stored as encoded or compressed; the format
@@ -107,6 +107,56 @@ date with what changed (StateSum.Add, Sub) rather than hashing the whole
 state at every snapshot; a reader sums a whole state in one pass (SumOf,
 RawSum). Header.HashState hashes a state as a header's version names
 it.
+
+# Names (version 7)
+
+Version 7 is version 6 with a names section: what a far diff reads of a
+delta (the ids and names of the entities it holds, whether it changes
+the project, the ids it deletes), placed before the body with a CRC of
+its own, so that a reader of many deltas reads them without touching
+their bodies' bytes (Head, NamesReader, EachName). The engine writes
+only this delta layout (PackDeltaNames); deltas of versions 2, 4 and 6
+still read exactly as before, and deltas of version 7 chain on
+snapshots of any version, and the reverse, as version 6 does (the
+hashes are the same). A binary that does not know version 7 refuses it
+as it refuses any version it does not know: the delta is skipped like a
+damaged one and the engine falls back to an older snapshot or to the
+log.
+
+After the scope (s = 160+n):
+
+	offset      size  field
+	s           8     names section length k (stored)
+	s+8         k     names section: an S2 block
+	s+8+k       8     body length decompressed d (at most MaxBody)
+	s+16+k      8     stored body length m
+	s+24+k      4     CRC32C of bytes [0, s+24+k) (the head's CRC)
+	s+28+k      m     the body, compressed: an S2 block
+	s+28+k+m    4     CRC32C of bytes [0, s+28+k+m)
+
+Bytes [0, s+28+k) are the head: it is read and checked alone (its
+lengths, its CRC), the body after it not read. The whole is checked as
+any delta is (its lengths add up, its CRC, the body hash), the head's
+CRC too. The names section, decompressed (at most MaxBody bytes), is:
+
+	1 byte      1 when the delta changes the project, else 0
+	uvarint     count of entities
+	each        its kind (1 byte: 0 plans, 1 tasks, 2 approvals, 3 execs),
+	            which of its fields are not strings (1 byte, bit i for
+	            field i), then each field: uvarint 0 for none, else its
+	            length + 1, and its bytes
+	            the deletions, as in the body
+
+where the fields of each kind are NameFields': a plan's and a task's
+id and title, an approval's id, message and task, an exec record's id,
+command, code and task. The entities are the body's plans, tasks,
+approvals and exec records, in the body's order, each field as
+EachDeltaEntity reads it of the body (none for a field the entity lacks
+or has as nil; a field that is not a string is none with its bit set;
+an entity that is not a map has none and every bit). The section is
+derived from the body by the writer: a reader of the head trusts it (its
+CRC); CheckNames checks it against the body, and the engine's snapshot
+verification does.
 
 # Checks
 

@@ -61,7 +61,7 @@ func PackFull(h Header, body []byte) ([]byte, Header, error) {
 	h.Format, h.BaseSeq, h.BaseHash = PackedFullVersion, 0, [32]byte{}
 	h.StateHash = sha256.Sum256(body)
 	h.BodyHash = h.StateHash
-	return pack(h, body)
+	return pack(h, body, nil)
 }
 
 // PackDelta returns the packed delta snapshot (PackedDeltaVersion) whose
@@ -80,7 +80,7 @@ func PackDelta(h Header, body []byte) ([]byte, Header, error) {
 func PackFullSum(h Header, body []byte, sum [32]byte) ([]byte, Header, error) {
 	h.Format, h.BaseSeq, h.BaseHash = SumFullVersion, 0, [32]byte{}
 	h.StateHash, h.BodyHash = sum, sha256.Sum256(body)
-	return pack(h, body)
+	return pack(h, body, nil)
 }
 
 // PackDeltaSum is PackDelta for a delta of version SumDeltaVersion: h's
@@ -90,6 +90,14 @@ func PackDeltaSum(h Header, body []byte) ([]byte, Header, error) {
 	return packDelta(SumDeltaVersion, h, body)
 }
 
+// PackDeltaNames is PackDeltaSum for a delta of version
+// NamesDeltaVersion, the one the engine writes: the delta's names
+// section (doc.go) is read from body, which must read as a delta's body
+// (EachDeltaEntity).
+func PackDeltaNames(h Header, body []byte) ([]byte, Header, error) {
+	return packDelta(NamesDeltaVersion, h, body)
+}
+
 // packDelta packs a delta of version format: it sets the body hash.
 func packDelta(format uint16, h Header, body []byte) ([]byte, Header, error) {
 	if h.BaseSeq >= h.Seq {
@@ -97,12 +105,21 @@ func packDelta(format uint16, h Header, body []byte) ([]byte, Header, error) {
 	}
 	h.Format = format
 	h.BodyHash = sha256.Sum256(body)
-	return pack(h, body)
+	var names []byte
+	if h.HasNames() {
+		raw, err := appendNames(nil, body)
+		if err != nil {
+			return nil, h, fmt.Errorf("snapshot: a delta's names: %w", err)
+		}
+		names = s2.Encode(nil, raw)
+	}
+	return pack(h, body, names)
 }
 
 // pack writes the packed snapshot of header h (format, hashes set) and
-// body.
-func pack(h Header, body []byte) ([]byte, Header, error) {
+// body, and for a format with a names section, names (compressed) and
+// the head's CRC before the body.
+func pack(h Header, body, names []byte) ([]byte, Header, error) {
 	if len(h.Scope) > MaxScope || !utf8.ValidString(h.Scope) {
 		return nil, h, fmt.Errorf("snapshot: scope %q is not a valid name", h.Scope)
 	}
@@ -110,7 +127,7 @@ func pack(h Header, body []byte) ([]byte, Header, error) {
 		return nil, h, fmt.Errorf("snapshot: a body of %d bytes is over the limit of %d", len(body), MaxBody)
 	}
 	h.BodyLen = uint64(len(body))
-	b := make([]byte, 0, MinDeltaSize+sumFields+2*bodyLenSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
+	b := make([]byte, 0, MinDeltaSize+sumFields+2*bodyLenSize+namesLenSize+len(names)+crcSize+len(h.Scope)+s2.MaxEncodedLen(len(body))+crcSize)
 	b = append(b, Magic...)
 	b = binary.BigEndian.AppendUint16(b, h.Format)
 	b = binary.BigEndian.AppendUint32(b, h.ProjectionVersion)
@@ -127,10 +144,21 @@ func pack(h Header, body []byte) ([]byte, Header, error) {
 	}
 	b = binary.BigEndian.AppendUint16(b, uint16(len(h.Scope)))
 	b = append(b, h.Scope...)
+	if h.HasNames() {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(names)))
+		b = append(b, names...)
+	}
 	b = binary.BigEndian.AppendUint64(b, h.BodyLen)
 	at := len(b) + bodyLenSize
-	b = append(b, make([]byte, bodyLenSize)...)
+	if h.HasNames() {
+		at += crcSize
+	}
+	lenAt := len(b)
+	b = append(b, make([]byte, at-len(b))...)
 	b = b[:at+len(s2.Encode(b[at:cap(b)], body))]
-	binary.BigEndian.PutUint64(b[at-bodyLenSize:], uint64(len(b)-at))
+	binary.BigEndian.PutUint64(b[lenAt:], uint64(len(b)-at))
+	if h.HasNames() { // the head's CRC, of all before it
+		binary.BigEndian.PutUint32(b[at-crcSize:], crc32.Checksum(b[:at-crcSize], castagnoli))
+	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), h, nil
 }

@@ -17,8 +17,9 @@ const Magic = "FLOWSNAP"
 // FormatVersion is the newest snapshot format this package reads: 1, a
 // full snapshot, 2, a delta, 3 and 4 the same with a compressed body, 5
 // and 6 the same as 3 and 4 with the state hash a sum of the entities'
-// digests (StateSum) (doc.go). A version above it is refused.
-const FormatVersion = SumDeltaVersion
+// digests (StateSum), 7 version 6 with a names section (doc.go). A
+// version above it is refused.
+const FormatVersion = NamesDeltaVersion
 
 // The layouts, told apart by the format version field.
 const (
@@ -37,15 +38,20 @@ const (
 	// SumDeltaVersion is PackedDeltaVersion whose state hash (and its
 	// base's, when the base is of version 5 or 6) is the state's sum.
 	SumDeltaVersion = 6
+	// NamesDeltaVersion is SumDeltaVersion with a names section before
+	// the body: the ids and names of the entities the delta holds, read
+	// without the body (Head, NamesReader).
+	NamesDeltaVersion = 7
 )
 
 // Sizes of the fixed parts.
 const (
-	fixedHeader = 8 + 2 + 4 + 8 + 32 + 32 + 2 // up to the scope, full
-	deltaFields = 8 + 32 + 32                 // base seq, base state hash, body hash
-	sumFields   = 32                          // a summed full snapshot's body hash
-	bodyLenSize = 8
-	crcSize     = 4
+	fixedHeader  = 8 + 2 + 4 + 8 + 32 + 32 + 2 // up to the scope, full
+	deltaFields  = 8 + 32 + 32                 // base seq, base state hash, body hash
+	sumFields    = 32                          // a summed full snapshot's body hash
+	bodyLenSize  = 8
+	crcSize      = 4
+	namesLenSize = 8 // a names section's length (version 7)
 	// MinSize is the size of a full snapshot with an empty scope and body.
 	MinSize = fixedHeader + bodyLenSize + crcSize
 	// MinDeltaSize is the size of a delta with an empty scope and body.
@@ -98,15 +104,20 @@ type Header struct {
 
 // IsDelta reports whether h is a delta's header.
 func (h Header) IsDelta() bool {
-	return h.Format == DeltaVersion || h.Format == PackedDeltaVersion || h.Format == SumDeltaVersion
+	return h.Format == DeltaVersion || h.Format == PackedDeltaVersion || h.Format == SumDeltaVersion || h.Format == NamesDeltaVersion
 }
 
 // Packed reports whether h's body is stored compressed.
-func (h Header) Packed() bool { return h.Format >= PackedFullVersion && h.Format <= SumDeltaVersion }
+func (h Header) Packed() bool { return h.Format >= PackedFullVersion && h.Format <= NamesDeltaVersion }
 
 // Summed reports whether h's state hash is the state's sum (StateSum:
-// formats 5 and 6), rather than the SHA-256 of its body.
-func (h Header) Summed() bool { return h.Format == SumFullVersion || h.Format == SumDeltaVersion }
+// formats 5, 6 and 7), rather than the SHA-256 of its body.
+func (h Header) Summed() bool {
+	return h.Format == SumFullVersion || h.Format == SumDeltaVersion || h.Format == NamesDeltaVersion
+}
+
+// HasNames reports whether h's snapshot has a names section (format 7).
+func (h Header) HasNames() bool { return h.Format == NamesDeltaVersion }
 
 // HashState returns the state hash of s as a snapshot of h's format
 // names it: its sum (SumOf) for formats 5 and 6, else the SHA-256 of its
@@ -203,12 +214,50 @@ func Frame(b []byte) (Header, error) {
 
 // checkFrame is Check but for the body hash.
 func checkFrame(b []byte) (Header, []byte, error) {
+	h, f, err := frameOf(b, len(b))
+	if err != nil {
+		return h, nil, err
+	}
+	crcAt := len(b) - crcSize
+	if got, want := crc32.Checksum(b[:crcAt], castagnoli), binary.BigEndian.Uint32(b[crcAt:]); got != want {
+		return h, nil, corruptf("checksum mismatch (crc32c %08x, stored %08x)", got, want)
+	}
+	if f.headEnd > 0 {
+		if err := checkHeadCRC(b[:f.headEnd]); err != nil {
+			return h, nil, err
+		}
+	}
+	if f.late != nil {
+		return f.lateHeader, nil, f.late
+	}
+	return h, b[f.bodyAt:crcAt], nil
+}
+
+// framing is where the parts of a snapshot lie (frameOf).
+type framing struct {
+	namesAt, namesEnd int // a names section's (compressed), in version 7; else 0
+	headEnd           int // the end of version 7's head (after its CRC); else 0
+	bodyAt            int // the body's (stored)
+	// late is what the header says that is refused once the CRC it is
+	// under checks (a body over MaxBody, a delta's base not before it),
+	// and lateHeader the header as far as it was read then.
+	late       error
+	lateHeader Header
+}
+
+// frameOf reads the header and framing of a snapshot of size bytes from
+// b, its first bytes (all of them, or at least a version 7 delta's head):
+// the magic, the format version, that the declared lengths fit in b and
+// add up to size. It checks no CRC: what the header says that is refused
+// once its CRC checks is in the framing's late.
+func frameOf(b []byte, size int) (Header, framing, error) {
 	var h Header
+	var f framing
 	if len(b) < MinSize {
-		return h, nil, corruptf("%d bytes, shorter than the smallest snapshot (%d)", len(b), MinSize)
+		return h, f, corruptf("%d bytes, shorter than the smallest snapshot (%d)", len(b), MinSize)
 	}
 	if string(b[:8]) != Magic {
-		return h, nil, corruptf("bad magic %q", b[:8])
+		return h, f, corruptf("bad magic %q", b[:8])
 	}
 	h.Format = binary.BigEndian.Uint16(b[8:])
 	fixed, lens := fixedHeader, bodyLenSize
@@ -219,32 +268,53 @@ func checkFrame(b []byte) (Header, []byte, error) {
 	case FullVersion, PackedFullVersion:
 	case SumFullVersion:
 		fixed += sumFields
-	case DeltaVersion, PackedDeltaVersion, SumDeltaVersion:
+	case DeltaVersion, PackedDeltaVersion, SumDeltaVersion, NamesDeltaVersion:
 		fixed += deltaFields
 	default:
-		return h, nil, corruptf("format version %d: this binary reads versions %d (full), %d (delta), %d and %d (the same, compressed), %d and %d (the same, summed)",
-			h.Format, FullVersion, DeltaVersion, PackedFullVersion, PackedDeltaVersion, SumFullVersion, SumDeltaVersion)
+		return h, f, corruptf("format version %d: this binary reads versions %d (full), %d (delta), %d and %d (the same, compressed), %d and %d (the same, summed), %d (a summed delta with names)",
+			h.Format, FullVersion, DeltaVersion, PackedFullVersion, PackedDeltaVersion, SumFullVersion, SumDeltaVersion, NamesDeltaVersion)
 	}
-	min := fixed + lens + crcSize
-	if len(b) < min {
-		return h, nil, corruptf("%d bytes, shorter than the smallest snapshot of version %d (%d)", len(b), h.Format, min)
+	names := 0 // a names section's length field, the section and the head's CRC
+	if h.HasNames() {
+		names = namesLenSize + crcSize
+	}
+	min := fixed + names + lens + crcSize
+	if size < min || len(b) < fixed || (!h.HasNames() && len(b) != size) { // only a delta with names is read from its head
+		return h, f, corruptf("%d bytes, shorter than the smallest snapshot of version %d (%d)", size, h.Format, min)
 	}
 	n := int(binary.BigEndian.Uint16(b[fixed-2:]))
-	if min+n > len(b) {
-		return h, nil, corruptf("scope length %d runs past the end", n)
+	if min+n > size {
+		return h, f, corruptf("scope length %d runs past the end", n)
 	}
-	m := binary.BigEndian.Uint64(b[fixed+n+lens-bodyLenSize:])
-	if m != uint64(len(b)-min-n) {
-		return h, nil, corruptf("body length %d, but %d bytes follow the header", m, len(b)-min-n)
+	at := fixed + n // after the scope
+	if h.HasNames() {
+		if len(b) < at+namesLenSize {
+			return h, f, corruptf("%d bytes, shorter than the head of the snapshot", len(b))
+		}
+		k := binary.BigEndian.Uint64(b[at:])
+		if k > uint64(size-min-n) {
+			return h, f, corruptf("names section length %d runs past the end", k)
+		}
+		f.namesAt, f.namesEnd = at+namesLenSize, at+namesLenSize+int(k)
+		f.headEnd = f.namesEnd + lens + crcSize
+		if len(b) < f.headEnd {
+			return h, f, corruptf("%d bytes, shorter than the head of the snapshot (%d)", len(b), f.headEnd)
+		}
+		at = f.namesEnd
 	}
-	crcAt := len(b) - crcSize
-	if got, want := crc32.Checksum(b[:crcAt], castagnoli), binary.BigEndian.Uint32(b[crcAt:]); got != want {
-		return h, nil, corruptf("checksum mismatch (crc32c %08x, stored %08x)", got, want)
+	f.bodyAt = at + lens
+	if h.HasNames() {
+		f.bodyAt += crcSize
+	}
+	m := binary.BigEndian.Uint64(b[at+lens-bodyLenSize:])
+	if follow := size - f.bodyAt - crcSize; m != uint64(follow) {
+		return h, f, corruptf("body length %d, but %d bytes follow the header", m, follow)
 	}
 	h.BodyLen = m
 	if h.Packed() {
-		if h.BodyLen = binary.BigEndian.Uint64(b[fixed+n:]); h.BodyLen > MaxBody {
-			return h, nil, corruptf("a body of %d bytes decompressed, over the limit of %d", h.BodyLen, MaxBody)
+		if h.BodyLen = binary.BigEndian.Uint64(b[at:]); h.BodyLen > MaxBody {
+			f.late = corruptf("a body of %d bytes decompressed, over the limit of %d", h.BodyLen, MaxBody)
+			f.lateHeader = h
 		}
 	}
 	h.ProjectionVersion = binary.BigEndian.Uint32(b[10:])
@@ -259,12 +329,22 @@ func checkFrame(b []byte) (Header, []byte, error) {
 		h.BaseSeq = binary.BigEndian.Uint64(b[86:])
 		copy(h.BaseHash[:], b[94:126])
 		copy(h.BodyHash[:], b[126:158])
-		if h.BaseSeq >= h.Seq {
-			return h, nil, corruptf("a delta at seq %d on a base at seq %d, not before it", h.Seq, h.BaseSeq)
+		if h.BaseSeq >= h.Seq && f.late == nil {
+			f.late = corruptf("a delta at seq %d on a base at seq %d, not before it", h.Seq, h.BaseSeq)
+			f.lateHeader = h
 		}
 	}
 	h.Scope = string(b[fixed : fixed+n])
-	return h, b[fixed+n+lens : crcAt], nil
+	return h, f, nil
+}
+
+// checkHeadCRC checks the CRC that ends a version 7 delta's head.
+func checkHeadCRC(head []byte) error {
+	crcAt := len(head) - crcSize
+	if got, want := crc32.Checksum(head[:crcAt], castagnoli), binary.BigEndian.Uint32(head[crcAt:]); got != want {
+		return corruptf("head checksum mismatch (crc32c %08x, stored %08x)", got, want)
+	}
+	return nil
 }
 
 // Decode checks b (see Check) and decodes the state. The length, the

@@ -49,6 +49,7 @@ func (a *app) diffCommand() *cobra.Command {
 			return a.withEngine(true, func(s *session) error {
 				p := a.printer()
 				w := &diffWriter{w: p.w, json: p.format != "text", limit: limit}
+				w.held, _ = a.stdout.(*bytes.Buffer) // the output held until the engine closes (holdOutput)
 				if err := digest.DiffEach(s.eng, s.project, from, to, limit, w.head, w.change); err != nil {
 					return err
 				}
@@ -76,18 +77,34 @@ type diffWriter struct {
 	buf   bytes.Buffer
 	enc   *json.Encoder
 	line  []byte
+	held  *bytes.Buffer // where w's output is held, when it is; nil else
 }
+
+// Bytes a change's line takes about, as text and as JSON: the held
+// output is grown once for the changes a diff lists (head), not doubled
+// again and again.
+const (
+	changeTextSize = 40
+	changeJSONSize = 72
+)
 
 // head writes what comes before the changes: the text header (how many
 // are listed of how many), or the JSON document's opening up to its
 // changes.
 func (w *diffWriter) head(d *digest.DiffResult) error {
 	w.d = d
-	if !w.json {
-		listed := d.Total
-		if w.limit > 0 {
-			listed = min(w.limit, d.Total)
+	listed := d.Total
+	if w.limit > 0 {
+		listed = min(w.limit, d.Total)
+	}
+	if w.held != nil {
+		size := changeTextSize
+		if w.json {
+			size = changeJSONSize
 		}
+		w.held.Grow(listed * size)
+	}
+	if !w.json {
 		_, err := fmt.Fprintf(w.w, "%s from seq %d to seq %d: %s\n", printable(d.Project), d.From, d.To, changeCount(listed, d.Total))
 		return err
 	}

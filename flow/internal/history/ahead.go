@@ -1,6 +1,10 @@
 package history
 
-import "github.com/flowctl/flowctl/snapshot"
+import (
+	"encoding/binary"
+
+	"github.com/flowctl/flowctl/snapshot"
+)
 
 // aheadBuffers is how many deltas a far read holds read at once: the one
 // it notes, those read ahead of it (aheadBuffers-2) and the one being
@@ -8,9 +12,12 @@ import "github.com/flowctl/flowctl/snapshot"
 const aheadBuffers = 4
 
 // deltasAhead reads deltas on a goroutine of its own, in order, a few
-// ahead of the one they are taken for (next): each is checked
-// (snapshot.DeltaReader.Check: decompressed, hashed) and only then walked
-// for the fields a scan notes of its entities (deltaKeys), so that all
+// ahead of the one they are taken for (next): each is framed
+// (snapshot.Frame), checked (snapshot.DeltaReader.Check: decompressed,
+// hashed) and only then walked for the fields a scan notes of its
+// entities (deltaKeys); or, for a delta with a names section (given by
+// its head, snapshot.Head), its head is checked and its names section
+// read (snapshot.NamesReader, EachName), the body not read. So that all
 // of that runs beside the noting of those before them, and the reading
 // of the log. Each delta is read into one of aheadBuffers slots (its
 // body, its entities' fields, subslices of the body), which the
@@ -21,11 +28,14 @@ type deltasAhead struct {
 	done chan struct{}
 }
 
-// readDelta is a delta read ahead: the fields of its entities, in the
-// body's order, and what snapshot.EachDeltaEntity returns of it, or the
-// error of its check (no entities) or of its walk (after the entities
-// read before it).
+// readDelta is a delta read ahead: its header (framed: it is framed as
+// it should be, else nothing else is read), the fields of its entities,
+// in the body's order, and what snapshot.EachDeltaEntity returns of it,
+// or the error of its check (no entities) or of its walk (after the
+// entities read before it).
 type readDelta struct {
+	h       snapshot.Header
+	framed  bool
 	ents    []deltaEntity
 	project bool
 	deleted *snapshot.Deleted
@@ -46,8 +56,9 @@ const maxDeltaKeys = 4
 
 // aheadSlot is what one delta is read into.
 type aheadSlot struct {
-	r snapshot.DeltaReader
-	d readDelta
+	r     snapshot.DeltaReader
+	names snapshot.NamesReader
+	d     readDelta
 }
 
 // checkAhead starts reading the deltas vs, in order.
@@ -61,16 +72,7 @@ func checkAhead(vs [][]byte) *deltasAhead {
 		for k, v := range vs {
 			s := &slots[k%aheadBuffers]
 			s.d = readDelta{ents: s.d.ents[:0]}
-			body, err := s.r.Check(v)
-			if err == nil {
-				s.d.project, s.d.deleted, err = snapshot.EachDeltaEntity(body, &deltaKeys, func(kind int, fields [][]byte, bad uint) error {
-					e := deltaEntity{kind: kind, bad: bad}
-					copy(e.fields[:], fields)
-					s.d.ents = append(s.d.ents, e)
-					return nil
-				})
-			}
-			s.d.err = err
+			s.d.err = s.read(v)
 			select {
 			case d.out <- &s.d:
 			case <-d.done:
@@ -79,6 +81,37 @@ func checkAhead(vs [][]byte) *deltasAhead {
 		}
 	}()
 	return d
+}
+
+// read reads the delta v (a whole snapshot, or the head of one with a
+// names section) into s.d.
+func (s *aheadSlot) read(v []byte) error {
+	each := func(kind int, fields [][]byte, bad uint) error {
+		e := deltaEntity{kind: kind, bad: bad}
+		copy(e.fields[:], fields)
+		s.d.ents = append(s.d.ents, e)
+		return nil
+	}
+	var err error
+	if len(v) >= 10 && binary.BigEndian.Uint16(v[8:]) == snapshot.NamesDeltaVersion {
+		var names []byte
+		if s.d.h, names, err = s.names.Names(v); err != nil {
+			return err
+		}
+		s.d.framed = true
+		s.d.project, s.d.deleted, err = snapshot.EachName(names, each)
+		return err
+	}
+	if s.d.h, err = snapshot.Frame(v); err != nil {
+		return err
+	}
+	s.d.framed = true
+	body, err := s.r.Check(v)
+	if err != nil {
+		return err
+	}
+	s.d.project, s.d.deleted, err = snapshot.EachDeltaEntity(body, &deltaKeys, each)
+	return err
 }
 
 // next returns the next delta read: valid until next is called again.

@@ -255,6 +255,11 @@ func (f *far) scan() error {
 			// the others are left to the log, not copied or read.
 			var body []byte
 			if len(snaps) > 0 && deltaOn(v, snaps[len(snaps)-1].seq) {
+				// A delta with a names section is read by its head alone:
+				// its body's pages are not copied, nor touched.
+				if head := snapshot.Head(v); head != nil {
+					v = head
+				}
 				body = bytes.Clone(v)
 			}
 			snaps = append(snaps, snap{seq, body})
@@ -293,7 +298,7 @@ func (f *far) scan() error {
 		var ok bool
 		if sn.v != nil {
 			var err error
-			if ok, err = f.fromDelta(prev, sn.seq, sn.v, ahead.next()); err != nil {
+			if ok, err = f.fromDelta(prev, sn.seq, ahead.next()); err != nil {
 				return err
 			}
 		}
@@ -398,20 +403,20 @@ func deltaOn(v []byte, base uint64) bool {
 		return false
 	}
 	switch binary.BigEndian.Uint16(v[8:]) {
-	case snapshot.DeltaVersion, snapshot.PackedDeltaVersion, snapshot.SumDeltaVersion:
+	case snapshot.DeltaVersion, snapshot.PackedDeltaVersion, snapshot.SumDeltaVersion, snapshot.NamesDeltaVersion:
 		return binary.BigEndian.Uint64(v[86:]) == base
 	}
 	return false
 }
 
-// fromDelta notes the entities of the snapshot v at seq when it is a
-// delta on the snapshot at prev that checks (d: v read ahead, its
+// fromDelta notes the entities of the snapshot at seq when it is a
+// delta on the snapshot at prev that checks (d: it read ahead, its
 // entities' ids and the fields they are named by and placed with,
-// deltaKeys); false when it is not. Nothing of d is copied but what is
-// kept.
-func (f *far) fromDelta(prev, seq uint64, v []byte, d *readDelta) (bool, error) {
-	h, err := snapshot.Frame(v)
-	if err != nil || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
+// deltaKeys, from its body or its names section); false when it is not.
+// Nothing of d is copied but what is kept.
+func (f *far) fromDelta(prev, seq uint64, d *readDelta) (bool, error) {
+	h := d.h
+	if !d.framed || !h.IsDelta() || h.BaseSeq != prev || prev == f.a {
 		return false, nil
 	}
 	if err := snapstore.CheckHeader(f.tx, h, f.project, seq); err != nil {
@@ -445,7 +450,9 @@ func (f *far) fromDelta(prev, seq uint64, v []byte, d *readDelta) (bool, error) 
 // kind: the id, the title a diff names it by (titleKeys), and an
 // approval's or exec record's task, which places it on its task's stream
 // (the project's for none).
-var deltaKeys = snapshot.DeltaFields{{"id", "title"}, {"id", "title"}, {"id", "message", "task"}, {"id", "command", "code", "task"}}
+// They are those a delta's names section holds (snapshot.NameFields), so
+// that a delta with one is read from it alone.
+var deltaKeys = snapshot.NameFields
 
 // errUnread ends the read of a delta that does not read as a scan needs
 // (an entity without an id, a field that is not a string): its interval

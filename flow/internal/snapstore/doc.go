@@ -26,7 +26,9 @@ one. So a read of the whole state at a point folds at most TailBound(K)
 snapshot (plus the events of the command that made one due), however
 big the state. Each snapshot is stored full or as a delta on the
 project's newest stored snapshot before it (package snapshot), its body
-compressed (snapshot.PackFull, PackDelta), by this policy (Put):
+compressed (snapshot.PackFullSum; a delta with a names section before
+its body, snapshot.PackDeltaNames, which a far diff reads without the
+body), by this policy (Put):
 
   - a delta when the newest snapshot's chain checks by its headers
     (framing, CRC, fold version, chain hash, each link the state its
@@ -81,7 +83,7 @@ read back from the log).
 
 # Snapshots from a journal
 
-A snapshot's state hash is the state's sum (snapshot formats 5 and 6:
+A snapshot's state hash is the state's sum (snapshot formats 5 to 7:
 a sum of its entities' digests), which the Cache keeps for the newest
 snapshot Put stored, with the fingerprints. The engine folds each event
 through Cache.Track, which notes the event's seq and the entities the

@@ -786,7 +786,7 @@ func deltaRaw(tx store.Tx, h snapshot.Header, cur *rawState, rs *snapshot.RawSco
 	}
 	h.StateHash = np.sum.Hash()
 	h.BaseSeq, h.BaseHash = c.top.Seq, c.top.StateHash
-	b, nh, err := snapshot.PackDeltaSum(h, body)
+	b, nh, err := snapshot.PackDeltaNames(h, body)
 	if err != nil || !resolvesTo(base, b, cur) {
 		return nil, h, base, c, err // never stored: the whole state is
 	}

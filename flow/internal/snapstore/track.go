@@ -13,7 +13,7 @@ import (
 
 // A snapshot at the cost of what changed. The Cache keeps, per project,
 // the fingerprints of the newest snapshot Put stored (its entities'
-// digests, their sum: the state hash of formats 5 and 6, and the header
+// digests, their sum: the state hash of formats 5 to 7, and the header
 // of its chain), and the engine tells it (Track) which entities each
 // event it folds writes, and that the event was folded. The next Put of
 // the project, when the newest stored snapshot is still the one the
@@ -430,7 +430,7 @@ func (c *Cache) putTracked(tx store.Tx, project string) (pb []byte, full int, do
 	}
 	h.StateHash = st.sum.Hash()
 	h.BaseSeq, h.BaseHash = e.seq, e.hash
-	b, nh, err := snapshot.PackDeltaSum(h, body)
+	b, nh, err := snapshot.PackDeltaNames(h, body)
 	if err != nil {
 		return nil, 0, false, err
 	}

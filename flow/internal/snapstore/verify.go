@@ -150,7 +150,8 @@ func keys(tx store.Tx, project string) (map[string][]uint64, []Info, error) {
 
 // verifyScope checks the snapshots of one scope at seqs (ascending)
 // against one replay of its events; a delta must also resolve, through
-// its chain, to the state it names.
+// its chain, to the state it names, and its names section (format 7)
+// must be the one its body gives.
 func verifyScope(tx store.Tx, scope string, seqs []uint64) ([]Info, error) {
 	infos := make([]Info, len(seqs))
 	d := NewDescriber(tx)
@@ -165,6 +166,9 @@ func verifyScope(tx store.Tx, scope string, seqs []uint64) ([]Info, error) {
 		}
 		h, _, _ := snapshot.Check(v) // passed in Describe
 		err = SameState(mem, h)
+		if err == nil && h.HasNames() {
+			err = snapshot.CheckNames(v) // a far diff reads the names alone
+		}
 		if err == nil && h.IsDelta() {
 			_, _, err = ResolveChecked(tx, scope, seqs[i], v)
 		}
