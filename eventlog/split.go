@@ -25,7 +25,13 @@ import (
 // quietly. route must be quick (it runs on the walk), fn may take its
 // time: that is the work the workers share.
 func (tx *Tx) ReplaySplit(from, to uint64, workers int, route func(project []byte) int, fn func(worker int, r *Record) error) error {
-	s := newSplit(tx.log.format, max(workers, 1), fn)
+	return tx.replaySplit(from, to, workers, splitBatchLen, splitAhead, route, fn)
+}
+
+// replaySplit is ReplaySplit handing batches of batchLen records, with
+// ahead of them on a worker's channel (the tests make both small).
+func (tx *Tx) replaySplit(from, to uint64, workers, batchLen, ahead int, route func(project []byte) int, fn func(worker int, r *Record) error) error {
+	s := newSplit(tx.log.format, max(workers, 1), batchLen, ahead, fn)
 	err := tx.walkLog(from, to, func(seq uint64, v []byte, prev Hash) error {
 		w := route(tx.log.format.peekProject(v))
 		if w < 0 || w >= len(s.workers) {
@@ -192,12 +198,13 @@ const (
 
 // split is the state of a ReplaySplit.
 type split struct {
-	f       format
-	fn      func(worker int, r *Record) error
-	workers []*splitWorker
-	free    chan []splitItem // batches the workers are done with
-	failed  atomic.Bool      // a worker met an error: stop the walk
-	wg      sync.WaitGroup
+	f        format
+	fn       func(worker int, r *Record) error
+	batchLen int
+	workers  []*splitWorker
+	free     chan []splitItem // batches the workers are done with
+	failed   atomic.Bool      // a worker met an error: stop the walk
+	wg       sync.WaitGroup
 }
 
 type splitWorker struct {
@@ -207,10 +214,10 @@ type splitWorker struct {
 	seq   uint64 // of the record whose decode or fn failed
 }
 
-func newSplit(f format, n int, fn func(int, *Record) error) *split {
-	s := &split{f: f, fn: fn, free: make(chan []splitItem, (splitAhead+2)*n)}
+func newSplit(f format, n, batchLen, ahead int, fn func(int, *Record) error) *split {
+	s := &split{f: f, fn: fn, batchLen: batchLen, free: make(chan []splitItem, (ahead+2)*n)}
 	for i := range n {
-		w := &splitWorker{in: make(chan []splitItem, splitAhead)}
+		w := &splitWorker{in: make(chan []splitItem, ahead)}
 		s.workers = append(s.workers, w)
 		s.wg.Add(1)
 		go s.run(i, w)
@@ -258,10 +265,10 @@ func (s *split) add(w int, it splitItem) error {
 		select {
 		case sw.batch = <-s.free:
 		default:
-			sw.batch = make([]splitItem, 0, splitBatchLen)
+			sw.batch = make([]splitItem, 0, s.batchLen)
 		}
 	}
-	if sw.batch = append(sw.batch, it); len(sw.batch) == splitBatchLen {
+	if sw.batch = append(sw.batch, it); len(sw.batch) == s.batchLen {
 		sw.in <- sw.batch
 		sw.batch = nil
 		if s.failed.Load() {

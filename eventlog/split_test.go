@@ -25,17 +25,23 @@ func splitFixture(t *testing.T, n, projects int) *Log {
 	return l
 }
 
-// collectSplit replays l on workers goroutines, routing by project, and
-// returns the copies of the records each worker was handed, and the
-// projects in the order route saw them.
-func collectSplit(t *testing.T, l *Log, workers int) ([][]*Record, []string, error) {
+// splitSizes are the batch lengths and channel depths the ReplaySplit
+// tests run with: ReplaySplit's own, and small ones, so that the
+// fixture's records make many batches and fill the channels.
+var splitSizes = []struct{ batchLen, ahead int }{{splitBatchLen, splitAhead}, {16, 2}}
+
+// collectSplit replays l on workers goroutines, in batches of batchLen
+// with ahead of them on a channel, routing by project, and returns the
+// copies of the records each worker was handed, and the projects in the
+// order route saw them.
+func collectSplit(t *testing.T, l *Log, workers, batchLen, ahead int) ([][]*Record, []string, error) {
 	t.Helper()
 	got := make([][]*Record, workers)
 	var routed []string
 	owner := map[string]int{}
 	var mu sync.Mutex // only to make the race detector sure of the test's own slices
 	err := l.View(func(tx *Tx) error {
-		return tx.ReplaySplit(1, 0, workers, func(project []byte) int {
+		return tx.replaySplit(1, 0, workers, batchLen, ahead, func(project []byte) int {
 			routed = append(routed, string(project))
 			w, ok := owner[string(project)]
 			if !ok {
@@ -58,41 +64,43 @@ func collectSplit(t *testing.T, l *Log, workers int) ([][]*Record, []string, err
 // ReplaySplit hands every record to the worker its project's route
 // names, decoded as Replay decodes it, each worker's in seq order.
 func TestTx_ReplaySplit(t *testing.T) {
-	const n = 2000 // several batches per worker
+	const n = 2000 // several small batches per worker
 	l := splitFixture(t, n, 5)
 	want := collectReplay(t, l, 1, 0)
 	for _, workers := range []int{1, 2, 3, 8} {
-		t.Run(fmt.Sprintf("OK/%d", workers), func(t *testing.T) {
-			got, routed, err := collectSplit(t, l, workers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, r := range want {
-				if routed[i] != r.Project {
-					t.Fatalf("seq %d: routed as project %q, want %q", r.Seq, routed[i], r.Project)
+		for _, size := range splitSizes {
+			t.Run(fmt.Sprintf("OK/%d/%d", workers, size.batchLen), func(t *testing.T) {
+				got, routed, err := collectSplit(t, l, workers, size.batchLen, size.ahead)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			seen := 0
-			workerOf := map[string]int{}
-			for w, rs := range got {
-				for i, r := range rs {
-					if i > 0 && r.Seq <= rs[i-1].Seq {
-						t.Fatalf("worker %d: seq %d after %d", w, r.Seq, rs[i-1].Seq)
+				for i, r := range want {
+					if routed[i] != r.Project {
+						t.Fatalf("seq %d: routed as project %q, want %q", r.Seq, routed[i], r.Project)
 					}
-					if d := sameRecord(r, want[r.Seq-1]); d != "" {
-						t.Fatalf("seq %d: %s", r.Seq, d)
-					}
-					if o, ok := workerOf[r.Project]; ok && o != w {
-						t.Fatalf("project %q on workers %d and %d", r.Project, o, w)
-					}
-					workerOf[r.Project] = w
-					seen++
 				}
-			}
-			if seen != n {
-				t.Fatalf("the workers were handed %d records, want %d", seen, n)
-			}
-		})
+				seen := 0
+				workerOf := map[string]int{}
+				for w, rs := range got {
+					for i, r := range rs {
+						if i > 0 && r.Seq <= rs[i-1].Seq {
+							t.Fatalf("worker %d: seq %d after %d", w, r.Seq, rs[i-1].Seq)
+						}
+						if d := sameRecord(r, want[r.Seq-1]); d != "" {
+							t.Fatalf("seq %d: %s", r.Seq, d)
+						}
+						if o, ok := workerOf[r.Project]; ok && o != w {
+							t.Fatalf("project %q on workers %d and %d", r.Project, o, w)
+						}
+						workerOf[r.Project] = w
+						seen++
+					}
+				}
+				if seen != n {
+					t.Fatalf("the workers were handed %d records, want %d", seen, n)
+				}
+			})
+		}
 	}
 
 	t.Run("ErrStop", func(t *testing.T) {
@@ -109,20 +117,22 @@ func TestTx_ReplaySplit(t *testing.T) {
 		}
 	})
 
-	t.Run("EarliestError", func(t *testing.T) {
-		boom := errors.New("boom")
-		err := l.View(func(tx *Tx) error {
-			return tx.ReplaySplit(1, 0, 3, func(p []byte) int { return len(p) % 3 }, func(_ int, r *Record) error {
-				if r.Seq == 1500 || r.Seq == 900 {
-					return fmt.Errorf("at %d: %w", r.Seq, boom)
-				}
-				return nil
+	for _, size := range splitSizes {
+		t.Run(fmt.Sprintf("EarliestError/%d", size.batchLen), func(t *testing.T) {
+			boom := errors.New("boom")
+			err := l.View(func(tx *Tx) error {
+				return tx.replaySplit(1, 0, 3, size.batchLen, size.ahead, func(p []byte) int { return len(p) % 3 }, func(_ int, r *Record) error {
+					if r.Seq == 1500 || r.Seq == 900 {
+						return fmt.Errorf("at %d: %w", r.Seq, boom)
+					}
+					return nil
+				})
 			})
+			if !errors.Is(err, boom) || err.Error() != "at 900: boom" {
+				t.Fatalf("ReplaySplit = %v, want the error at seq 900", err)
+			}
 		})
-		if !errors.Is(err, boom) || err.Error() != "at 900: boom" {
-			t.Fatalf("ReplaySplit = %v, want the error at seq 900", err)
-		}
-	})
+	}
 
 	t.Run("RouteOutOfRange", func(t *testing.T) {
 		got := 0

@@ -26,11 +26,11 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 		progress(0, total)
 		defer func() { progress(rep.Events, total) }()
 	}
+	// Each worker makes its state when it folds its first record: the
+	// maps of a big replay's states are megabytes to allocate and touch,
+	// which the workers do at once rather than the caller one by one.
 	mems := make([]*projection.Memory, workers)
 	skips := make([]skipped, workers)
-	for i := range mems {
-		mems[i] = size(i, workers)
-	}
 	type routed struct {
 		project string
 		worker  int
@@ -68,12 +68,22 @@ func replaySplit(s splitter, total uint64, workers int, size sized, warn func(fo
 			skips[w].add(r)
 			return nil
 		}
-		return projection.Apply(mems[w], r)
+		m := mems[w]
+		if m == nil {
+			m = size(w, workers)
+			mems[w] = m
+		}
+		return projection.Apply(m, r)
 	}
 	err := s.ReplaySplit(1, 0, workers, route, fold)
 	rep.Skipped = warnSkipped(skips, warn)
 	if err != nil {
 		return nil, rep, err
+	}
+	for i, m := range mems {
+		if m == nil { // a worker that folded nothing
+			mems[i] = size(i, workers)
+		}
 	}
 	return mergeMemories(mems), rep, nil
 }
