@@ -22,7 +22,19 @@ const (
 // ChunkSize is the number of postings of a full chunk.
 const ChunkSize = 64
 
-const kindWord byte = 'w'
+// The kinds of key, its first byte: a chunk of postings, or a block of
+// the first postings and best postings' low bits of a list's chunks.
+const (
+	kindWord   byte = 'w'
+	kindImpact byte = 'i'
+)
+
+// BlockSize is the number of chunks a full block of impacts describes.
+const BlockSize = 64
+
+// impactLen is the length of one chunk's entry in a block: its first
+// posting (uint64 BE) and its best posting's low 16 bits (uint16 BE).
+const impactLen = 10
 
 // Posting is one packed posting (doc.go).
 type Posting uint64
@@ -64,6 +76,38 @@ func appendListPrefix[S string | []byte](b []byte, word S, project string) []byt
 	b = append(b, word...)
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(project), math.MaxUint16)))
 	return append(b, project...)
+}
+
+// impactPrefix is the prefix of the impact blocks of the list whose
+// prefix is list (a copy, its kind byte changed).
+func impactPrefix(list []byte) []byte {
+	b := bytes.Clone(list)
+	b[0] = kindImpact
+	return b
+}
+
+// appendImpact appends the entry of a chunk to a block's value.
+func appendImpact(b []byte, first Posting, impact uint16) []byte {
+	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint64(b, uint64(first)), impact)
+}
+
+// eachImpact calls fn with each chunk entry of the block k, v (whose key
+// is prefixLen bytes before its first chunk's first posting), in order.
+func eachImpact(prefixLen int, k, v []byte, fn func(first Posting, impact uint16)) error {
+	if len(k) != prefixLen+8 || len(v) == 0 || len(v)%impactLen != 0 || len(v) > BlockSize*impactLen ||
+		!bytes.Equal(k[prefixLen:], v[:8]) {
+		return corrupt(k)
+	}
+	prev := Posting(0)
+	for ; len(v) > 0; v = v[impactLen:] {
+		first := Posting(binary.BigEndian.Uint64(v))
+		if first <= prev {
+			return corrupt(k)
+		}
+		prev = first
+		fn(first, binary.BigEndian.Uint16(v[8:]))
+	}
+	return nil
 }
 
 func chunkKey(prefix []byte, first Posting) []byte {
@@ -291,6 +335,21 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 	if err != nil {
 		return err
 	}
+	// The impact blocks' keys sort before the chunks' ('i' < 'w').
+	for _, p := range prefixes {
+		ps := *w.lists[p]
+		ps = ps[:sortSearch(ps, cut)]
+		ip := impactPrefix([]byte(p))
+		for i := 0; i < len(ps); i += BlockSize * ChunkSize {
+			var block []byte
+			for j := i; j < min(i+BlockSize*ChunkSize, len(ps)); j += ChunkSize {
+				block = appendImpact(block, ps[j], bestLow(ps[j:min(j+ChunkSize, len(ps))]))
+			}
+			if err := fn(Bucket, chunkKey(ip, ps[i]), block); err != nil {
+				return err
+			}
+		}
+	}
 	for _, p := range prefixes {
 		ps := *w.lists[p]
 		ps = ps[:sortSearch(ps, cut)]
@@ -305,7 +364,9 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 }
 
 // appendList adds postings, each larger than every posting stored, to
-// prefix's list: into its last chunk while it has room, then new ones.
+// prefix's list: into its last chunk while it has room, then new ones;
+// and their entries to the list's last impact block (the last chunk's
+// entry replaced), then new blocks.
 func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 	k, v, err := tx.Last(Bucket, prefix, chunkKey(prefix, math.MaxUint64))
 	if err != nil {
@@ -316,12 +377,19 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 		if chunk, err = decodeChunk(nil, len(prefix), k, v); err != nil {
 			return err
 		}
-		if len(chunk) == ChunkSize {
-			chunk = nil
-		}
 	}
-	if len(chunk) > 0 && ps[0] <= chunk[len(chunk)-1] {
-		return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
+	ib, err := lastBlock(tx, prefix, chunk)
+	if err != nil {
+		return err
+	}
+	if len(chunk) == ChunkSize {
+		chunk = nil
+	}
+	if len(chunk) > 0 {
+		if ps[0] <= chunk[len(chunk)-1] {
+			return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
+		}
+		ib.entries = ib.entries[:len(ib.entries)-impactLen] // the last chunk's, written again below
 	}
 	for len(ps) > 0 {
 		n := min(ChunkSize-len(chunk), len(ps))
@@ -330,9 +398,63 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 		if err := tx.Put(Bucket, chunkKey(prefix, chunk[0]), encodeChunk(chunk)); err != nil {
 			return err
 		}
+		if err := ib.add(tx, chunk[0], bestLow(chunk)); err != nil {
+			return err
+		}
 		chunk = chunk[:0]
 	}
+	return ib.put(tx)
+}
+
+// block is the last impact block of a list being appended to.
+type block struct {
+	prefix  []byte // the list's impact prefix
+	entries []byte // the block's value
+}
+
+// lastBlock reads the last impact block of the list of prefix, whose
+// last chunk holds last (nil: the list has none yet); a full block is
+// returned empty, to start the next one.
+func lastBlock(tx store.Tx, prefix []byte, last []Posting) (*block, error) {
+	ip := impactPrefix(prefix)
+	k, v, err := tx.Last(Bucket, ip, chunkKey(ip, math.MaxUint64))
+	if err != nil {
+		return nil, err
+	}
+	b := &block{prefix: ip}
+	if k == nil && last == nil {
+		return b, nil
+	}
+	if k == nil || last == nil || len(v) < impactLen || binary.BigEndian.Uint64(v[len(v)-impactLen:]) != uint64(last[0]) {
+		return nil, &store.CorruptionError{Reason: fmt.Sprintf("%s impact block %x does not end with the list's last chunk", Bucket, k)}
+	}
+	if err := eachImpact(len(ip), k, v, func(Posting, uint16) {}); err != nil {
+		return nil, err
+	}
+	if len(v) < BlockSize*impactLen || len(last) < ChunkSize {
+		b.entries = bytes.Clone(v)
+	}
+	return b, nil
+}
+
+// add appends a chunk's entry, writing the block first when it is full.
+func (b *block) add(tx store.Tx, first Posting, impact uint16) error {
+	if len(b.entries) == BlockSize*impactLen {
+		if err := b.put(tx); err != nil {
+			return err
+		}
+		b.entries = nil // the store may keep the value put until the transaction ends
+	}
+	b.entries = appendImpact(b.entries, first, impact)
 	return nil
+}
+
+// put writes the block, keyed by its first chunk's first posting.
+func (b *block) put(tx store.Tx) error {
+	if len(b.entries) == 0 {
+		return nil
+	}
+	return tx.Put(Bucket, binary.BigEndian.AppendUint64(bytes.Clone(b.prefix), binary.BigEndian.Uint64(b.entries)), b.entries)
 }
 
 // Compare compares the stored index, byte for byte, with the one w's

@@ -84,8 +84,8 @@ func (l *Lists) decode(c *chunk, project string, i int) error {
 // Read reads the postings of q's words: from the stored index in tx
 // (nil: none), and from extra (postings not stored: events appended by a
 // flowctl that keeps no index, or the whole log read when the index is
-// of another format; nil: none). It reads the keys and values of the
-// lists' chunks but decodes only the last one of each list (its length,
+// of another format; nil: none). It reads the lists' impact blocks
+// and decodes only the last chunk of each list (its length,
 // and where the postings up to q.UpTo end, are in it): a chunk before
 // it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
@@ -168,13 +168,16 @@ func readPending(tx store.Tx, q Query) (*Writer, error) {
 	return w, err
 }
 
+// readStored reads the chunks of word i's lists from their impact
+// blocks: a chunk's first posting and best posting's low bits, without
+// its value, which is read when the chunk is decoded.
 func (l *Lists) readStored(tx store.Tx, i int, word string) error {
-	prefix := wordPrefix(word)
+	prefix := impactPrefix(wordPrefix(word))
 	n := len(prefix)
 	if l.q.Project != "" {
-		prefix = listPrefix(word, l.q.Project)
+		prefix = impactPrefix(listPrefix(word, l.q.Project))
 	}
-	var last []byte // the list prefix of the chunk before
+	var last []byte // the list prefix of the block before
 	var dst *[]chunk
 	// The scan keeps nothing of k and v: it need not copy them.
 	return store.ScanShared(tx, Bucket, prefix, func(k, v []byte) error {
@@ -185,16 +188,11 @@ func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 			}
 			dst, last = l.list(proj, i), append(last[:0], k[:pl]...)
 		}
-		impact, ok := chunkImpact(v)
-		if !ok {
-			return corrupt(k)
-		}
-		first := Posting(binary.BigEndian.Uint64(k[len(last):]))
-		if l.q.UpTo != 0 && first.Seq() > l.q.UpTo {
-			return nil // later chunks of this list start later still
-		}
-		*dst = append(*dst, chunk{first: first, impact: impact})
-		return nil
+		return eachImpact(len(last), k, v, func(first Posting, impact uint16) {
+			if l.q.UpTo == 0 || first.Seq() <= l.q.UpTo { // later chunks of this list start later still
+				*dst = append(*dst, chunk{first: first, impact: impact})
+			}
+		})
 	})
 }
 

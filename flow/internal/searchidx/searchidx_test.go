@@ -249,3 +249,60 @@ func TestWriter_Compare_Pending(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendList_Blocks: a list appended to in runs of any length, across
+// full chunks and full impact blocks, is stored as a rebuild writes it,
+// and read back whole.
+func TestAppendList_Blocks(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		// Runs short, or about a block's postings: a block full with its
+		// last chunk full or not.
+		full := BlockSize * ChunkSize
+		runs := rapid.SliceOfN(rapid.OneOf(rapid.IntRange(1, 700), rapid.IntRange(full-2*ChunkSize, full+2)), 1, 8).Draw(rt, "runs")
+		prefix := listPrefix("alpha", "p")
+		var all []Posting
+		a, b := openStore(t), openStore(t)
+		for _, n := range runs {
+			run := make([]Posting, n)
+			for i := range run {
+				seq := uint64(len(all) + i + 1)
+				run[i] = NewPosting(seq, FieldTitle, int(seq%3)+1, int(seq%7)+1)
+			}
+			all = append(all, run...)
+			if err := a.Update(func(tx store.Tx) error { return appendList(tx, prefix, run) }); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		through := (uint64(len(all))/PendingSpan + 1) * PendingSpan
+		w := Writer{lists: map[string]*[]Posting{string(prefix): &all}}
+		if err := b.Update(func(tx store.Tx) error { return w.Rebuild(tx, through) }); err != nil {
+			rt.Fatal(err)
+		}
+		if da, db := dump(t, a), dump(t, b); !bytes.Equal(da, db) {
+			rt.Fatalf("appended:\n%s\nrebuilt:\n%s", da, db)
+		}
+		err := a.View(func(tx store.Tx) error {
+			l, err := Read(tx, nil, Query{Words: []string{"alpha"}, Events: uint64(len(all))})
+			if err != nil {
+				return err
+			}
+			var got []Posting
+			for _, c := range l.lists["p"][0] {
+				if err := l.decode(&c, "p", 0); err != nil {
+					return err
+				}
+				if want := bestLow(l.postings(&c)); c.impact != want {
+					rt.Fatalf("chunk %d: impact %x, want %x", c.first.Seq(), c.impact, want)
+				}
+				got = append(got, l.postings(&c)...)
+			}
+			if !slices.Equal(got, all) {
+				rt.Fatalf("read %d postings, want %d", len(got), len(all))
+			}
+			return nil
+		})
+		if err != nil {
+			rt.Fatal(err)
+		}
+	})
+}
