@@ -55,21 +55,21 @@ A query needs of most chunks only their first posting and their best
 posting's low bits (Reading, below), and a busy word's chunks take
 hundreds of pages at 10M events. In a file grown by appends those pages
 lie all over it (bbolt writes each page it changes to a free one), and
-the kernel maps the cached pages around each one a fault touches: a
-query mapped sixteen times the pages it read. So each list also has
+a fault maps the cached pages around the one it touches (fault-around,
+large folios): "search parser --all" mapped 14 times the pages it read,
+125 MiB at 10M events. So a list's full chunks are also listed in
 impact blocks (log index format 6), of BlockSize chunks each, canonical
-like the chunks (the i-th block describes chunks i*BlockSize up to
-(i+1)*BlockSize, every block but the last is full), whose keys are the
+like the chunks (the i-th block lists full chunks i*BlockSize up to
+(i+1)*BlockSize; every block but the last is full), whose keys are the
 list prefix with 'i' for 'w' and their first chunk's first posting; the
 value is, per chunk:
 
 	uint64 BE  the chunk's first posting
 	uint16 BE  the low 16 bits of its best posting (the chunk's value starts with them too)
 
-Ten bytes a chunk instead of its few hundred: a query reads a word's
-blocks, all together at the start of the bucket, and only the chunks it
-decodes. A transaction that writes chunks rewrites the last block of
-their lists (its last chunk's entry replaced, new entries added).
+Ten bytes a chunk instead of its few hundred. A list of one chunk not
+full, most of them, has no block. A transaction that fills a chunk adds
+its entry to the list's last block (or starts the next).
 
 # Pending postings
 
@@ -95,9 +95,12 @@ transactions did, and Compare compares bytes.
 
 # Reading
 
-A query reads its words' impact blocks, per project (keeping of each
-chunk only its first posting and its best posting's low bits: 16 bytes,
-no pointer; a chunk decoded later is read by its key), then the postings of its words in the pending entries (up to
+A query finds its words' lists from the last, one Store.Last each (a
+list's last chunk, which it decodes; the next Last is bounded by the
+list's prefix, so the chunks between are not read), and reads each
+list's impact blocks (keeping of each chunk only its first posting and
+its best posting's low bits: 16 bytes, no pointer; a chunk decoded later
+is read by its key), then the postings of its words in the pending entries (up to
 PendingSpan events' entries, scanned), and decodes only the last chunk of each list (to count the postings,
 and to cut them at the point searched); Lists.Top then walks the lists
 of each project newest first in segments, the runs between two chunk

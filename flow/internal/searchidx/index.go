@@ -339,11 +339,12 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 	for _, p := range prefixes {
 		ps := *w.lists[p]
 		ps = ps[:sortSearch(ps, cut)]
+		ps = ps[:len(ps)/ChunkSize*ChunkSize] // the full chunks
 		ip := impactPrefix([]byte(p))
 		for i := 0; i < len(ps); i += BlockSize * ChunkSize {
 			var block []byte
 			for j := i; j < min(i+BlockSize*ChunkSize, len(ps)); j += ChunkSize {
-				block = appendImpact(block, ps[j], bestLow(ps[j:min(j+ChunkSize, len(ps))]))
+				block = appendImpact(block, ps[j], bestLow(ps[j:j+ChunkSize]))
 			}
 			if err := fn(Bucket, chunkKey(ip, ps[i]), block); err != nil {
 				return err
@@ -365,8 +366,8 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 
 // appendList adds postings, each larger than every posting stored, to
 // prefix's list: into its last chunk while it has room, then new ones;
-// and their entries to the list's last impact block (the last chunk's
-// entry replaced), then new blocks.
+// and the entry of each chunk it fills to the list's last impact block,
+// then new blocks.
 func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 	k, v, err := tx.Last(Bucket, prefix, chunkKey(prefix, math.MaxUint64))
 	if err != nil {
@@ -377,20 +378,14 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 		if chunk, err = decodeChunk(nil, len(prefix), k, v); err != nil {
 			return err
 		}
-	}
-	ib, err := lastBlock(tx, prefix, chunk)
-	if err != nil {
-		return err
-	}
-	if len(chunk) == ChunkSize {
-		chunk = nil
-	}
-	if len(chunk) > 0 {
-		if ps[0] <= chunk[len(chunk)-1] {
-			return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
+		if len(chunk) == ChunkSize {
+			chunk = nil
 		}
-		ib.entries = ib.entries[:len(ib.entries)-impactLen] // the last chunk's, written again below
 	}
+	if len(chunk) > 0 && ps[0] <= chunk[len(chunk)-1] {
+		return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
+	}
+	var ib *block // read when a chunk is filled
 	for len(ps) > 0 {
 		n := min(ChunkSize-len(chunk), len(ps))
 		chunk = append(chunk, ps[:n]...)
@@ -398,54 +393,62 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 		if err := tx.Put(Bucket, chunkKey(prefix, chunk[0]), encodeChunk(chunk)); err != nil {
 			return err
 		}
-		if err := ib.add(tx, chunk[0], bestLow(chunk)); err != nil {
-			return err
+		if len(chunk) == ChunkSize {
+			if ib == nil {
+				if ib, err = lastBlock(tx, prefix); err != nil {
+					return err
+				}
+			}
+			if err := ib.add(tx, chunk[0], bestLow(chunk)); err != nil {
+				return err
+			}
 		}
 		chunk = chunk[:0]
+	}
+	if ib == nil {
+		return nil
 	}
 	return ib.put(tx)
 }
 
 // block is the last impact block of a list being appended to.
 type block struct {
-	prefix  []byte // the list's impact prefix
-	entries []byte // the block's value
+	prefix  []byte  // the list's impact prefix
+	entries []byte  // the block's value
+	last    Posting // the first posting of the last chunk it or a block before holds
 }
 
-// lastBlock reads the last impact block of the list of prefix, whose
-// last chunk holds last (nil: the list has none yet); a full block is
-// returned empty, to start the next one.
-func lastBlock(tx store.Tx, prefix []byte, last []Posting) (*block, error) {
+// lastBlock reads the last impact block of the list of prefix; a full
+// one is returned empty, to start the next one.
+func lastBlock(tx store.Tx, prefix []byte) (*block, error) {
 	ip := impactPrefix(prefix)
 	k, v, err := tx.Last(Bucket, ip, chunkKey(ip, math.MaxUint64))
-	if err != nil {
-		return nil, err
+	if err != nil || k == nil {
+		return &block{prefix: ip}, err
 	}
 	b := &block{prefix: ip}
-	if k == nil && last == nil {
-		return b, nil
-	}
-	if k == nil || last == nil || len(v) < impactLen || binary.BigEndian.Uint64(v[len(v)-impactLen:]) != uint64(last[0]) {
-		return nil, &store.CorruptionError{Reason: fmt.Sprintf("%s impact block %x does not end with the list's last chunk", Bucket, k)}
-	}
-	if err := eachImpact(len(ip), k, v, func(Posting, uint16) {}); err != nil {
+	if err := eachImpact(len(ip), k, v, func(first Posting, _ uint16) { b.last = first }); err != nil {
 		return nil, err
 	}
-	if len(v) < BlockSize*impactLen || len(last) < ChunkSize {
+	if len(v) < BlockSize*impactLen {
 		b.entries = bytes.Clone(v)
 	}
 	return b, nil
 }
 
-// add appends a chunk's entry, writing the block first when it is full.
+// add appends a full chunk's entry, writing the block first when it is
+// full.
 func (b *block) add(tx store.Tx, first Posting, impact uint16) error {
+	if first <= b.last {
+		return &store.CorruptionError{Seq: first.Seq(), Reason: fmt.Sprintf("%s impact block %x lists a chunk from seq %d already", Bucket, b.prefix, b.last.Seq())}
+	}
 	if len(b.entries) == BlockSize*impactLen {
 		if err := b.put(tx); err != nil {
 			return err
 		}
 		b.entries = nil // the store may keep the value put until the transaction ends
 	}
-	b.entries = appendImpact(b.entries, first, impact)
+	b.entries, b.last = appendImpact(b.entries, first, impact), first
 	return nil
 }
 

@@ -168,32 +168,75 @@ func readPending(tx store.Tx, q Query) (*Writer, error) {
 	return w, err
 }
 
-// readStored reads the chunks of word i's lists from their impact
-// blocks: a chunk's first posting and best posting's low bits, without
-// its value, which is read when the chunk is decoded.
+// readStored reads the chunks of word i's lists, each list's from its
+// impact blocks (its full chunks' first postings and best postings' low
+// bits, without their values, which are read when a chunk is decoded)
+// and its last chunk, decoded. It finds the lists from the last, with
+// one Store.Last each, never reading the chunks in between.
 func (l *Lists) readStored(tx store.Tx, i int, word string) error {
-	prefix := impactPrefix(wordPrefix(word))
+	prefix := wordPrefix(word)
 	n := len(prefix)
 	if l.q.Project != "" {
-		prefix = impactPrefix(listPrefix(word, l.q.Project))
+		prefix = listPrefix(word, l.q.Project)
 	}
-	var last []byte // the list prefix of the block before
-	var dst *[]chunk
-	// The scan keeps nothing of k and v: it need not copy them.
-	return store.ScanShared(tx, Bucket, prefix, func(k, v []byte) error {
-		if dst == nil || len(k) != len(last)+8 || !bytes.HasPrefix(k, last) {
-			proj, pl, ok := projectOf(k, n, 8)
-			if !ok || (l.q.Project != "" && proj != l.q.Project) {
-				return nil // a project whose name starts with Project's
-			}
-			dst, last = l.list(proj, i), append(last[:0], k[:pl]...)
+	max := after(prefix)
+	for {
+		k, v, err := tx.Last(Bucket, prefix, max)
+		if err != nil || k == nil {
+			return err
 		}
-		return eachImpact(len(last), k, v, func(first Posting, impact uint16) {
-			if l.q.UpTo == 0 || first.Seq() <= l.q.UpTo { // later chunks of this list start later still
-				*dst = append(*dst, chunk{first: first, impact: impact})
-			}
+		proj, pl, ok := projectOf(k, n, 8)
+		if !ok {
+			return corrupt(k)
+		}
+		max = k[:pl] // the lists before this one
+		if l.q.Project != "" && proj != l.q.Project {
+			continue // a project whose name starts with Project's
+		}
+		last, err := decodeChunk(nil, pl, k, v)
+		if err != nil {
+			return err
+		}
+		dst := l.list(proj, i)
+		ip := impactPrefix(k[:pl])
+		full := Posting(0) // the first posting of the last full chunk the blocks list
+		// The scan keeps nothing of k and v: it need not copy them.
+		err = store.ScanShared(tx, Bucket, ip, func(k, v []byte) error {
+			return eachImpact(len(ip), k, v, func(first Posting, impact uint16) {
+				// The list's last chunk, when full, is read decoded below;
+				// later chunks start later still than one past UpTo.
+				if full = first; first < last[0] && (l.q.UpTo == 0 || first.Seq() <= l.q.UpTo) {
+					*dst = append(*dst, chunk{first: first, impact: impact})
+				}
+			})
 		})
-	})
+		if err != nil {
+			return err
+		}
+		// The blocks list every full chunk but the last one's, which is
+		// full when they list it.
+		if full > last[0] || (full == last[0]) != (len(last) == ChunkSize) {
+			return corrupt(k)
+		}
+		if l.q.UpTo == 0 || last[0].Seq() <= l.q.UpTo {
+			*dst = append(*dst, chunk{first: last[0], impact: bestLow(last)})
+			l.setPostings(&(*dst)[len(*dst)-1], last)
+		}
+	}
+}
+
+// after is the smallest key after every key that starts with prefix (a
+// word's or a list's: a word holds no byte 0xFF, and a project's name is
+// not that long), and does not start with it.
+func after(prefix []byte) []byte {
+	b := bytes.Clone(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xFF {
+			b[i]++
+			return b[:i+1]
+		}
+	}
+	return append(b, 0xFF) // unreachable: every prefix starts with a kind byte
 }
 
 // count decodes the last chunk of a list, cuts it at q.UpTo, and returns
