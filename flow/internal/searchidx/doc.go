@@ -64,10 +64,11 @@ like the chunks (the i-th block lists full chunks i*BlockSize up to
 list prefix with 'i' for 'w' and their first chunk's first posting; the
 value is, per chunk:
 
-	uint64 BE  the chunk's first posting
-	uint16 BE  the low 16 bits of its best posting (the chunk's value starts with them too)
+	uvarint    its first posting's seq's difference from the chunk's before (the block's first: 0), << 1, | 1 when its best posting's low 16 bits are its first's
+	uint16 BE  the low 16 bits of its first posting
+	uint16 BE  the low 16 bits of its best posting, when they differ (the chunk's value starts with them too)
 
-Ten bytes a chunk instead of its few hundred. A list of one chunk not
+Four to six bytes a chunk instead of its few hundred. A list of one chunk not
 full, most of them, has no block. A transaction that fills a chunk adds
 its entry to the list's last block (or starts the next).
 

@@ -32,10 +32,6 @@ const (
 // BlockSize is the number of chunks a full block of impacts describes.
 const BlockSize = 64
 
-// impactLen is the length of one chunk's entry in a block: its first
-// posting (uint64 BE) and its best posting's low 16 bits (uint16 BE).
-const impactLen = 10
-
 // Posting is one packed posting (doc.go).
 type Posting uint64
 
@@ -86,26 +82,50 @@ func impactPrefix(list []byte) []byte {
 	return b
 }
 
-// appendImpact appends the entry of a chunk to a block's value.
-func appendImpact(b []byte, first Posting, impact uint16) []byte {
-	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint64(b, uint64(first)), impact)
+// appendImpact appends the entry of a chunk whose first posting is first
+// to a block's value, after the entry of the chunk whose first posting is
+// prev (the block's first chunk: first itself): the uvarint of the seq's
+// difference from prev's, shifted left once, its low bit set when the
+// chunk's best posting has first's low 16 bits; first's low 16 bits
+// (uint16 BE); the best posting's (uint16 BE) when they differ.
+func appendImpact(b []byte, prev, first Posting, impact uint16) []byte {
+	d := (first.Seq() - prev.Seq()) << 1
+	if impact == first.low() {
+		d |= 1
+	}
+	b = binary.BigEndian.AppendUint16(binary.AppendUvarint(b, d), first.low())
+	if d&1 == 0 {
+		b = binary.BigEndian.AppendUint16(b, impact)
+	}
+	return b
 }
 
 // eachImpact calls fn with each chunk entry of the block k, v (whose key
 // is prefixLen bytes before its first chunk's first posting), in order.
 func eachImpact(prefixLen int, k, v []byte, fn func(first Posting, impact uint16)) error {
-	if len(k) != prefixLen+8 || len(v) == 0 || len(v)%impactLen != 0 || len(v) > BlockSize*impactLen ||
-		!bytes.Equal(k[prefixLen:], v[:8]) {
+	if len(k) != prefixLen+8 || len(v) == 0 {
 		return corrupt(k)
 	}
-	prev := Posting(0)
-	for ; len(v) > 0; v = v[impactLen:] {
-		first := Posting(binary.BigEndian.Uint64(v))
-		if first <= prev {
+	prev := Posting(binary.BigEndian.Uint64(k[prefixLen:]))
+	for n := 0; len(v) > 0; n++ {
+		d, w := binary.Uvarint(v)
+		if w <= 0 || v[w-1] == 0 && w > 1 || n == BlockSize || d>>1 > math.MaxUint64>>16-prev.Seq() || len(v) < w+2 {
+			return corrupt(k)
+		}
+		first := Posting((prev.Seq()+d>>1)<<16 | uint64(binary.BigEndian.Uint16(v[w:])))
+		impact := first.low()
+		v = v[w+2:]
+		if d&1 == 0 {
+			if len(v) < 2 || binary.BigEndian.Uint16(v) == impact {
+				return corrupt(k)
+			}
+			impact, v = binary.BigEndian.Uint16(v), v[2:]
+		}
+		if (n == 0) != (first == prev) || first < prev {
 			return corrupt(k)
 		}
 		prev = first
-		fn(first, binary.BigEndian.Uint16(v[8:]))
+		fn(first, impact)
 	}
 	return nil
 }
@@ -344,7 +364,7 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 		for i := 0; i < len(ps); i += BlockSize * ChunkSize {
 			var block []byte
 			for j := i; j < min(i+BlockSize*ChunkSize, len(ps)); j += ChunkSize {
-				block = appendImpact(block, ps[j], bestLow(ps[j:j+ChunkSize]))
+				block = appendImpact(block, ps[max(j-ChunkSize, i)], ps[j], bestLow(ps[j:j+ChunkSize]))
 			}
 			if err := fn(Bucket, chunkKey(ip, ps[i]), block); err != nil {
 				return err
@@ -415,7 +435,9 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 type block struct {
 	prefix  []byte  // the list's impact prefix
 	entries []byte  // the block's value
-	last    Posting // the first posting of the last chunk it or a block before holds
+	n       int     // its entries
+	first   Posting // its first chunk's first posting (0: no entry)
+	last    Posting // the first posting of the last chunk it or a block before lists
 }
 
 // lastBlock reads the last impact block of the list of prefix; a full
@@ -427,11 +449,13 @@ func lastBlock(tx store.Tx, prefix []byte) (*block, error) {
 		return &block{prefix: ip}, err
 	}
 	b := &block{prefix: ip}
-	if err := eachImpact(len(ip), k, v, func(first Posting, _ uint16) { b.last = first }); err != nil {
+	if err := eachImpact(len(ip), k, v, func(first Posting, _ uint16) { b.n, b.last = b.n+1, first }); err != nil {
 		return nil, err
 	}
-	if len(v) < BlockSize*impactLen {
-		b.entries = bytes.Clone(v)
+	if b.n < BlockSize {
+		b.entries, b.first = bytes.Clone(v), Posting(binary.BigEndian.Uint64(k[len(ip):]))
+	} else {
+		b.n = 0
 	}
 	return b, nil
 }
@@ -442,22 +466,26 @@ func (b *block) add(tx store.Tx, first Posting, impact uint16) error {
 	if first <= b.last {
 		return &store.CorruptionError{Seq: first.Seq(), Reason: fmt.Sprintf("%s impact block %x lists a chunk from seq %d already", Bucket, b.prefix, b.last.Seq())}
 	}
-	if len(b.entries) == BlockSize*impactLen {
+	if b.n == BlockSize {
 		if err := b.put(tx); err != nil {
 			return err
 		}
-		b.entries = nil // the store may keep the value put until the transaction ends
+		b.entries, b.n = nil, 0 // the store may keep the value put until the transaction ends
 	}
-	b.entries, b.last = appendImpact(b.entries, first, impact), first
+	prev := b.last
+	if b.n == 0 {
+		prev, b.first = first, first
+	}
+	b.entries, b.n, b.last = appendImpact(b.entries, prev, first, impact), b.n+1, first
 	return nil
 }
 
 // put writes the block, keyed by its first chunk's first posting.
 func (b *block) put(tx store.Tx) error {
-	if len(b.entries) == 0 {
+	if b.n == 0 {
 		return nil
 	}
-	return tx.Put(Bucket, binary.BigEndian.AppendUint64(bytes.Clone(b.prefix), binary.BigEndian.Uint64(b.entries)), b.entries)
+	return tx.Put(Bucket, chunkKey(b.prefix, b.first), b.entries)
 }
 
 // Compare compares the stored index, byte for byte, with the one w's

@@ -326,12 +326,12 @@ func TestRead_BlocksDisagree(t *testing.T) {
 		block func(ps []Posting) []byte // the block written over the first
 	}{
 		{"past the last chunk", ChunkSize + 1, func(ps []Posting) []byte {
-			return appendImpact(appendImpact(nil, ps[0], 0), ps[ChunkSize]+1, 0)
+			return appendImpact(appendImpact(nil, ps[0], ps[0], 0), ps[0], ps[ChunkSize]+1, 0)
 		}},
 		{"the last chunk not full", ChunkSize + 1, func(ps []Posting) []byte {
-			return appendImpact(appendImpact(nil, ps[0], 0), ps[ChunkSize], 0)
+			return appendImpact(appendImpact(nil, ps[0], ps[0], 0), ps[0], ps[ChunkSize], 0)
 		}},
-		{"not the last chunk full", 2 * ChunkSize, func(ps []Posting) []byte { return appendImpact(nil, ps[0], 0) }},
+		{"not the last chunk full", 2 * ChunkSize, func(ps []Posting) []byte { return appendImpact(nil, ps[0], ps[0], 0) }},
 	} {
 		st := openStore(t)
 		ps := postings(c.n)
