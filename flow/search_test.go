@@ -233,11 +233,11 @@ func searchHead(t testing.TB, e *Engine) uint64 {
 }
 
 // TestEngine_Search_OldFormat: a file whose full-text index is of log
-// index format 2 (chunks without their best posting) or 3 (no pending
-// postings) is searched by reading its log, never its chunks, until a
+// index format 2 (chunks without their best posting), 3 (no pending
+// postings) or 5 (no impact blocks) is searched by reading its log, never its chunks, until a
 // writable open rebuilds it.
 func TestEngine_Search_OldFormat(t *testing.T) {
-	for _, format := range []byte{2, 3} {
+	for _, format := range []byte{2, 3, 5} {
 		t.Run(fmt.Sprint("Format", format), func(t *testing.T) { testSearchOldFormat(t, format) })
 	}
 }

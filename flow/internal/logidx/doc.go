@@ -71,7 +71,9 @@ two; see searchidx's doc.go), format 4 keeps the postings of the
 events after the last multiple of searchidx.PendingSpan that "through"
 passed in pending entries, one per event, out of the chunks (searchidx's
 doc.go, "Pending postings"), format 5 the seqs of this package's lists
-likewise (above): a file of an older format is rebuilt by a
+likewise (above), format 6 adds the full-text index's impact blocks (the
+first posting and best posting of each chunk, which a query reads instead
+of the chunks): a file of an older format is rebuilt by a
 writable open, and searched by reading its log until then. Writer.Add hands
 every event to a searchidx.Writer too, Flush writes both, Rebuild
 rebuilds both and Compare compares both, so this package's stamp and

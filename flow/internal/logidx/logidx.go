@@ -40,8 +40,10 @@ func pendingCut(through uint64) uint64 { return through / PendingSpan * PendingS
 // doc.go); format 4 keeps the postings of the last events in pending
 // entries, one per event, merged into the chunks every
 // searchidx.PendingSpan seqs; format 5 keeps the seqs of each list past
-// the last multiple of PendingSpan in one pending entry per list.
-const Format = 5
+// the last multiple of PendingSpan in one pending entry per list; format
+// 6 adds the full-text index's impact blocks (searchidx's doc.go), which
+// a query reads instead of its words' chunks.
+const Format = 6
 
 // ChunkSize is the number of seqs of a full chunk.
 const ChunkSize = 64

@@ -21,6 +21,7 @@ cut at MaxWord bytes. There is no stemming: "parser" does not find
 # Bucket
 
 	search_idx  'w', uint16 BE length and word, uint16 BE length and project, uint64 BE first posting -> the chunk's other postings
+	search_idx  'i', the same list prefix, uint64 BE its first chunk's first posting -> a block of the list's chunks' impacts (below)
 	search_pending  uint64 BE seq -> the event's pending postings (below)
 
 A posting is one uint64: the event's seq << 16 | field << 12 | min(tf, 15) << 8 | min(length, 255),
@@ -48,6 +49,29 @@ no best posting and each further posting as the uvarint of its
 difference from the one before; a file of that format is searched by
 reading its log until a writable open rebuilds the index.
 
+# Impact blocks
+
+A query needs of most chunks only their first posting and their best
+posting's low bits (Reading, below), and a busy word's chunks take
+hundreds of pages at 10M events. In a file grown by appends those pages
+lie all over it (bbolt writes each page it changes to a free one), and
+a fault maps the cached pages around the one it touches (fault-around,
+large folios): "search parser --all" mapped 14 times the pages it read,
+125 MiB at 10M events. So a list's full chunks are also listed in
+impact blocks (log index format 6), of BlockSize chunks each, canonical
+like the chunks (the i-th block lists full chunks i*BlockSize up to
+(i+1)*BlockSize; every block but the last is full), whose keys are the
+list prefix with 'i' for 'w' and their first chunk's first posting; the
+value is, per chunk:
+
+	uvarint    its first posting's seq's difference from the chunk's before (the block's first: 0), << 1, | 1 when its best posting's low 16 bits are its first's
+	uint16 BE  the low 16 bits of its first posting
+	uint16 BE  the low 16 bits of its best posting, when they differ (the chunk's value starts with them too)
+
+Four to six bytes a chunk instead of its few hundred. A list of one chunk not
+full, most of them, has no block. A transaction that fills a chunk adds
+its entry to the list's last block (or starts the next).
+
 # Pending postings
 
 The chunks hold the postings of the events up to the last multiple of
@@ -72,18 +96,20 @@ transactions did, and Compare compares bytes.
 
 # Reading
 
-A query reads the keys and values of its words' chunks, per project
-(keeping of each, without a copy, only its first posting and its best
-posting's low bits: 16 bytes, no pointer; a chunk decoded later is read
-again by its key), then the postings of its words in the pending entries (up to
+A query finds its words' lists from the last, one Store.Last each (a
+list's last chunk, which it decodes; the next Last is bounded by the
+list's prefix, so the chunks between are not read), and reads each
+list's impact blocks (keeping of each chunk only its first posting and
+its best posting's low bits: 16 bytes, no pointer; a chunk decoded later
+is read by its key), then the postings of its words in the pending entries (up to
 PendingSpan events' entries, scanned), and decodes only the last chunk of each list (to count the postings,
 and to cut them at the point searched); Lists.Top then walks the lists
 of each project newest first in segments, the runs between two chunk
 starts of any of them, and decodes a segment's chunks only when the sum
 of their best postings' weights may beat the worst of the m candidates
 kept (a tie goes to the newer event, so an older segment that can only
-tie is skipped). A common word's long lists are read but few of their
-chunks decoded.
+tie is skipped). A common word's long lists are known from their blocks and few of their
+chunks read.
 
 # Staleness
 

@@ -1,6 +1,8 @@
 package searchidx
 
 import (
+	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/flowctl/flowctl/flow/store"
@@ -20,5 +22,24 @@ func FuzzTexts(f *testing.F) {
 			}
 		}
 		_ = Snippet(ContextText(doc), Words(doc))
+	})
+}
+
+// FuzzEachImpact: no impact block, however malformed, makes the decoder
+// panic, and one it decodes is the encoding of what it decoded.
+func FuzzEachImpact(f *testing.F) {
+	p := NewPosting(7, FieldTitle, 1, 3)
+	f.Add(uint64(p), appendImpact(appendImpact(nil, p, p, 0x1203), p, p+1<<16, (p+1<<16).low()))
+	f.Add(uint64(p), []byte{0x80})
+	f.Fuzz(func(t *testing.T, first uint64, v []byte) {
+		k := binary.BigEndian.AppendUint64([]byte{kindImpact}, first)
+		var again []byte
+		prev := Posting(first)
+		err := eachImpact(1, k, v, func(p Posting, impact uint16) {
+			again, prev = appendImpact(again, prev, p, impact), p
+		})
+		if err == nil && !bytes.Equal(again, v) {
+			t.Fatalf("%x decodes to what encodes as %x", v, again)
+		}
 	})
 }

@@ -22,7 +22,15 @@ const (
 // ChunkSize is the number of postings of a full chunk.
 const ChunkSize = 64
 
-const kindWord byte = 'w'
+// The kinds of key, its first byte: a chunk of postings, or a block of
+// the first postings and best postings' low bits of a list's chunks.
+const (
+	kindWord   byte = 'w'
+	kindImpact byte = 'i'
+)
+
+// BlockSize is the number of chunks a full block of impacts describes.
+const BlockSize = 64
 
 // Posting is one packed posting (doc.go).
 type Posting uint64
@@ -64,6 +72,62 @@ func appendListPrefix[S string | []byte](b []byte, word S, project string) []byt
 	b = append(b, word...)
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(project), math.MaxUint16)))
 	return append(b, project...)
+}
+
+// impactPrefix is the prefix of the impact blocks of the list whose
+// prefix is list (a copy, its kind byte changed).
+func impactPrefix(list []byte) []byte {
+	b := bytes.Clone(list)
+	b[0] = kindImpact
+	return b
+}
+
+// appendImpact appends the entry of a chunk whose first posting is first
+// to a block's value, after the entry of the chunk whose first posting is
+// prev (the block's first chunk: first itself): the uvarint of the seq's
+// difference from prev's, shifted left once, its low bit set when the
+// chunk's best posting has first's low 16 bits; first's low 16 bits
+// (uint16 BE); the best posting's (uint16 BE) when they differ.
+func appendImpact(b []byte, prev, first Posting, impact uint16) []byte {
+	d := (first.Seq() - prev.Seq()) << 1
+	if impact == first.low() {
+		d |= 1
+	}
+	b = binary.BigEndian.AppendUint16(binary.AppendUvarint(b, d), first.low())
+	if d&1 == 0 {
+		b = binary.BigEndian.AppendUint16(b, impact)
+	}
+	return b
+}
+
+// eachImpact calls fn with each chunk entry of the block k, v (whose key
+// is prefixLen bytes before its first chunk's first posting), in order.
+func eachImpact(prefixLen int, k, v []byte, fn func(first Posting, impact uint16)) error {
+	if len(k) != prefixLen+8 || len(v) == 0 {
+		return corrupt(k)
+	}
+	prev := Posting(binary.BigEndian.Uint64(k[prefixLen:]))
+	for n := 0; len(v) > 0; n++ {
+		d, w := binary.Uvarint(v)
+		if w <= 0 || v[w-1] == 0 && w > 1 || n == BlockSize || d>>1 > math.MaxUint64>>16-prev.Seq() || len(v) < w+2 {
+			return corrupt(k)
+		}
+		first := Posting((prev.Seq()+d>>1)<<16 | uint64(binary.BigEndian.Uint16(v[w:])))
+		impact := first.low()
+		v = v[w+2:]
+		if d&1 == 0 {
+			if len(v) < 2 || binary.BigEndian.Uint16(v) == impact {
+				return corrupt(k)
+			}
+			impact, v = binary.BigEndian.Uint16(v), v[2:]
+		}
+		if (n == 0) != (first == prev) || first < prev {
+			return corrupt(k)
+		}
+		prev = first
+		fn(first, impact)
+	}
+	return nil
 }
 
 func chunkKey(prefix []byte, first Posting) []byte {
@@ -291,6 +355,22 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 	if err != nil {
 		return err
 	}
+	// The impact blocks' keys sort before the chunks' ('i' < 'w').
+	for _, p := range prefixes {
+		ps := *w.lists[p]
+		ps = ps[:sortSearch(ps, cut)]
+		ps = ps[:len(ps)/ChunkSize*ChunkSize] // the full chunks
+		ip := impactPrefix([]byte(p))
+		for i := 0; i < len(ps); i += BlockSize * ChunkSize {
+			var block []byte
+			for j := i; j < min(i+BlockSize*ChunkSize, len(ps)); j += ChunkSize {
+				block = appendImpact(block, ps[max(j-ChunkSize, i)], ps[j], bestLow(ps[j:j+ChunkSize]))
+			}
+			if err := fn(Bucket, chunkKey(ip, ps[i]), block); err != nil {
+				return err
+			}
+		}
+	}
 	for _, p := range prefixes {
 		ps := *w.lists[p]
 		ps = ps[:sortSearch(ps, cut)]
@@ -305,7 +385,9 @@ func (w *Writer) each(through uint64, fn func(bucket string, k, v []byte) error)
 }
 
 // appendList adds postings, each larger than every posting stored, to
-// prefix's list: into its last chunk while it has room, then new ones.
+// prefix's list: into its last chunk while it has room, then new ones;
+// and the entry of each chunk it fills to the list's last impact block,
+// then new blocks.
 func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 	k, v, err := tx.Last(Bucket, prefix, chunkKey(prefix, math.MaxUint64))
 	if err != nil {
@@ -323,6 +405,7 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 	if len(chunk) > 0 && ps[0] <= chunk[len(chunk)-1] {
 		return &store.CorruptionError{Seq: ps[0].Seq(), Reason: fmt.Sprintf("%s lists seq %d already", Bucket, chunk[len(chunk)-1].Seq())}
 	}
+	var ib *block // read when a chunk is filled
 	for len(ps) > 0 {
 		n := min(ChunkSize-len(chunk), len(ps))
 		chunk = append(chunk, ps[:n]...)
@@ -330,9 +413,79 @@ func appendList(tx store.Tx, prefix []byte, ps []Posting) error {
 		if err := tx.Put(Bucket, chunkKey(prefix, chunk[0]), encodeChunk(chunk)); err != nil {
 			return err
 		}
+		if len(chunk) == ChunkSize {
+			if ib == nil {
+				if ib, err = lastBlock(tx, prefix); err != nil {
+					return err
+				}
+			}
+			if err := ib.add(tx, chunk[0], bestLow(chunk)); err != nil {
+				return err
+			}
+		}
 		chunk = chunk[:0]
 	}
+	if ib == nil {
+		return nil
+	}
+	return ib.put(tx)
+}
+
+// block is the last impact block of a list being appended to.
+type block struct {
+	prefix  []byte  // the list's impact prefix
+	entries []byte  // the block's value
+	n       int     // its entries
+	first   Posting // its first chunk's first posting (0: no entry)
+	last    Posting // the first posting of the last chunk it or a block before lists
+}
+
+// lastBlock reads the last impact block of the list of prefix; a full
+// one is returned empty, to start the next one.
+func lastBlock(tx store.Tx, prefix []byte) (*block, error) {
+	ip := impactPrefix(prefix)
+	k, v, err := tx.Last(Bucket, ip, chunkKey(ip, math.MaxUint64))
+	if err != nil || k == nil {
+		return &block{prefix: ip}, err
+	}
+	b := &block{prefix: ip}
+	if err := eachImpact(len(ip), k, v, func(first Posting, _ uint16) { b.n, b.last = b.n+1, first }); err != nil {
+		return nil, err
+	}
+	if b.n < BlockSize {
+		b.entries, b.first = bytes.Clone(v), Posting(binary.BigEndian.Uint64(k[len(ip):]))
+	} else {
+		b.n = 0
+	}
+	return b, nil
+}
+
+// add appends a full chunk's entry, writing the block first when it is
+// full.
+func (b *block) add(tx store.Tx, first Posting, impact uint16) error {
+	if first <= b.last {
+		return &store.CorruptionError{Seq: first.Seq(), Reason: fmt.Sprintf("%s impact block %x lists a chunk from seq %d already", Bucket, b.prefix, b.last.Seq())}
+	}
+	if b.n == BlockSize {
+		if err := b.put(tx); err != nil {
+			return err
+		}
+		b.entries, b.n = nil, 0 // the store may keep the value put until the transaction ends
+	}
+	prev := b.last
+	if b.n == 0 {
+		prev, b.first = first, first
+	}
+	b.entries, b.n, b.last = appendImpact(b.entries, prev, first, impact), b.n+1, first
 	return nil
+}
+
+// put writes the block, keyed by its first chunk's first posting.
+func (b *block) put(tx store.Tx) error {
+	if b.n == 0 {
+		return nil
+	}
+	return tx.Put(Bucket, chunkKey(b.prefix, b.first), b.entries)
 }
 
 // Compare compares the stored index, byte for byte, with the one w's

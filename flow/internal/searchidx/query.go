@@ -84,8 +84,8 @@ func (l *Lists) decode(c *chunk, project string, i int) error {
 // Read reads the postings of q's words: from the stored index in tx
 // (nil: none), and from extra (postings not stored: events appended by a
 // flowctl that keeps no index, or the whole log read when the index is
-// of another format; nil: none). It reads the keys and values of the
-// lists' chunks but decodes only the last one of each list (its length,
+// of another format; nil: none). It reads the lists' impact blocks
+// and decodes only the last chunk of each list (its length,
 // and where the postings up to q.UpTo end, are in it): a chunk before
 // it holds ChunkSize postings (doc.go).
 func Read(tx store.Tx, extra *Writer, q Query) (*Lists, error) {
@@ -168,34 +168,75 @@ func readPending(tx store.Tx, q Query) (*Writer, error) {
 	return w, err
 }
 
+// readStored reads the chunks of word i's lists, each list's from its
+// impact blocks (its full chunks' first postings and best postings' low
+// bits, without their values, which are read when a chunk is decoded)
+// and its last chunk, decoded. It finds the lists from the last, with
+// one Store.Last each, never reading the chunks in between.
 func (l *Lists) readStored(tx store.Tx, i int, word string) error {
 	prefix := wordPrefix(word)
 	n := len(prefix)
 	if l.q.Project != "" {
 		prefix = listPrefix(word, l.q.Project)
 	}
-	var last []byte // the list prefix of the chunk before
-	var dst *[]chunk
-	// The scan keeps nothing of k and v: it need not copy them.
-	return store.ScanShared(tx, Bucket, prefix, func(k, v []byte) error {
-		if dst == nil || len(k) != len(last)+8 || !bytes.HasPrefix(k, last) {
-			proj, pl, ok := projectOf(k, n, 8)
-			if !ok || (l.q.Project != "" && proj != l.q.Project) {
-				return nil // a project whose name starts with Project's
-			}
-			dst, last = l.list(proj, i), append(last[:0], k[:pl]...)
+	max := after(prefix)
+	for {
+		k, v, err := tx.Last(Bucket, prefix, max)
+		if err != nil || k == nil {
+			return err
 		}
-		impact, ok := chunkImpact(v)
+		proj, pl, ok := projectOf(k, n, 8)
 		if !ok {
 			return corrupt(k)
 		}
-		first := Posting(binary.BigEndian.Uint64(k[len(last):]))
-		if l.q.UpTo != 0 && first.Seq() > l.q.UpTo {
-			return nil // later chunks of this list start later still
+		max = k[:pl] // the lists before this one
+		if l.q.Project != "" && proj != l.q.Project {
+			continue // a project whose name starts with Project's
 		}
-		*dst = append(*dst, chunk{first: first, impact: impact})
-		return nil
-	})
+		last, err := decodeChunk(nil, pl, k, v)
+		if err != nil {
+			return err
+		}
+		dst := l.list(proj, i)
+		ip := impactPrefix(k[:pl])
+		full := Posting(0) // the first posting of the last full chunk the blocks list
+		// The scan keeps nothing of k and v: it need not copy them.
+		err = store.ScanShared(tx, Bucket, ip, func(k, v []byte) error {
+			return eachImpact(len(ip), k, v, func(first Posting, impact uint16) {
+				// The list's last chunk, when full, is read decoded below;
+				// later chunks start later still than one past UpTo.
+				if full = first; first < last[0] && (l.q.UpTo == 0 || first.Seq() <= l.q.UpTo) {
+					*dst = append(*dst, chunk{first: first, impact: impact})
+				}
+			})
+		})
+		if err != nil {
+			return err
+		}
+		// The blocks list every full chunk but the last one's, which is
+		// full when they list it.
+		if full > last[0] || (full == last[0]) != (len(last) == ChunkSize) {
+			return corrupt(k)
+		}
+		if l.q.UpTo == 0 || last[0].Seq() <= l.q.UpTo {
+			*dst = append(*dst, chunk{first: last[0], impact: bestLow(last)})
+			l.setPostings(&(*dst)[len(*dst)-1], last)
+		}
+	}
+}
+
+// after is the smallest key after every key that starts with prefix (a
+// word's or a list's: a word holds no byte 0xFF, and a project's name is
+// not that long), and does not start with it.
+func after(prefix []byte) []byte {
+	b := bytes.Clone(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xFF {
+			b[i]++
+			return b[:i+1]
+		}
+	}
+	return append(b, 0xFF) // unreachable: every prefix starts with a kind byte
 }
 
 // count decodes the last chunk of a list, cuts it at q.UpTo, and returns

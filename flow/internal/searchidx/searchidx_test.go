@@ -97,7 +97,7 @@ func TestWriter_Canonical(t *testing.T) {
 			title := strings.Join(rapid.SliceOfN(rapid.SampledFrom(words), 1, 5).Draw(rt, "title"), " ")
 			data, _ := msgpack.Marshal(projection.TaskCreated{ID: "T-1", Title: title})
 			evs[i] = store.Event{Type: projection.TypeTaskCreated, Schema: projection.SchemaVersion, Data: data,
-				Project: rapid.SampledFrom([]string{"p", "q"}).Draw(rt, "project")}
+				Project: rapid.SampledFrom([]string{"p", "pq", "q"}).Draw(rt, "project")}
 		}
 		seq := func(i int) uint64 { return uint64(i+1) * stride }
 		batch := rapid.IntRange(1, 50).Draw(rt, "batch")
@@ -136,7 +136,7 @@ func TestWriter_Canonical(t *testing.T) {
 				return err
 			}
 			for i, word := range words {
-				for _, proj := range []string{"p", "q"} {
+				for _, proj := range []string{"p", "pq", "q"} {
 					var got []Posting
 					var cs []chunk
 					if l.lists[proj] != nil {
@@ -247,5 +247,109 @@ func TestWriter_Compare_Pending(t *testing.T) {
 				t.Fatalf("Compare = %v, want a *store.CorruptionError", err)
 			}
 		})
+	}
+}
+
+// TestAppendList_Blocks: a list appended to in runs of any length, across
+// full chunks and full impact blocks, is stored as a rebuild writes it,
+// and read back whole.
+func TestAppendList_Blocks(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		// Runs short, or about a block's postings: a block full with its
+		// last chunk full or not.
+		full := BlockSize * ChunkSize
+		runs := rapid.SliceOfN(rapid.OneOf(rapid.IntRange(1, 700), rapid.IntRange(full-2*ChunkSize, full+2)), 1, 8).Draw(rt, "runs")
+		prefix := listPrefix("alpha", "p")
+		var all []Posting
+		a, b := openStore(t), openStore(t)
+		for _, n := range runs {
+			run := make([]Posting, n)
+			for i := range run {
+				seq := uint64(len(all) + i + 1)
+				run[i] = NewPosting(seq, FieldTitle, int(seq%3)+1, int(seq%7)+1)
+			}
+			all = append(all, run...)
+			if err := a.Update(func(tx store.Tx) error { return appendList(tx, prefix, run) }); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		through := (uint64(len(all))/PendingSpan + 1) * PendingSpan
+		w := Writer{lists: map[string]*[]Posting{string(prefix): &all}}
+		if err := b.Update(func(tx store.Tx) error { return w.Rebuild(tx, through) }); err != nil {
+			rt.Fatal(err)
+		}
+		if da, db := dump(t, a), dump(t, b); !bytes.Equal(da, db) {
+			rt.Fatalf("appended:\n%s\nrebuilt:\n%s", da, db)
+		}
+		err := a.View(func(tx store.Tx) error {
+			l, err := Read(tx, nil, Query{Words: []string{"alpha"}, Events: uint64(len(all))})
+			if err != nil {
+				return err
+			}
+			var got []Posting
+			for _, c := range l.lists["p"][0] {
+				if err := l.decode(&c, "p", 0); err != nil {
+					return err
+				}
+				if want := bestLow(l.postings(&c)); c.impact != want {
+					rt.Fatalf("chunk %d: impact %x, want %x", c.first.Seq(), c.impact, want)
+				}
+				got = append(got, l.postings(&c)...)
+			}
+			if !slices.Equal(got, all) {
+				rt.Fatalf("read %d postings, want %d", len(got), len(all))
+			}
+			return nil
+		})
+		if err != nil {
+			rt.Fatal(err)
+		}
+	})
+}
+
+// TestRead_BlocksDisagree: impact blocks that list a chunk past the
+// list's last, or its last chunk when not full, or not when full, are
+// corruption.
+func TestRead_BlocksDisagree(t *testing.T) {
+	prefix := listPrefix("alpha", "p")
+	ip := impactPrefix(prefix)
+	postings := func(n int) []Posting {
+		ps := make([]Posting, n)
+		for i := range ps {
+			ps[i] = NewPosting(uint64(i+1), FieldTitle, 1, 3)
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		name  string
+		n     int                       // postings appended
+		block func(ps []Posting) []byte // the block written over the first
+	}{
+		{"past the last chunk", ChunkSize + 1, func(ps []Posting) []byte {
+			return appendImpact(appendImpact(nil, ps[0], ps[0], 0), ps[0], ps[ChunkSize]+1, 0)
+		}},
+		{"the last chunk not full", ChunkSize + 1, func(ps []Posting) []byte {
+			return appendImpact(appendImpact(nil, ps[0], ps[0], 0), ps[0], ps[ChunkSize], 0)
+		}},
+		{"not the last chunk full", 2 * ChunkSize, func(ps []Posting) []byte { return appendImpact(nil, ps[0], ps[0], 0) }},
+	} {
+		st := openStore(t)
+		ps := postings(c.n)
+		err := st.Update(func(tx store.Tx) error {
+			if err := appendList(tx, prefix, ps); err != nil {
+				return err
+			}
+			return tx.Put(Bucket, chunkKey(ip, ps[0]), c.block(ps))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = st.View(func(tx store.Tx) error {
+			_, err := Read(tx, nil, Query{Words: []string{"alpha"}, Events: uint64(c.n)})
+			return err
+		})
+		if ce := (*store.CorruptionError)(nil); !errors.As(err, &ce) {
+			t.Errorf("%s: Read: %v, want a corruption error", c.name, err)
+		}
 	}
 }
