@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,11 +199,11 @@ type far struct {
 	// there by kind and id); extra the others a delta holds, each read at
 	// a from its stream's fold (seen) and, when that does not hold it,
 	// at b (finish).
-	born    []bornRec
-	more    []bornMore // born's ids that are not PREFIX-N, and streams
-	bornIdx bornIndex
-	extra   []noted
-	noted   [4]map[string]bool // the entities in extra, by kind and id
+	born        []bornRec
+	bornStreams []string // the streams of born's that a record created
+	bornIdx     bornIndex
+	extra       []noted
+	noted       [4]map[string]bool // the entities in extra, by kind and id
 	// counters are the project's at a, when known.
 	counters       [4]int
 	known          bool
@@ -212,10 +213,14 @@ type far struct {
 	x, y  *projection.Scope
 	// title is a title joined (nameFrom).
 	title []byte
-	// titles hold the titles of born, one after the other (Born's
-	// tOff, tEnd): a title is not a string of its own until FarBorn ends
-	// (bornAtB), and then all of them are one.
-	titles []byte
+	// arena holds the ids and titles of born, one after the other
+	// (bornRec's offsets): none is a string of its own, and FarBorn's
+	// Borns are all of them as one string, not copied.
+	arena strings.Builder
+	idBuf []byte // an id made (newBorn)
+	// overflow is set once the arena is past what bornRec's offsets
+	// hold (2 GiB): its titles are not read, and bornAtB declines.
+	overflow bool
 }
 
 // Borns are the entities created in (a, b] (FarBorn), each by its
@@ -246,26 +251,23 @@ func (b *Borns) Kind(k int) int { return int(b.recs[k].kind) }
 func (b *Borns) Num(k int) int { return int(b.recs[k].num) }
 
 // ID is the k-th entity's id.
-func (b *Borns) ID(k int) string { r := &b.recs[k]; return b.s[r.off:r.mid] }
+func (b *Borns) ID(k int) string { r := &b.recs[k]; return b.s[r.off:r.idEnd] }
 
 // Title is the k-th entity's title.
-func (b *Borns) Title(k int) string { r := &b.recs[k]; return b.s[r.mid:r.end] }
+func (b *Borns) Title(k int) string { r := &b.recs[k]; return b.s[r.tOff:r.tEnd] }
 
-// bornRec is an entity created in (a, b], as a far read holds it.
+// bornRec is an entity created in (a, b], as a far read holds it: its
+// id and title in the read's arena (Borns' string).
 type bornRec struct {
-	kind  uint8
-	named bool  // its title (titles[mid:end]) is its title (as far as the scan has read)
-	num   int32 // its id's number (PREFIX-num of its kind), or 0 (its id is in more)
-	more  int32 // 1 + its index in far.more, or 0
-	// While the read goes on, its title is far.titles[mid:end]; in
-	// Borns, its id is s[off:mid] and its title s[mid:end].
-	off, mid, end int32
+	kind   uint8
+	named  bool  // its title is its title (as far as the scan has read)
+	num    int32 // its id's number (PREFIX-num of its kind), or 0
+	stream int32 // 1 + the index in far.bornStreams of the stream of the record that created it, or 0
+	off    int32 // its id is arena[off:idEnd]
+	idEnd  int32
+	tOff   int32 // its title is arena[tOff:tEnd]
+	tEnd   int32
 }
-
-// bornMore is what a bornRec holds apart: its id when that is not its
-// kind's PREFIX-N, and the stream of the event that created it (its
-// task's, or the project's) when a log's record did.
-type bornMore struct{ id, stream string }
 
 // noted is an entity a delta holds that was there at a, or may have
 // been (far.extra).
@@ -274,31 +276,50 @@ type noted struct {
 	id, stream string
 }
 
-// newBorn notes the entity of kind i with id number num (0: id is not
-// PREFIX-num), created by an event on stream ("": unknown), and returns
-// its index in born.
+// newBorn notes the entity of kind i with id (number num when it is
+// PREFIX-num, else 0; id is not read when num is not 0), created by an
+// event on stream ("": unknown), and returns its index in born.
 func (f *far) newBorn(i, num int, id, stream string) int {
-	r := bornRec{kind: uint8(i), num: int32(num)}
-	if num == 0 || stream != "" {
-		f.more = append(f.more, bornMore{id, stream})
-		r.more = int32(len(f.more))
+	r := bornRec{kind: uint8(i), num: int32(num), off: f.end()}
+	if num > 0 {
+		f.idBuf = appendID(f.idBuf[:0], i, num)
+		f.arena.Write(f.idBuf)
+	} else {
+		f.arena.WriteString(id)
+	}
+	r.idEnd = f.end()
+	r.tOff, r.tEnd = r.idEnd, r.idEnd
+	if stream != "" {
+		f.bornStreams = append(f.bornStreams, stream)
+		r.stream = int32(len(f.bornStreams))
 	}
 	f.born = append(f.born, r)
 	return len(f.born) - 1
 }
 
-// bornID is r's id.
-func (f *far) bornID(r *bornRec) string {
-	if r.num > 0 {
-		return string(appendID(nil, int(r.kind), int(r.num)))
+// arenaAt is the arena from off to end (a string that stays as it is:
+// the arena is only appended to).
+func (f *far) arenaAt(off, end int32) string {
+	if f.overflow {
+		return ""
 	}
-	return f.more[r.more-1].id
+	return f.arena.String()[off:end]
+}
+
+// end is the arena's length, as an offset (0 once it overflows).
+func (f *far) end() int32 {
+	n := f.arena.Len()
+	if n > math.MaxInt32 {
+		f.overflow = true
+		return 0
+	}
+	return int32(n)
 }
 
 // bornStream is the stream of the event that created r, when known.
 func (f *far) bornStream(r *bornRec) string {
-	if r.more > 0 {
-		return f.more[r.more-1].stream
+	if r.stream > 0 {
+		return f.bornStreams[r.stream-1]
 	}
 	return ""
 }
@@ -392,9 +413,16 @@ func (f *far) scan() error {
 		}
 		if ok && !grown {
 			// The deltas after it hold about as many entities each: born
-			// is grown once, not copied again and again.
+			// is grown once, not copied again and again (an eighth more
+			// than that, as the deltas vary), and the arena with it, by
+			// the bytes an entity took so far (at most 64 an entity).
 			grown = true
-			f.born = slices.Grow(f.born, min((len(f.born)+len(f.extra)-n)*(len(snaps)-i-1), maxBornHint))
+			more := (len(f.born) + len(f.extra) - n) * (len(snaps) - i - 1)
+			more = min(more+more/8, maxBornHint)
+			f.born = slices.Grow(f.born, more)
+			if len(f.born) > 0 {
+				f.arena.Grow(more * min(f.arena.Len()/len(f.born)+1, 64))
+			}
 		}
 		if !ok {
 			if err := f.fromLog(prev, sn.seq); err != nil {
@@ -611,7 +639,7 @@ func (f *far) nameFrom(k int, title [][]byte, bad bool) {
 		}
 		return
 	case len(title) == 1:
-		if !r.named || string(f.titles[r.mid:r.end]) != string(title[0]) {
+		if !r.named || f.arenaAt(r.tOff, r.tEnd) != string(title[0]) {
 			f.setTitle(r, title[0])
 		}
 	default:
@@ -619,19 +647,19 @@ func (f *far) nameFrom(k int, title [][]byte, bad bool) {
 		for _, t := range title {
 			f.title = append(f.title, t...)
 		}
-		if !r.named || string(f.titles[r.mid:r.end]) != string(f.title) {
+		if !r.named || f.arenaAt(r.tOff, r.tEnd) != string(f.title) {
 			f.setTitle(r, f.title)
 		}
 	}
 	r.named = true
 }
 
-// setTitle makes t r's title: appended to titles (a title it had before
-// is left there, unused).
+// setTitle makes t r's title: appended to the arena (a title it had
+// before is left there, unused).
 func (f *far) setTitle(r *bornRec, t []byte) {
-	r.mid = int32(len(f.titles))
-	f.titles = append(f.titles, t...)
-	r.end = int32(len(f.titles))
+	r.tOff = f.end()
+	f.arena.Write(t)
+	r.tEnd = f.end()
 }
 
 // note adds the entity of kind i with id (on stream; e its encoding at
@@ -681,11 +709,11 @@ func (f *far) name(k int, e []byte) {
 			r.named = false
 		}
 	default:
-		r.mid = int32(len(f.titles))
+		r.tOff = f.end()
 		for _, s := range t {
-			f.titles = append(f.titles, s...)
+			f.arena.WriteString(s)
 		}
-		r.end, r.named = int32(len(f.titles)), true
+		r.tEnd, r.named = f.end(), true
 	}
 }
 
@@ -891,8 +919,12 @@ func atB[V any](f *far, stream, id string, k kindOf[V]) (*V, error) {
 
 // bornAtB names the entities created in (a, b] as they stand at b
 // (bornTitle), leaves out those not there at b and returns them: their
-// ids and titles one string (two strings made, not two an entity).
+// ids and titles the arena's one string. An arena past what its offsets
+// hold (2 GiB) makes it decline.
 func (f *far) bornAtB() (*Borns, error) {
+	if f.end(); f.overflow {
+		return nil, ErrNotBetween
+	}
 	n := 0
 	for k := range f.born {
 		r := &f.born[k]
@@ -904,34 +936,20 @@ func (f *far) bornAtB() (*Borns, error) {
 			if !ok {
 				continue
 			}
-			r.mid = int32(len(f.titles))
-			f.titles = append(f.titles, title...)
-			r.end = int32(len(f.titles))
+			r.tOff = f.end()
+			f.arena.WriteString(title)
+			r.tEnd, r.named = f.end(), true
 		}
+		r.stream = 0
 		f.born[n] = *r
 		n++
 	}
-	born := f.born[:n]
-	var s strings.Builder
-	s.Grow(len(f.titles) + 10*n)
-	var id []byte
-	for k := range born {
-		r := &born[k]
-		r.off = int32(s.Len())
-		if r.num > 0 {
-			id = appendID(id[:0], int(r.kind), int(r.num))
-			s.Write(id)
-		} else {
-			s.WriteString(f.more[r.more-1].id)
-		}
-		title := f.titles[r.mid:r.end]
-		r.mid = int32(s.Len())
-		s.Write(title)
-		r.end = int32(s.Len())
-		r.named, r.more = true, 0
+	if f.end(); f.overflow {
+		return nil, ErrNotBetween
 	}
-	f.born, f.more, f.titles = nil, nil, nil
-	return &Borns{recs: born, s: s.String()}, nil
+	b := &Borns{recs: f.born[:n], s: f.arena.String()}
+	f.born, f.bornStreams, f.arena = nil, nil, strings.Builder{}
+	return b, nil
 }
 
 // bornTitle is the title of the entity r at b: its title when the scan
@@ -940,9 +958,9 @@ func (f *far) bornAtB() (*Borns, error) {
 // not there at b.
 func (f *far) bornTitle(r *bornRec) (string, bool, error) {
 	if r.named {
-		return string(f.titles[r.mid:r.end]), true, nil
+		return f.arenaAt(r.tOff, r.tEnd), true, nil
 	}
-	kind, id, stream := int(r.kind), f.bornID(r), f.bornStream(r)
+	kind, id, stream := int(r.kind), f.arenaAt(r.off, r.idEnd), f.bornStream(r)
 	if f.now != nil {
 		key := []byte(f.project + "/" + id)
 		v, err := f.tx.Get(farBuckets[kind], key)
