@@ -115,7 +115,7 @@ func (e *Engine) diffEach(tx store.Tx, src *projstore.Tx, project string, a, b u
 	if b < a {
 		lo, hi = b, a
 	}
-	var born []history.Born
+	var born *history.Borns
 	var sl, sh *projection.Scope
 	h, _ := tx.Head()
 	farFirst, err := history.FarFirst(tx, project, lo, hi, farSnapshots)
@@ -163,7 +163,7 @@ func (e *Engine) diffEach(tx store.Tx, src *projstore.Tx, project string, a, b u
 		sl, sh, op = sh, sl, OpRemoved
 	}
 	known, _ := DiffPage(sameEncodedAll(sl, sh))
-	if err := head(len(known) + len(born)); err != nil {
+	if err := head(len(known) + born.Len()); err != nil {
 		return err
 	}
 	return mergeBorn(known, born, op, pager{skip: max(offset, 0), limit: limit, each: each})
@@ -202,17 +202,33 @@ var bornKinds = [4]string{projection.KindPlan, projection.KindTask, projection.K
 // mergeBorn passes on the changes known (in DiffPage's order) and one op
 // change for each entity of born (added, or removed from b to a), by
 // kind, then id, as DiffPage orders them, up to the end of the page.
-// born is sorted by index (no string moves), each id parsed once.
-func mergeBorn(known []Change, born []history.Born, op string, p pager) error {
-	nums := make([]int, len(born))
+// born is sorted by index, and not at all when it comes in order (as
+// FarBorn's mostly do: each kind's ids in the order they were made); an
+// id that is its kind's PREFIX-N is compared by its number alone, any
+// other parsed once.
+func mergeBorn(known []Change, born *history.Borns, op string, p pager) error {
+	n := born.Len()
+	nums := make([]int, n)
+	var counts [4]int
+	for i := range n {
+		counts[born.Kind(i)]++
+	}
 	var byKind [4][]int32
-	for i := range born {
-		_, num, _ := strings.Cut(born[i].ID, "-")
-		nums[i], _ = strconv.Atoi(num)
-		byKind[born[i].Kind] = append(byKind[born[i].Kind], int32(i))
+	for k := range byKind {
+		byKind[k] = make([]int32, 0, counts[k])
+	}
+	for i := range n {
+		if nums[i] = born.Num(i); nums[i] == 0 {
+			_, num, _ := strings.Cut(born.ID(i), "-")
+			nums[i], _ = strconv.Atoi(num)
+		}
+		byKind[born.Kind(i)] = append(byKind[born.Kind(i)], int32(i))
 	}
 	compare := func(i, j int32) int {
-		x, y := born[i].ID, born[j].ID
+		if born.Num(int(i)) > 0 && born.Num(int(j)) > 0 { // both PREFIX-N of their kind: the same prefix
+			return cmp.Compare(nums[i], nums[j])
+		}
+		x, y := born.ID(int(i)), born.ID(int(j))
 		px, _, _ := strings.Cut(x, "-")
 		py, _, _ := strings.Cut(y, "-")
 		return cmp.Or(strings.Compare(px, py), cmp.Compare(nums[i], nums[j]), strings.Compare(x, y))
@@ -230,16 +246,16 @@ func mergeBorn(known []Change, born []history.Born, op string, p pager) error {
 				slices.SortFunc(list, compare)
 			}
 			for n, j := range list {
-				r := &born[j]
-				if n > 0 && born[list[n-1]].ID == r.ID { // once an id
+				id := born.ID(int(j))
+				if n > 0 && born.ID(int(list[n-1])) == id { // once an id
 					continue
 				}
-				for ; i < len(known) && known[i].Kind == kind && projection.CompareIDs(known[i].ID, r.ID) < 0; i++ {
+				for ; i < len(known) && known[i].Kind == kind && projection.CompareIDs(known[i].ID, id) < 0; i++ {
 					if err := p.add(known[i]); err != nil {
 						return err
 					}
 				}
-				if err := p.add(Change{Kind: kind, ID: r.ID, Op: op, Title: r.Title}); err != nil {
+				if err := p.add(Change{Kind: kind, ID: id, Op: op, Title: born.Title(int(j))}); err != nil {
 					return err
 				}
 			}

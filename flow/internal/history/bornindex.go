@@ -41,7 +41,11 @@ func bornAt[S ~string | ~[]byte](x *bornIndex, i int, id S) (int, bool) {
 }
 
 // put indexes the entity of kind i with id at k in born.
-func (x *bornIndex) put(i int, id string, k int) {
+func (x *bornIndex) put(i int, id string, k int) { bornPut(x, i, id, k) }
+
+// bornPut is put of an id held as a string or as bytes (a delta's: made
+// a string only when the map holds it).
+func bornPut[S ~string | ~[]byte](x *bornIndex, i int, id S, k int) {
 	if j, ok := slot(x, i, id); ok {
 		if j >= len(x.byNum[i]) {
 			x.byNum[i] = append(x.byNum[i], make([]int32, j+1-len(x.byNum[i]))...)
@@ -52,7 +56,7 @@ func (x *bornIndex) put(i int, id string, k int) {
 	if x.other[i] == nil {
 		x.other[i] = map[string]int{}
 	}
-	x.other[i][id] = k
+	x.other[i][string(id)] = k
 }
 
 // idNumber is projection.IDNumber of id: n of "prefix-n", without a

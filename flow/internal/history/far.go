@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flowctl/flowctl/flow/internal/projstore"
@@ -79,17 +81,18 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, r := range born {
-		switch r.Kind {
+	for k := range born.Len() {
+		id, title := born.ID(k), born.Title(k)
+		switch born.Kind(k) {
 		case 0:
-			y.Plans = append(y.Plans, &projection.Plan{ID: r.ID, Title: r.Title})
+			y.Plans = append(y.Plans, &projection.Plan{ID: id, Title: title})
 		case 1:
-			y.Tasks = append(y.Tasks, &projection.Task{ID: r.ID, Title: r.Title})
+			y.Tasks = append(y.Tasks, &projection.Task{ID: id, Title: title})
 		case 2:
-			y.Approvals = append(y.Approvals, &projection.Approval{ID: r.ID, Message: r.Title})
+			y.Approvals = append(y.Approvals, &projection.Approval{ID: id, Message: title})
 		case 3:
 			v := &projection.Exec{}
-			v.ID, v.Command = r.ID, r.Title
+			v.ID, v.Command = id, title
 			y.Execs = append(y.Execs, v)
 		}
 	}
@@ -101,7 +104,7 @@ func Far(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*
 // created after a, each by its id and title only, in no order. A diff
 // lists each of them as added (or, from b to a, removed), so nothing
 // but their titles is read or held.
-func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*projection.Scope, *projection.Scope, []Born, error) {
+func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)) (*projection.Scope, *projection.Scope, *Borns, error) {
 	if b < a {
 		return nil, nil, nil, errors.New("history: Far needs a <= b")
 	}
@@ -138,7 +141,8 @@ func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)
 	if err := f.finish(); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := f.bornAtB(); err != nil {
+	born, err := f.bornAtB()
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	f.x.Plans, f.y.Plans = projection.NonNil(f.x.Plans), projection.NonNil(f.y.Plans)
@@ -146,7 +150,7 @@ func FarBorn(tx store.Tx, project string, a, b uint64, warn func(string, ...any)
 	f.x.Approvals, f.y.Approvals = projection.NonNil(f.x.Approvals), projection.NonNil(f.y.Approvals)
 	f.x.Execs, f.y.Execs = projection.NonNil(f.x.Execs), projection.NonNil(f.y.Execs)
 	f.x.Checkpoints, f.y.Checkpoints = []*projection.Checkpoint{}, []*projection.Checkpoint{}
-	return f.x, f.y, f.born, nil
+	return f.x, f.y, born, nil
 }
 
 // FarFirst reports whether Far should be tried before Between for the
@@ -195,10 +199,11 @@ type far struct {
 	// there by kind and id); extra the others a delta holds, each read at
 	// a from its stream's fold (seen) and, when that does not hold it,
 	// at b (finish).
-	born    []Born
-	bornIdx bornIndex
-	extra   []Born
-	noted   [4]map[string]bool // the entities in extra, by kind and id
+	born        []bornRec
+	bornStreams []string // the streams of born's that a record created
+	bornIdx     bornIndex
+	extra       []noted
+	noted       [4]map[string]bool // the entities in extra, by kind and id
 	// counters are the project's at a, when known.
 	counters       [4]int
 	known          bool
@@ -208,17 +213,121 @@ type far struct {
 	x, y  *projection.Scope
 	// title is a title joined (nameFrom).
 	title []byte
+	// arena holds the ids and titles of born, one after the other
+	// (bornRec's offsets): none is a string of its own, and FarBorn's
+	// Borns are all of them as one string, not copied.
+	arena strings.Builder
+	idBuf []byte // an id made (newBorn)
+	// overflow is set once the arena is past what bornRec's offsets
+	// hold (2 GiB): its titles are not read, and bornAtB declines.
+	overflow bool
 }
 
-// Born is an entity created in (a, b] (FarBorn): its kind (the index
-// of its list in a Scope: plans, tasks, approvals, execs; farCreates'),
-// id and the title a diff names it by (a plan's or task's title, an
-// approval's message, an exec record's command and code, joined).
-type Born struct {
-	Kind      int
-	ID, Title string
-	stream    string // the stream of the event that created it (its task's, or the project's); "" once named at b
-	named     bool   // Title is its title (as far as the scan has read)
+// Borns are the entities created in (a, b] (FarBorn), each by its
+// kind (the index of its list in a Scope: plans, tasks, approvals,
+// execs; farCreates'), id and the title a diff names it by (a plan's or
+// task's title, an approval's message, an exec record's command and
+// code, joined). A far diff lists tens of thousands of them: they are
+// held without a string or a pointer each, their ids and titles
+// substrings of one string.
+type Borns struct {
+	recs []bornRec
+	s    string // the ids and titles, one after the other
+}
+
+// Len is how many entities b holds (none when b is nil).
+func (b *Borns) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.recs)
+}
+
+// Kind is the kind of the k-th entity.
+func (b *Borns) Kind(k int) int { return int(b.recs[k].kind) }
+
+// Num is the number of the k-th entity's id when it is its kind's
+// PREFIX-Num (projection.IDNumber), else 0.
+func (b *Borns) Num(k int) int { return int(b.recs[k].num) }
+
+// ID is the k-th entity's id.
+func (b *Borns) ID(k int) string { r := &b.recs[k]; return b.s[r.off:r.idEnd] }
+
+// Title is the k-th entity's title.
+func (b *Borns) Title(k int) string { r := &b.recs[k]; return b.s[r.tOff:r.tEnd] }
+
+// bornRec is an entity created in (a, b], as a far read holds it: its
+// id and title in the read's arena (Borns' string).
+type bornRec struct {
+	kind   uint8
+	named  bool  // its title is its title (as far as the scan has read)
+	num    int32 // its id's number (PREFIX-num of its kind), or 0
+	stream int32 // 1 + the index in far.bornStreams of the stream of the record that created it, or 0
+	off    int32 // its id is arena[off:idEnd]
+	idEnd  int32
+	tOff   int32 // its title is arena[tOff:tEnd]
+	tEnd   int32
+}
+
+// noted is an entity a delta holds that was there at a, or may have
+// been (far.extra).
+type noted struct {
+	kind       int
+	id, stream string
+}
+
+// newBorn notes the entity of kind i with id (number num when it is
+// PREFIX-num, else 0; id is not read when num is not 0), created by an
+// event on stream ("": unknown), and returns its index in born.
+func (f *far) newBorn(i, num int, id, stream string) int {
+	r := bornRec{kind: uint8(i), num: int32(num), off: f.end()}
+	if num > 0 {
+		f.idBuf = appendID(f.idBuf[:0], i, num)
+		f.arena.Write(f.idBuf)
+	} else {
+		f.arena.WriteString(id)
+	}
+	r.idEnd = f.end()
+	r.tOff, r.tEnd = r.idEnd, r.idEnd
+	if stream != "" {
+		f.bornStreams = append(f.bornStreams, stream)
+		r.stream = int32(len(f.bornStreams))
+	}
+	f.born = append(f.born, r)
+	return len(f.born) - 1
+}
+
+// arenaAt is the arena from off to end (a string that stays as it is:
+// the arena is only appended to).
+func (f *far) arenaAt(off, end int32) string {
+	if f.overflow {
+		return ""
+	}
+	return f.arena.String()[off:end]
+}
+
+// end is the arena's length, as an offset (0 once it overflows).
+func (f *far) end() int32 {
+	n := f.arena.Len()
+	if n > math.MaxInt32 {
+		f.overflow = true
+		return 0
+	}
+	return int32(n)
+}
+
+// bornStream is the stream of the event that created r, when known.
+func (f *far) bornStream(r *bornRec) string {
+	if r.stream > 0 {
+		return f.bornStreams[r.stream-1]
+	}
+	return ""
+}
+
+// appendID appends the id of kind i with number n (PREFIX-n) to b.
+func appendID(b []byte, i, n int) []byte {
+	b = append(b, farPrefixes[i]...)
+	return strconv.AppendInt(append(b, '-'), int64(n), 10)
 }
 
 // titleKeys are the fields a diff titles an entity of each kind by
@@ -304,9 +413,16 @@ func (f *far) scan() error {
 		}
 		if ok && !grown {
 			// The deltas after it hold about as many entities each: born
-			// is grown once, not copied again and again.
+			// is grown once, not copied again and again (an eighth more
+			// than that, as the deltas vary), and the arena with it, by
+			// the bytes an entity took so far (at most 64 an entity).
 			grown = true
-			f.born = slices.Grow(f.born, min((len(f.born)+len(f.extra)-n)*(len(snaps)-i-1), maxBornHint))
+			more := (len(f.born) + len(f.extra) - n) * (len(snaps) - i - 1)
+			more = min(more+more/8, maxBornHint)
+			f.born = slices.Grow(f.born, more)
+			if len(f.born) > 0 {
+				f.arena.Grow(more * min(f.arena.Len()/len(f.born)+1, 64))
+			}
 		}
 		if !ok {
 			if err := f.fromLog(prev, sn.seq); err != nil {
@@ -481,17 +597,16 @@ func (f *far) fromEntity(i int, fields [][]byte, bad uint) error {
 	if f.noted[i][string(idb)] {
 		return nil
 	}
-	id := string(idb)
-	if f.bornAfter(i, id) {
+	if num, ok := idNumber(farPrefixes[i], idb); ok && f.known && num > f.counters[i] { // bornAfter, without a string
 		if i >= 2 && bad != 0 { // an approval or exec record is named, and placed, by its fields
 			return errUnread
 		}
-		k := len(f.born)
-		f.bornIdx.put(i, id, k)
-		f.born = append(f.born, Born{Kind: i, ID: id})
+		bornPut(&f.bornIdx, i, idb, len(f.born))
+		k := f.newBorn(i, num, "", "")
 		f.nameFrom(k, title, titleBad)
 		return nil
 	}
+	id := string(idb)
 	stream := projection.PlanStream(f.project, id)
 	switch i {
 	case 1:
@@ -519,24 +634,32 @@ func (f *far) nameFrom(k int, title [][]byte, bad bool) {
 	r := &f.born[k]
 	switch {
 	case bad:
-		if r.Kind == 1 {
+		if r.kind == 1 {
 			r.named = false
 		}
 		return
 	case len(title) == 1:
-		if !r.named || r.Title != string(title[0]) {
-			r.Title = string(title[0])
+		if !r.named || f.arenaAt(r.tOff, r.tEnd) != string(title[0]) {
+			f.setTitle(r, title[0])
 		}
 	default:
 		f.title = f.title[:0]
 		for _, t := range title {
 			f.title = append(f.title, t...)
 		}
-		if !r.named || r.Title != string(f.title) {
-			r.Title = string(f.title)
+		if !r.named || f.arenaAt(r.tOff, r.tEnd) != string(f.title) {
+			f.setTitle(r, f.title)
 		}
 	}
 	r.named = true
+}
+
+// setTitle makes t r's title: appended to the arena (a title it had
+// before is left there, unused).
+func (f *far) setTitle(r *bornRec, t []byte) {
+	r.tOff = f.end()
+	f.arena.Write(t)
+	r.tEnd = f.end()
 }
 
 // note adds the entity of kind i with id (on stream; e its encoding at
@@ -548,7 +671,7 @@ func (f *far) note(i int, id, stream string, e []byte) {
 	}
 	f.seen[stream] = true
 	f.noted[i][id] = true
-	f.extra = append(f.extra, Born{Kind: i, ID: id, stream: stream})
+	f.extra = append(f.extra, noted{i, id, stream})
 }
 
 // addBorn notes an entity created after a, once, and its title from e
@@ -565,9 +688,9 @@ func (f *far) note(i int, id, stream string, e []byte) {
 func (f *far) addBorn(i int, id, stream string, e []byte) {
 	k, ok := f.bornIdx.get(i, id)
 	if !ok {
-		k = len(f.born)
-		f.bornIdx.put(i, id, k)
-		f.born = append(f.born, Born{Kind: i, ID: id, stream: stream})
+		f.bornIdx.put(i, id, len(f.born))
+		num, _ := idNumber(farPrefixes[i], id)
+		k = f.newBorn(i, num, id, stream)
 	}
 	if e == nil || (i != 1 && f.born[k].named) {
 		return
@@ -579,16 +702,18 @@ func (f *far) addBorn(i int, id, stream string, e []byte) {
 // created payload) e; a task whose e does not read is read at b.
 func (f *far) name(k int, e []byte) {
 	r := &f.born[k]
-	t, ok := snapshot.StringFields(e, titleKeys[r.Kind]...)
+	t, ok := snapshot.StringFields(e, titleKeys[r.kind]...)
 	switch {
 	case !ok:
-		if r.Kind == 1 {
+		if r.kind == 1 {
 			r.named = false
 		}
-	case len(t) == 1:
-		r.Title, r.named = t[0], true
 	default:
-		r.Title, r.named = strings.Join(t, ""), true
+		r.tOff = f.end()
+		for _, s := range t {
+			f.arena.WriteString(s)
+		}
+		r.tEnd, r.named = f.end(), true
 	}
 }
 
@@ -793,81 +918,97 @@ func atB[V any](f *far, stream, id string, k kindOf[V]) (*V, error) {
 }
 
 // bornAtB names the entities created in (a, b] as they stand at b
-// (bornTitle) and leaves out those not there at b.
-func (f *far) bornAtB() error {
-	n := 0
-	for i := range f.born {
-		r := &f.born[i]
-		title, ok, err := f.bornTitle(*r)
-		if err != nil {
-			return err
-		}
-		if ok {
-			f.born[n] = Born{Kind: r.Kind, ID: r.ID, Title: title, named: true}
-			n++
-		}
+// (bornTitle), leaves out those not there at b and returns them: their
+// ids and titles the arena's one string. An arena past what its offsets
+// hold (2 GiB) makes it decline.
+func (f *far) bornAtB() (*Borns, error) {
+	if f.end(); f.overflow {
+		return nil, ErrNotBetween
 	}
-	clear(f.born[n:])
-	f.born = f.born[:n]
-	return nil
+	n := 0
+	for k := range f.born {
+		r := &f.born[k]
+		if !r.named {
+			title, ok, err := f.bornTitle(r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			r.tOff = f.end()
+			f.arena.WriteString(title)
+			r.tEnd, r.named = f.end(), true
+		}
+		r.stream = 0
+		f.born[n] = *r
+		n++
+	}
+	if f.end(); f.overflow {
+		return nil, ErrNotBetween
+	}
+	b := &Borns{recs: f.born[:n], s: f.arena.String()}
+	f.born, f.bornStreams, f.arena = nil, nil, strings.Builder{}
+	return b, nil
 }
 
 // bornTitle is the title of the entity r at b: its title when the scan
 // named it, else from the projections' encoding when its last change is
 // at or below b, else from the entity read whole (atB); false when it is
 // not there at b.
-func (f *far) bornTitle(r Born) (string, bool, error) {
+func (f *far) bornTitle(r *bornRec) (string, bool, error) {
 	if r.named {
-		return r.Title, true, nil
+		return f.arenaAt(r.tOff, r.tEnd), true, nil
 	}
+	kind, id, stream := int(r.kind), f.arenaAt(r.off, r.idEnd), f.bornStream(r)
 	if f.now != nil {
-		key := []byte(f.project + "/" + r.ID)
-		v, err := f.tx.Get(farBuckets[r.Kind], key)
+		key := []byte(f.project + "/" + id)
+		v, err := f.tx.Get(farBuckets[kind], key)
 		if err != nil {
 			return "", false, err
 		}
 		if v != nil {
-			e, err := projstore.EntityMsgpack(f.tx, farBuckets[r.Kind], key, v)
+			e, err := projstore.EntityMsgpack(f.tx, farBuckets[kind], key, v)
 			if err != nil {
 				return "", false, err
 			}
 			if seq, ok := snapshot.UintField(e, "seq"); ok && seq <= f.b && seq > 0 {
-				if t, ok := snapshot.StringFields(e, titleKeys[r.Kind]...); ok {
+				if t, ok := snapshot.StringFields(e, titleKeys[kind]...); ok {
 					return strings.Join(t, ""), true, nil
 				}
 			}
 		}
 	}
 	switch {
-	case r.stream != "":
-	case r.Kind == 0:
-		r.stream = projection.PlanStream(f.project, r.ID)
-	case r.Kind == 1:
-		r.stream = projection.TaskStream(f.project, r.ID)
+	case stream != "":
+	case kind == 0:
+		stream = projection.PlanStream(f.project, id)
+	case kind == 1:
+		stream = projection.TaskStream(f.project, id)
 	default: // named by bornIn
 		return "", false, ErrNotBetween
 	}
-	switch r.Kind {
+	switch kind {
 	case 0:
-		v, err := atB(f, r.stream, r.ID, planOf)
+		v, err := atB(f, stream, id, planOf)
 		if v == nil {
 			return "", false, err
 		}
 		return v.Title, true, nil
 	case 1:
-		v, err := atB(f, r.stream, r.ID, taskOf2)
+		v, err := atB(f, stream, id, taskOf2)
 		if v == nil {
 			return "", false, err
 		}
 		return v.Title, true, nil
 	case 2:
-		v, err := atB(f, r.stream, r.ID, approvalOf)
+		v, err := atB(f, stream, id, approvalOf)
 		if v == nil {
 			return "", false, err
 		}
 		return v.Message, true, nil
 	}
-	v, err := atB(f, r.stream, r.ID, execOf)
+	v, err := atB(f, stream, id, execOf)
 	if v == nil {
 		return "", false, err
 	}
@@ -894,12 +1035,11 @@ func (f *far) finish() error {
 		at[3][v.ID] = true
 	}
 	for _, r := range f.extra {
-		if at[r.Kind][r.ID] {
+		if at[r.kind][r.id] {
 			continue
 		}
-		at[r.Kind][r.ID] = true
-		r.named = false
-		f.born = append(f.born, r)
+		at[r.kind][r.id] = true
+		f.newBorn(r.kind, 0, r.id, r.stream)
 	}
 	f.extra = nil
 	return nil
