@@ -1,35 +1,53 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"io"
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 )
 
-// TestOutput_SlowReaderNeverHoldsTheLock: a command whose output nobody
-// reads yet (a pager, a full pipe) has already closed the file, so a
-// writer in another process is not kept waiting.
-func TestOutput_SlowReaderNeverHoldsTheLock(t *testing.T) {
-	f := mustInit(t, "--project", "p")
-	f.mustRun("", "task", "add", "one")
-	for _, args := range [][]string{{"task", "show", "T-1"}, {"ctx", "merge", "T-1", `{"a":1}`}, {"task", "ls"}} {
-		pr, pw := io.Pipe()
-		done := make(chan int)
-		go func() {
-			e := env{stdin: strings.NewReader(""), stdout: pw, stderr: io.Discard, dir: f.dir,
-				getenv: func(k string) string { return testEnv[k] }}
-			done <- run(context.Background(), args, e)
-		}()
-		time.Sleep(200 * time.Millisecond) // the command is blocked writing its output
-		if _, stderr, code := f.run("", "task", "add", "while "+args[0], "--lock-timeout", "300ms"); code != 0 {
-			t.Errorf("%v with its output unread: a writer got exit %d (%s)", args, code, stderr)
-		}
-		go io.Copy(io.Discard, pr)
-		if code := <-done; code != 0 {
-			t.Errorf("%v exited %d", args, code)
-		}
-		pw.Close()
+// TestNeverWaits: output is held until the engine closes unless a write
+// to it cannot wait for a reader: a regular file or the null device, not
+// a pipe or a writer of the caller's.
+func TestNeverWaits(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer f.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, tt := range []struct {
+		name string
+		w    io.Writer
+		want bool
+	}{
+		{"regular file", f, true},
+		{"null device", null, true},
+		{"pipe", w, false},
+		{"buffer", &bytes.Buffer{}, false},
+	} {
+		if got := neverWaits(tt.w); got != tt.want {
+			t.Errorf("neverWaits(%s) = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+	// A command's output to a regular file is the same, held or not.
+	a := &app{env: env{stdout: f}}
+	var werr error
+	release := a.holdOutput(&werr)
+	if a.stdout != f {
+		t.Errorf("output to a regular file was held (stdout %T)", a.stdout)
+	}
+	release()
 }
