@@ -36,6 +36,7 @@ func (a *app) diffCommand() *cobra.Command {
 				return err
 			}
 			defer stop()
+			defer tuneGC(diffGCPercent, diffMemoryLimit)()
 			from, err := parsePoint("A", args[0])
 			if err != nil {
 				return err
@@ -62,6 +63,20 @@ func (a *app) diffCommand() *cobra.Command {
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
+
+// diffGCPercent and diffMemoryLimit are the collector's settings for a
+// diff (GOGC and GOMEMLIMIT win): a far diff holds little (tens of MiB at
+// 10M events, the entities created between the points by id and title)
+// but grows its heap from nothing, and Go's default collected it a few
+// times on the way, each cycle stopping the read-ahead goroutine too. At
+// 10M events (diff HALF HEAD of a project, 89,808 changes, 3 runs each,
+// quiet) GOGC=400 took 30 ms wall instead of 40-50, and 82 MiB peak RSS
+// instead of 90-98 (no collection's worker touching the heap); the limit
+// bounds a diff of many more changes.
+const (
+	diffGCPercent   = 400
+	diffMemoryLimit = 64 << 20
+)
 
 // diffWriter prints a diff as it comes (digest.DiffEach): as text, a
 // header with the seqs it compares and how many changes there are, then
