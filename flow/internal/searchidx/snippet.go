@@ -53,7 +53,7 @@ func Snippet(text string, words []string) string {
 	text = strings.Join(strings.Fields(text), " ")
 	at, _ := find(text, words)
 	from := max(0, at-snippetBefore)
-	for from > 0 && !utf8.RuneStart(text[from]) {
+	for from > 0 && from < at && !utf8.RuneStart(text[from]) {
 		from++
 	}
 	if from > 0 { // start at a word
@@ -61,9 +61,15 @@ func Snippet(text string, words []string) string {
 			from += i + 1
 		}
 	}
+	// Cut at a rune's start; text that is not UTF-8 (no rune starts
+	// there) is cut where the bytes run out.
 	to := min(len(text), from+snippetMax)
-	for to < len(text) && !utf8.RuneStart(text[to]) {
-		to--
+	cut := to
+	for cut > from && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	if cut > from {
+		to = cut
 	}
 	s := text[from:to]
 	if from > 0 {
