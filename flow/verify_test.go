@@ -260,28 +260,14 @@ func TestVerify_Stream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stream := func(workers int) []string {
-		var unsure []string
-		err := e.log.View(func(tx store.Tx) error {
-			s, err := projstore.NewStream(tx, e.log.View, workers, e.warn)
-			if err != nil {
-				return err
-			}
-			err = tx.Replay(1, 0, func(r *store.Record) error { s.Add(r); return nil })
-			s.End(err != nil)
-			if err != nil {
-				return err
-			}
+	stream := func(workers int) (unsure []string) {
+		foldStream(t, e, workers, func(tx store.Tx, s *projstore.Stream) {
 			settled, err := s.Verify(tx, e.log.View, 2, e.warn)
 			if !settled || err != nil {
 				t.Errorf("Stream.Verify = %v, %v; want settled, nil", settled, err)
 			}
 			unsure = s.Unsure()
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		return unsure
 	}
 	for _, workers := range []int{1, 2, 3, 8} {
@@ -364,24 +350,11 @@ func TestVerify_StreamDroppedApprovals(t *testing.T) {
 			}
 			// The Stream, which dropped, must not settle p;
 			// Verify then names the approval (the per-project replay).
-			err = e.log.View(func(tx store.Tx) error {
-				s, err := projstore.NewStream(tx, e.log.View, 1, e.warn)
-				if err != nil {
-					return err
-				}
-				err = tx.Replay(1, 0, func(r *store.Record) error { s.Add(r); return nil })
-				s.End(err != nil)
-				if err != nil {
-					return err
-				}
+			foldStream(t, e, 1, func(_ store.Tx, s *projstore.Stream) {
 				if unsure := s.Unsure(); len(unsure) != 1 || unsure[0] != "p" {
 					t.Errorf("Stream unsure = %q after the damage, want [p]", unsure)
 				}
-				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var ce *eventlog.CorruptionError
 			if _, err := e.Verify(); !errors.As(err, &ce) || !strings.Contains(err.Error(), to) {
 				t.Errorf("Verify = %v, want a corruption naming %s", err, to)
@@ -390,5 +363,28 @@ func TestVerify_StreamDroppedApprovals(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// foldStream folds e's whole log through a verify Stream of workers
+// goroutines, as Verify's walk feeds it, and calls fn with it once the
+// walk has ended, in the same transaction.
+func foldStream(t *testing.T, e *Engine, workers int, fn func(tx store.Tx, s *projstore.Stream)) {
+	t.Helper()
+	err := e.log.View(func(tx store.Tx) error {
+		s, err := projstore.NewStream(tx, e.log.View, workers, e.warn)
+		if err != nil {
+			return err
+		}
+		err = tx.Replay(1, 0, func(r *store.Record) error { s.Add(r); return nil })
+		s.End(err != nil)
+		if err != nil {
+			return err
+		}
+		fn(tx, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
