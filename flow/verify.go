@@ -100,7 +100,9 @@ type overlapVerifier interface {
 
 // trimmer is a store that can keep the part of its file held in memory
 // small while a function runs (eventlog's logStore): Verify reads the
-// whole file, the projections' check part of it again after the walk.
+// whole file, the projections' check part of it again after the walk;
+// DiffEach (flowctl diff) reads the log between unlinked snapshots and
+// the deltas between, each page once.
 type trimmer interface {
 	KeepTrimmed() (stop func())
 }

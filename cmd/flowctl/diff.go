@@ -65,14 +65,14 @@ func (a *app) diffCommand() *cobra.Command {
 }
 
 // diffGCPercent and diffMemoryLimit are the collector's settings for a
-// diff (GOGC and GOMEMLIMIT win): a far diff holds little (tens of MiB at
-// 10M events, the entities created between the points by id and title)
-// but grows its heap from nothing, and Go's default collected it a few
-// times on the way, each cycle stopping the read-ahead goroutine too. At
-// 10M events (diff HALF HEAD of a project, 89,808 changes, 3 runs each,
-// quiet) GOGC=400 took 30 ms wall instead of 40-50, and 82 MiB peak RSS
-// instead of 90-98 (no collection's worker touching the heap); the limit
-// bounds a diff of many more changes.
+// diff (GOGC and GOMEMLIMIT win): a far diff holds little (about 20 MiB
+// at 10M events, the entities created between the points by id and
+// title) but grows its heap from nothing, and Go's default collected it
+// a few times on the way (markroot and suspendG: 13% of its CPU
+// profile). At 10M events (diff HALF HEAD of a project, 89,808 changes,
+// quiet, 4 alternating pairs) GOGC=400 took 30-40 ms wall instead of 50,
+// at 78-84 MiB peak RSS instead of 83-98; the limit bounds a diff of many
+// more changes.
 const (
 	diffGCPercent   = 400
 	diffMemoryLimit = 64 << 20

@@ -124,8 +124,9 @@ const (
 	importMemoryLimit = 192 << 20
 )
 
-// tuneGC sets the collector's percent and soft memory limit for a bulk
-// command (import, verify) and returns what puts Go's settings back; GOGC
+// tuneGC sets the collector's percent and soft memory limit for a
+// command that allocates much and keeps little (import, verify, diff)
+// and returns what puts Go's settings back; GOGC
 // or GOMEMLIMIT in the environment win, and then nothing is set.
 func tuneGC(percent int, limit int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
